@@ -1,0 +1,17 @@
+# MySQL storage-engine studies, re-run end to end: pinned builds -> datasets
+# -> measured cells -> tidy data -> figures and generated tables -> paper.
+# Main entry: `snakemake --cores all` (profile: --configfile config/<name>.yaml).
+configfile: "config/default.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/builds.smk"
+include: "workflow/rules/sysbench.smk"
+include: "workflow/rules/tidy.smk"
+include: "workflow/rules/paper.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        "paper/main.pdf",

@@ -1,0 +1,174 @@
+"""`python -m harness <command>`: the one entry point Snakemake rules call.
+
+Every failure ends in one line on stderr and a non-zero exit; expected
+errors (bad config, bad build, server or sysbench failure) print no traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from . import builds, cell, config, placement, procs, tidy
+from .server import ServerError
+from .sysbench import SysbenchError
+
+EXPECTED = (config.ConfigError, builds.BuildError, ServerError, SysbenchError,
+            placement.PlacementError)
+
+
+def _lock_entry(lock: str, name: str) -> dict:
+    entries = builds.load_lock(Path(lock))
+    if name not in entries:
+        raise builds.BuildError(f"build {name} is not in {lock}")
+    return entries[name]
+
+
+def cmd_check_config(a):
+    files = a.configfile
+    cfg = {}
+    for f in files:
+        cfg.update(yaml.safe_load(Path(f).read_text()) or {})
+    resolved = config.resolve(cfg)
+    if a.out:
+        Path(a.out).write_text(yaml.safe_dump(resolved, sort_keys=False))
+    print(f"config ok: profile {resolved['profile']}")
+
+
+def cmd_fetch_build(a):
+    entry = _lock_entry(a.lock, a.name)
+    builds.fetch(a.name, entry, Path(a.out), Path(a.artifact) if a.artifact else None)
+
+
+def cmd_verify_build(a):
+    entry = _lock_entry(a.lock, a.name)
+    print(builds.verify_installed(a.name, entry, Path(a.build_dir)))
+
+
+def cmd_bootstrap(a):
+    entry = _lock_entry(a.lock, a.name)
+    builds.bootstrap(a.name, entry, Path(a.build_dir), Path(a.out), json.loads(a.options))
+
+
+def cmd_prepare_dataset(a):
+    entry = _lock_entry(a.lock, a.name)
+    cell.prepare_dataset(name=a.name, entry=entry, build_dir=Path(a.build_dir), template=Path(a.template),
+                         workload=a.workload, engine=a.engine, tables=a.tables, table_size=a.table_size,
+                         out=Path(a.out), settings=json.loads(a.settings))
+
+
+def cmd_run_cell(a):
+    entry = _lock_entry(a.lock, a.name)
+    m = cell.run_cell(study=a.study, experiment=a.experiment, workload=a.workload, name=a.name,
+                      entry=entry, build_dir=Path(a.build_dir), dataset=Path(a.dataset), engine=a.engine,
+                      tables=a.tables, table_size=a.table_size, cores=a.cores, users=a.users, rep=a.rep,
+                      settings=json.loads(a.settings), out=Path(a.out))
+    print(f"{m['cell']}: {m['result']['qps']:.1f} qps")
+
+
+def cmd_tidy(a):
+    tidy.tidy([Path(c) for c in a.cells], Path(a.runs), Path(a.summary), Path(a.provenance),
+              a.cv_threshold, a.profile)
+
+
+def cmd_report(a):
+    from . import report
+    report.main(a.rest)
+
+
+def cmd_reap(a):
+    killed = procs.reap(a.run, a.session)
+    for cg in placement.stale_cgroups():
+        try:
+            cg.rmdir()
+        except OSError:
+            pass
+    if killed:
+        print(f"reaped labelled servers: {' '.join(map(str, killed))}", file=sys.stderr)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="harness")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    lock = str(config.LOCK)
+
+    s = sub.add_parser("check-config", help="validate a profile (one line on error)")
+    s.add_argument("configfile", nargs="+")
+    s.add_argument("--out")
+    s.set_defaults(fn=cmd_check_config)
+
+    for name, fn in (("fetch-build", cmd_fetch_build), ("verify-build", cmd_verify_build),
+                     ("bootstrap", cmd_bootstrap)):
+        s = sub.add_parser(name)
+        s.add_argument("--name", required=True)
+        s.add_argument("--lock", default=lock)
+        if name == "fetch-build":
+            s.add_argument("--out", required=True)
+            s.add_argument("--artifact", help="use this downloaded artifact instead of fetching")
+        else:
+            s.add_argument("--build-dir", required=True)
+        if name == "bootstrap":
+            s.add_argument("--out", required=True)
+            s.add_argument("--options", default="{}")
+        s.set_defaults(fn=fn)
+
+    def measured(s):
+        s.add_argument("--name", required=True)
+        s.add_argument("--lock", default=lock)
+        s.add_argument("--build-dir", required=True)
+        s.add_argument("--workload", required=True)
+        s.add_argument("--engine", required=True)
+        s.add_argument("--tables", type=int, required=True)
+        s.add_argument("--table-size", type=int, required=True)
+        s.add_argument("--settings", default="{}", help="JSON: sysbench, placement and server settings")
+        s.add_argument("--out", required=True)
+
+    s = sub.add_parser("prepare-dataset")
+    measured(s)
+    s.add_argument("--template", required=True)
+    s.set_defaults(fn=cmd_prepare_dataset)
+
+    s = sub.add_parser("run-cell")
+    measured(s)
+    s.add_argument("--dataset", required=True)
+    s.add_argument("--study", required=True)
+    s.add_argument("--experiment", required=True)
+    s.add_argument("--cores", type=int, required=True)
+    s.add_argument("--users", type=int, required=True)
+    s.add_argument("--rep", type=int, required=True)
+    s.set_defaults(fn=cmd_run_cell)
+
+    s = sub.add_parser("tidy")
+    s.add_argument("--cells", nargs="+", required=True)
+    s.add_argument("--runs", required=True)
+    s.add_argument("--summary", required=True)
+    s.add_argument("--provenance", required=True)
+    s.add_argument("--cv-threshold", type=float, default=0.05)
+    s.add_argument("--profile", default="unknown")
+    s.set_defaults(fn=cmd_tidy)
+
+    s = sub.add_parser("report", help="paper/generated/*.tex from tidy data")
+    s.add_argument("rest", nargs=argparse.REMAINDER)
+    s.set_defaults(fn=cmd_report)
+
+    s = sub.add_parser("reap", help="kill labelled servers, remove stale cgroups")
+    s.add_argument("--run", help="only this run id")
+    s.add_argument("--session", help="only this pipeline/test session")
+    s.set_defaults(fn=cmd_reap)
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        args.fn(args)
+    except EXPECTED as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as e:
+        print(f"interrupted ({e}); servers stopped, nothing half-written kept", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,138 @@
+"""Load, default-fill and validate a pipeline profile.
+
+Every error is one line that names the offending key and says how to fix it,
+and is raised before anything is fetched or any server starts.
+"""
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from . import builds, mycnf
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+LOCK = ROOT / "config" / "builds.lock.yaml"
+
+
+class ConfigError(Exception):
+    """A bad profile: the message is one line naming the key and the fix."""
+
+
+def _path(parts) -> str:
+    return ".".join(str(p) for p in parts) or "<top level>"
+
+
+def _hint(err: jsonschema.ValidationError) -> str:
+    v = err.validator
+    if v == "additionalProperties":
+        allowed = sorted(err.schema.get("properties", {}))
+        return f"remove it; allowed keys here: {', '.join(allowed)}" if allowed else "remove it"
+    if v == "enum":
+        return "use one of: " + ", ".join(str(x) for x in err.validator_value)
+    if v == "type":
+        return f"give a value of type {err.validator_value}"
+    if v in ("minimum", "exclusiveMinimum"):
+        return f"use a value above {'or equal to ' if v == 'minimum' else ''}{err.validator_value}"
+    if v == "maximum":
+        return f"use a value of at most {err.validator_value}"
+    if v == "required":
+        return "add it (see config/default.yaml for an example)"
+    if v == "uniqueItems":
+        return "list each value once"
+    if v in ("minItems", "minProperties"):
+        return "give at least one entry"
+    if v == "pattern":
+        return f"match the pattern {err.validator_value}"
+    return "see workflow/schemas/config.schema.yaml"
+
+
+def _fill_defaults(schema: dict, node, root: dict):
+    """Insert schema `default:` values for absent keys (recursively)."""
+    if "$ref" in schema:
+        name = schema["$ref"].split("/")[-1]
+        schema = root["$defs"][name]
+    if not isinstance(node, dict):
+        return
+    for key, sub in schema.get("properties", {}).items():
+        if key not in node and "default" in sub:
+            node[key] = copy.deepcopy(sub["default"])
+        if key in node:
+            _fill_defaults(sub, node[key], root)
+
+
+def _schema() -> dict:
+    return yaml.safe_load(SCHEMA.read_text())
+
+
+def validate_schema(cfg: dict) -> dict:
+    schema = _schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(cfg), key=lambda e: (len(e.absolute_path), e.path))
+    if errors:
+        err = errors[0]
+        path = list(err.absolute_path)
+        if err.validator == "additionalProperties":
+            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            path = path + extra[:1]
+            msg = "unknown key"
+        elif err.validator == "required":
+            missing = [k for k in err.validator_value if k not in err.instance]
+            path = path + missing[:1]
+            msg = "required key is missing"
+        else:
+            msg = err.message
+        raise ConfigError(f"{_path(path)}: {msg}; {_hint(err)}")
+    out = copy.deepcopy(cfg)
+    _fill_defaults(schema, out, schema)
+    return out
+
+
+def host_cpus() -> list[int]:
+    return sorted(os.sched_getaffinity(0))
+
+
+def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None) -> dict:
+    """Schema check, defaults, then the checks that need the host and the lock."""
+    if not isinstance(cfg, dict) or not cfg:
+        raise ConfigError("<top level>: empty config; pass a profile, e.g. --configfile config/smoke.yaml")
+    out = validate_schema(cfg)
+    cpus = host_cpus() if cpus is None else cpus
+    client = out["placement"]["client_cpus"]
+    room = len(cpus) - client
+    if room < 1:
+        raise ConfigError(
+            f"placement.client_cpus: {client} leaves no CPU for mysqld on this host's {len(cpus)} CPUs; "
+            f"use at most {len(cpus) - 1}")
+    try:
+        lock = builds.load_lock(lock_path)
+    except builds.BuildError as e:
+        raise ConfigError(str(e)) from None
+    for i, name in enumerate(out["builds"]):
+        if name not in lock:
+            raise ConfigError(
+                f"builds.{i}: '{name}' is not in {lock_path.name}; use one of: {', '.join(sorted(lock))}")
+    for key in out["server"]["options"]:
+        if mycnf.reserved(key):
+            raise ConfigError(f"server.options.{key}: is set by the harness for every instance; remove it")
+        for name in out["builds"]:
+            family = lock[name]["family"]
+            if not mycnf.known_option(family, key):
+                raise ConfigError(
+                    f"server.options.{key}: not a mysqld option of build family {family} ({name}); "
+                    f"check the spelling against `mysqld --verbose --help` or remove it")
+    for exp, spec in out["experiments"].items():
+        for i, cores in enumerate(spec["cores"]):
+            if cores > room:
+                raise ConfigError(
+                    f"experiments.{exp}.cores.{i}: {cores} cores exceed this host's {len(cpus)} CPUs "
+                    f"less placement.client_cpus={client}; use at most {room}")
+    return out
+
+
+def enabled_experiments(cfg: dict) -> dict:
+    return {k: v for k, v in cfg["experiments"].items() if v.get("enabled", True)}

@@ -1,0 +1,90 @@
+"""my.cnf rendering and option names per build family."""
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+
+# Defaults every run of a family gets, before the profile's server.options.
+# Chosen for read-only sysbench on small hosts; all recorded in each cell's my.cnf.
+FAMILY_DEFAULTS = {
+    "mysql-5.6": {
+        "innodb_buffer_pool_size": "256M",
+        "innodb_log_file_size": "48M",
+        "innodb_file_per_table": 1,
+        "innodb_flush_log_at_trx_commit": 1,
+        "key_buffer_size": "64M",
+        "max_heap_table_size": "1G",
+        "tmp_table_size": "64M",
+        "query_cache_type": 0,
+        "query_cache_size": 0,
+        "performance_schema": "ON",
+        "max_prepared_stmt_count": 1048576,
+        "table_open_cache": 4000,
+        "open_files_limit": 65535,
+        "explicit_defaults_for_timestamp": 1,
+    },
+}
+
+
+# Set by the harness for every instance; a profile may not override them.
+RESERVED = frozenset({"basedir", "datadir", "socket", "pid-file", "log-error", "tmpdir",
+                      "lc-messages-dir", "port", "bind-address", "networking", "user",
+                      "max-connections", "defaults-file"})
+
+
+def reserved(name: str) -> bool:
+    n = _norm(name)
+    for prefix in ("loose-", "skip-"):
+        n = n[len(prefix):] if n.startswith(prefix) else n
+    return n in RESERVED
+
+
+def _norm(name: str) -> str:
+    return name.strip().replace("_", "-").lower()
+
+
+@functools.lru_cache(maxsize=None)
+def family_options(family: str) -> frozenset[str]:
+    path = DATA / f"{family}.options.txt"
+    if not path.exists():
+        return frozenset()
+    return frozenset(_norm(line) for line in path.read_text().splitlines()
+                     if line.strip() and not line.startswith("#"))
+
+
+def known_option(family: str, name: str) -> bool:
+    n = _norm(name)
+    for prefix in ("loose-", "skip-", "enable-", "disable-"):
+        if n.startswith(prefix):
+            n = n[len(prefix):]
+            break
+    return n in family_options(family)
+
+
+def _value(v) -> str:
+    if isinstance(v, bool):
+        return "ON" if v else "OFF"
+    return str(v)
+
+
+def render(family: str, *, basedir: Path, datadir: Path, socket: Path, pid_file: Path,
+           log_error: Path, tmpdir: Path, share_dir: Path, max_connections: int,
+           options: dict | None = None) -> str:
+    """The [mysqld] section for one private instance: unix socket only, no TCP."""
+    fixed = {
+        "basedir": basedir, "datadir": datadir, "socket": socket, "pid-file": pid_file,
+        "log-error": log_error, "tmpdir": tmpdir, "lc-messages-dir": share_dir,
+        "max_connections": max_connections,
+    }
+    merged = dict(FAMILY_DEFAULTS.get(family, {}))
+    merged.update(options or {})
+    lines = ["# rendered by harness.mycnf; one private instance, unix socket only", "[mysqld]",
+             "skip-networking", "skip-name-resolve"]
+    if os.geteuid() == 0:
+        lines.append("user=root")
+    lines += [f"{k}={_value(v)}" for k, v in fixed.items()]
+    lines += [f"{k}={_value(v)}" for k, v in sorted(merged.items())]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,162 @@
+"""Hold a process to a set of CPUs: a cgroup cpuset (v1 or v2), else taskset.
+
+The cgroup is created per run, named after the run, entered by the child
+before it execs (so the server never runs outside it), and removed after.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+PREFIX = "mysqlbench-"
+
+
+class PlacementError(Exception):
+    pass
+
+
+def cpulist(cpus) -> str:
+    """[0,1,2,5] -> '0-2,5' (the kernel's list format)."""
+    cpus = sorted(set(cpus))
+    out, start = [], None
+    for i, c in enumerate(cpus):
+        if start is None:
+            start = c
+        if i + 1 == len(cpus) or cpus[i + 1] != c + 1:
+            out.append(f"{start}-{c}" if c != start else f"{c}")
+            start = None
+    return ",".join(out)
+
+
+def parse_cpulist(text: str) -> list[int]:
+    out = []
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
+
+
+def _mounts() -> list[tuple[str, str, str]]:
+    out = []
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        dev, mnt, fstype, opts, *_ = line.split()
+        out.append((mnt, fstype, opts))
+    return out
+
+
+def _v1_root() -> Path | None:
+    for mnt, fstype, opts in _mounts():
+        if fstype == "cgroup" and "cpuset" in opts.split(","):
+            return Path(mnt)
+    return None
+
+
+def _v2_root() -> Path | None:
+    for mnt, fstype, _ in _mounts():
+        if fstype != "cgroup2":
+            continue
+        try:
+            if "cpuset" in (Path(mnt) / "cgroup.controllers").read_text().split():
+                return Path(mnt)
+        except OSError:
+            continue
+    return None
+
+
+def _writable(p: Path) -> bool:
+    return p.is_dir() and os.access(p, os.W_OK)
+
+
+def detect(preference: str = "auto") -> str:
+    """The mechanism to use: the preferred one if usable, else the first that is."""
+    usable = []
+    v1, v2 = _v1_root(), _v2_root()
+    if v1 is not None and _writable(v1) and (v1 / "cpuset.cpus").exists():
+        usable.append("cgroup-v1")
+    if v2 is not None and _writable(v2) and os.access(v2 / "cgroup.subtree_control", os.W_OK):
+        usable.append("cgroup-v2")
+    usable.append("taskset")
+    if preference == "auto":
+        return usable[0]
+    if preference not in usable:
+        raise PlacementError(f"placement.mechanism: {preference} is not usable on this host "
+                             f"(usable: {', '.join(usable)}); use auto")
+    return preference
+
+
+class Placement:
+    """A cpuset for one run. Use as a context manager; pass `preexec` to Popen."""
+
+    def __init__(self, run_id: str, cpus, mechanism: str = "auto"):
+        self.cpus = sorted(set(cpus))
+        self.mechanism = detect(mechanism)
+        self.name = PREFIX + re.sub(r"[^A-Za-z0-9_.-]", "_", run_id)
+        self.path: Path | None = None
+
+    def __enter__(self):
+        if self.mechanism == "cgroup-v1":
+            root = _v1_root()
+            self.path = root / self.name
+            self.path.mkdir(exist_ok=True)
+            # cpus first, then mems: a v1 cpuset accepts no task until both are set
+            (self.path / "cpuset.cpus").write_text(cpulist(self.cpus))
+            (self.path / "cpuset.mems").write_text((root / "cpuset.mems").read_text().strip())
+        elif self.mechanism == "cgroup-v2":
+            root = _v2_root()
+            ctl = root / "cgroup.subtree_control"
+            if "cpuset" not in ctl.read_text().split():
+                ctl.write_text("+cpuset")
+            self.path = root / self.name
+            self.path.mkdir(exist_ok=True)
+            (self.path / "cpuset.cpus").write_text(cpulist(self.cpus))
+        return self
+
+    def preexec(self) -> None:
+        """Runs in the child between fork and exec."""
+        if self.path is not None:
+            (self.path / "cgroup.procs").write_text(str(os.getpid()))
+        else:
+            os.sched_setaffinity(0, self.cpus)
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+    def remove(self) -> None:
+        if self.path is None or not self.path.exists():
+            return
+        for _ in range(100):  # the killed server may take a moment to leave
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise PlacementError(f"cannot remove cgroup {self.path}: tasks still in it")
+
+
+def observed_cpus(pid: int) -> list[int]:
+    """The CPUs the kernel lets `pid` run on (Cpus_allowed_list)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            return parse_cpulist(line.split(":", 1)[1])
+    return []
+
+
+def stale_cgroups() -> list[Path]:
+    out = []
+    for root in (_v1_root(), _v2_root()):
+        if root is not None and root.is_dir():
+            out.extend(p for p in root.iterdir() if p.is_dir() and p.name.startswith(PREFIX))
+    return out
+
+
+def split(allowed: list[int], cores: int, client_cpus: int) -> tuple[list[int], list[int]]:
+    """Server gets the first `cores` CPUs, the client the last `client_cpus`: disjoint."""
+    allowed = sorted(allowed)
+    if cores + client_cpus > len(allowed):
+        raise PlacementError(f"{cores} server + {client_cpus} client CPUs exceed the {len(allowed)} allowed")
+    return allowed[:cores], allowed[-client_cpus:]
