@@ -1,0 +1,85 @@
+# Study A3, Point-Selects: median QPS vs users, one line per engine,
+# facets tables x cores.
+#
+# Usage: Rscript workflow/R/fig_point_select.R <point_select_summary.csv> <out.pdf>
+
+die <- function(...) {
+  cat("fig_point_select.R: error: ", ..., "\n", sep = "", file = stderr())
+  quit(save = "no", status = 1)
+}
+
+script_dir <- function() {
+  arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
+  if (length(arg) == 0) return(".")
+  dirname(normalizePath(sub("^--file=", "", arg[1])))
+}
+
+REQUIRED <- c("study", "experiment", "workload", "build", "engine", "tables",
+              "cores", "users", "n", "qps_median", "qps_ci_lo", "qps_ci_hi",
+              "qps_cv", "unstable")
+
+as_flag <- function(x) toupper(trimws(as.character(x))) %in% c("TRUE", "T", "1", "YES")
+
+plural <- function(n, word) paste(n, ifelse(n == "1", word, paste0(word, "s")))
+
+read_summary <- function(path) {
+  if (!file.exists(path)) die("input file not found: ", path)
+  d <- data.table::fread(path)
+  missing <- setdiff(REQUIRED, names(d))
+  if (length(missing) > 0)
+    die(path, ": missing column(s): ", paste(missing, collapse = ", "))
+  if (nrow(d) == 0) die(path, ": no rows")
+  d$build <- as.character(d$build)
+  d$engine <- as.character(d$engine)
+  for (col in c("tables", "cores", "users", "qps_median", "qps_ci_lo", "qps_ci_hi")) {
+    d[[col]] <- suppressWarnings(as.numeric(d[[col]]))
+    if (anyNA(d[[col]])) die(path, ": non-numeric or empty values in column ", col)
+  }
+  d$unstable <- factor(ifelse(as_flag(d$unstable), "unstable (high CV)", "stable"),
+                       levels = c("stable", "unstable (high CV)"))
+  d
+}
+
+plot_point_select <- function(d) {
+  builds <- sort(unique(d$build))
+  many_builds <- length(builds) > 1
+  d$series <- if (many_builds) paste(d$engine, d$build) else d$engine
+  users <- sort(unique(d$users))
+
+  aes_line <- if (many_builds) aes(linetype = build) else aes()
+  p <- ggplot(d, aes(x = users, y = qps_median, colour = engine, group = series)) +
+    (if (length(users) > 1) geom_line(aes_line, linewidth = 0.4)) +
+    geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.15,
+                  linewidth = 0.3) +
+    geom_point(aes(shape = unstable), size = 1.4, stroke = 0.5, fill = "white") +
+    scale_x_continuous("Users (sysbench threads)", trans = "log2",
+                       breaks = users, labels = users) +
+    scale_y_continuous("Median throughput (kQPS)",
+                       labels = function(y) format(y / 1000, trim = TRUE, big.mark = ","),
+                       expand = expansion(mult = c(0, 0.06))) +
+    expand_limits(y = 0, x = range(users) * c(0.75, 1.33)) +
+    scale_colour_engine() +
+    scale_shape_manual(NULL, values = c("stable" = 16, "unstable (high CV)" = 21),
+                       drop = TRUE,
+                       guide = if (any(d$unstable != "stable")) "legend" else "none") +
+    facet_grid(tables ~ cores, labeller = labeller(
+      tables = function(x) plural(x, "table"),
+      cores  = function(x) plural(x, "core"))) +
+    guides(colour = guide_legend(order = 1), shape = guide_legend(order = 3)) +
+    theme_artifact(base_size = 9)
+  if (many_builds) p <- p + scale_linetype_discrete("Build", guide = guide_legend(order = 2))
+  p
+}
+
+main <- function(args) {
+  if (length(args) != 2)
+    die("usage: Rscript fig_point_select.R <point_select_summary.csv> <out.pdf>")
+  source(file.path(script_dir(), "theme.R"))
+  d <- read_summary(args[1])
+  p <- plot_point_select(d)
+  n_rows <- length(unique(d$tables))
+  save_figure(p, args[2], width = 7, height = 0.9 + 1.45 * n_rows)
+}
+
+tryCatch(main(commandArgs(trailingOnly = TRUE)),
+         error = function(e) die(gsub("\n", " ", conditionMessage(e))))
