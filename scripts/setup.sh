@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Install everything the pipeline and the tests need, idempotently, on a
+# Debian/Ubuntu machine: Debian packages (sysbench, R + ggplot2, TeX +
+# latexmk, npm for the build fetch) and a Python venv (.venv) with the pinned
+# Snakemake and the harness. A second run does nothing but check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(sysbench r-base-core r-cran-ggplot2 r-cran-data.table
+      texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk
+      poppler-utils python3 python3-venv git ca-certificates procps util-linux)
+command -v npm >/dev/null 2>&1 || PKGS+=(npm)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    SUDO=sudo
+  fi
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The venv is rebuilt only when pyproject.toml (the pins) changes.
+stamp=.venv/.pyproject.sha256
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: creating .venv (Snakemake, harness, pytest)"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -e .
+  echo "$want" > "$stamp"
+fi
+echo "setup: ok ($(.venv/bin/snakemake --version | head -1 | sed 's/^/snakemake /'), $(sysbench --version), $(R --version | head -1))"
