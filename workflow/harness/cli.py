@@ -28,10 +28,9 @@ def _lock_entry(lock: str, name: str) -> dict:
 
 
 def cmd_check_config(a):
-    files = a.configfile
     cfg = {}
-    for f in files:
-        cfg.update(yaml.safe_load(Path(f).read_text()) or {})
+    for f in a.configfile:  # later files override earlier ones, nested keys merged (as Snakemake does)
+        config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()) or {})
     resolved = config.resolve(cfg)
     if a.out:
         Path(a.out).write_text(yaml.safe_dump(resolved, sort_keys=False))

@@ -92,6 +92,16 @@ def validate_schema(cfg: dict) -> dict:
     return out
 
 
+def deep_merge(base: dict, over: dict) -> dict:
+    """Merge `over` into `base` in place: nested dicts merge, other values replace."""
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            deep_merge(base[k], v)
+        else:
+            base[k] = copy.deepcopy(v)
+    return base
+
+
 def host_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
@@ -104,6 +114,9 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None) ->
     cpus = host_cpus() if cpus is None else cpus
     client = out["placement"]["client_cpus"]
     room = len(cpus) - client
+    if len(cpus) < 2:
+        raise ConfigError(f"placement: this host lets the pipeline use {len(cpus)} CPU; it needs at least 2 "
+                          f"(one for mysqld, one for sysbench): run on a bigger host or widen the affinity")
     if room < 1:
         raise ConfigError(
             f"placement.client_cpus: {client} leaves no CPU for mysqld on this host's {len(cpus)} CPUs; "

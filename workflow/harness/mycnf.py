@@ -42,6 +42,10 @@ def reserved(name: str) -> bool:
     return n in RESERVED
 
 
+def _key(name: str) -> str:
+    return name.strip().replace("-", "_").lower()
+
+
 def _norm(name: str) -> str:
     return name.strip().replace("_", "-").lower()
 
@@ -57,6 +61,8 @@ def family_options(family: str) -> frozenset[str]:
 
 def known_option(family: str, name: str) -> bool:
     n = _norm(name)
+    if n in family_options(family):  # e.g. skip-name-resolve is listed under its full name
+        return True
     for prefix in ("loose-", "skip-", "enable-", "disable-"):
         if n.startswith(prefix):
             n = n[len(prefix):]
@@ -79,8 +85,10 @@ def render(family: str, *, basedir: Path, datadir: Path, socket: Path, pid_file:
         "log-error": log_error, "tmpdir": tmpdir, "lc-messages-dir": share_dir,
         "max_connections": max_connections,
     }
-    merged = dict(FAMILY_DEFAULTS.get(family, {}))
-    merged.update(options or {})
+    # one spelling (underscores), so a profile's option replaces the default instead of
+    # both being written and the later one silently winning
+    merged = {_key(k): v for k, v in FAMILY_DEFAULTS.get(family, {}).items()}
+    merged.update({_key(k): v for k, v in (options or {}).items()})
     lines = ["# rendered by harness.mycnf; one private instance, unix socket only", "[mysqld]",
              "skip-networking", "skip-name-resolve"]
     if os.geteuid() == 0:

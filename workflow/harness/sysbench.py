@@ -122,6 +122,8 @@ def parse_intervals(text: str, threads: int | None = None) -> list[dict]:
     """The per-interval CSV rows (sysbench.report_csv); a trailing partial interval,
     with fewer threads than configured, is dropped."""
     rows = []
+    # sysbench prints the last (partial) interval's row without a newline, glued to the report
+    text = text.replace("SQL statistics:", "\nSQL statistics:")
     for line in text.splitlines():
         line = line.strip()
         if _CSV_ROW.match(line):
