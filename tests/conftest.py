@@ -1,0 +1,85 @@
+"""Shared fixtures. Every server a test starts carries this session's label,
+and the session fails if any of them is still running at the end."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "workflow"))
+
+from harness import builds, cell, config, placement, procs  # noqa: E402
+
+SESSION = os.environ.setdefault(procs.SESSION_VAR, "test-" + uuid.uuid4().hex[:10])
+BUILD = "mysql-5.6.24"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    left = procs.reap(session=SESSION)
+    for cg in placement.stale_cgroups():
+        try:
+            cg.rmdir()
+        except OSError:
+            pass
+    if left:
+        print(f"\nERROR: labelled servers left running after the tests (reaped now): {left}", file=sys.stderr)
+        session.exitstatus = 1
+
+
+@pytest.fixture(scope="session")
+def lock_entry():
+    return builds.load_lock(config.LOCK)[BUILD]
+
+
+@pytest.fixture(scope="session")
+def build_dir(lock_entry):
+    """The real MySQL 5.6.24, fetched and verified the way the pipeline does (cached in resources/)."""
+    d = ROOT / "resources" / "builds" / BUILD
+    if not d.exists():
+        if shutil.which("npm") is None:
+            pytest.skip("npm is needed to fetch the pinned build")
+        builds.fetch(BUILD, lock_entry, d)
+    builds.verify_installed(BUILD, lock_entry, d)
+    return d
+
+
+@pytest.fixture(scope="session")
+def template(build_dir, lock_entry):
+    d = ROOT / "resources" / "templates" / BUILD
+    if not d.exists():
+        builds.bootstrap(BUILD, lock_entry, build_dir, d)
+    return d
+
+
+@pytest.fixture(scope="session")
+def dataset(build_dir, template, lock_entry, tmp_path_factory):
+    """A small real InnoDB dataset (1 table x 1000 rows)."""
+    out = tmp_path_factory.mktemp("ds") / "InnoDB_t1_n1000"
+    cell.prepare_dataset(name=BUILD, entry=lock_entry, build_dir=build_dir, template=template,
+                         workload="point_select", engine="InnoDB", tables=1, table_size=1000,
+                         out=out, settings={})
+    return out
+
+
+def server_pids():
+    return procs.server_pids(session=SESSION)
+
+
+def harness_cmd(*args) -> list[str]:
+    return [sys.executable, "-m", "harness", *args]
+
+
+def harness_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT / "workflow") + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def run(cmd, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)

@@ -1,0 +1,229 @@
+"""harness.config.resolve: valid profiles resolve with defaults; each malformed
+one fails with ONE line that names the dotted key and says how to fix it,
+both from Python and end to end through the CLI and Snakemake (which never
+gets as far as starting a server: the check runs while the Snakefile loads).
+"""
+import copy
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness import config
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = ROOT / ".venv" / "bin" / "python"
+SNAKEMAKE = ROOT / ".venv" / "bin" / "snakemake"
+HOST_CPUS = sorted(os.sched_getaffinity(0))
+
+
+def merge(base: dict, over: dict) -> dict:
+    """Snakemake's --configfile merge: nested dicts merge, other values replace."""
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def load(name: str) -> dict:
+    return yaml.safe_load((ROOT / "config" / name).read_text())
+
+
+def smoke() -> dict:
+    """config/smoke.yaml over config/default.yaml, a fresh copy each call."""
+    return merge(load("default.yaml"), load("smoke.yaml"))
+
+
+def ps(cfg):
+    return cfg["experiments"]["point_select"]
+
+
+def _set(*path):
+    *keys, value = path
+
+    def apply(cfg):
+        node = cfg
+        for k in keys[:-1]:
+            node = node[k]
+        node[keys[-1]] = value
+    return apply
+
+
+# (id, how to break the smoke profile, dotted key path the error must name)
+MALFORMED = [
+    ("unknown-engine", _set("experiments", "point_select", "engines", ["InnoDB", "RocksDB"]),
+     "experiments.point_select.engines.1"),
+    ("cores-beyond-host", _set("experiments", "point_select", "cores", [len(HOST_CPUS)]),
+     "experiments.point_select.cores.0"),
+    ("users-zero", _set("experiments", "point_select", "users", [0, 4]),
+     "experiments.point_select.users.0"),
+    ("users-negative", _set("experiments", "point_select", "users", [1, -1]),
+     "experiments.point_select.users.1"),
+    ("unknown-top-level-key", _set("colour", "blue"), "colour"),
+    ("unknown-nested-key", _set("sysbench", "warmup", 3), "sysbench.warmup"),
+    ("wrong-type", _set("sysbench", "duration_s", "ten"), "sysbench.duration_s"),
+    ("build-not-in-lock", _set("builds", ["mysql-5.6.24", "mysql-9.9.9"]), "builds.1"),
+    ("empty-builds", _set("builds", []), "builds"),
+    ("table-size-too-small", _set("experiments", "point_select", "table_size", 10),
+     "experiments.point_select.table_size"),
+    ("repetitions-zero", _set("experiments", "point_select", "repetitions", 0),
+     "experiments.point_select.repetitions"),
+    ("unknown-mysqld-option", _set("server", "options", {"innodb_buffer_pol_size": "1G"}),
+     "server.options.innodb_buffer_pol_size"),
+    ("reserved-socket", _set("server", "options", {"socket": "/tmp/x.sock"}), "server.options.socket"),
+    ("reserved-datadir", _set("server", "options", {"datadir": "/tmp/d"}), "server.options.datadir"),
+    ("reserved-port", _set("server", "options", {"port": 3307}), "server.options.port"),
+    ("client-cpus-all-of-host", _set("placement", "client_cpus", len(HOST_CPUS)),
+     "placement.client_cpus"),
+    ("duplicate-users", _set("experiments", "point_select", "users", [1, 4, 4]),
+     "experiments.point_select.users"),
+    ("cv-threshold-zero", _set("stats", "cv_threshold", 0), "stats.cv_threshold"),
+    ("bad-profile-name", _set("profile", "Smoke Test!"), "profile"),
+    ("unknown-mechanism", _set("placement", "mechanism", "cgroups"), "placement.mechanism"),
+]
+
+
+def broken(mutate) -> dict:
+    cfg = smoke()
+    mutate(cfg)
+    return cfg
+
+
+def assert_one_line_error(msg: str, key: str):
+    assert "\n" not in msg.strip(), msg
+    # the message leads with the key path, so a short path like 'builds' cannot
+    # match by accident somewhere in the hint
+    assert msg.startswith(f"{key}:"), msg
+    problem, sep, hint = msg.partition("; ")
+    assert sep and hint.strip(), f"no fix hint after '; ': {msg}"
+
+
+@pytest.mark.parametrize("mutate,key", [pytest.param(m, k, id=i) for i, m, k in MALFORMED])
+def test_malformed_config_is_one_line_naming_key_with_hint(mutate, key):
+    with pytest.raises(config.ConfigError) as exc:
+        config.resolve(broken(mutate))
+    assert_one_line_error(str(exc.value), key)
+
+
+def test_error_path_indexes_the_offending_list_entry():
+    # the bad value is the second entry: the index in the path must say so
+    cfg = smoke()
+    ps(cfg)["users"] = [1, 4, 5000]
+    with pytest.raises(config.ConfigError, match=r"^experiments\.point_select\.users\.2: "):
+        config.resolve(cfg)
+
+
+def test_empty_config_is_rejected():
+    with pytest.raises(config.ConfigError, match="^<top level>: "):
+        config.resolve({})
+
+
+def test_cores_are_checked_against_given_cpus_minus_client():
+    cfg = smoke()
+    ps(cfg)["cores"] = [2]
+    assert config.resolve(cfg, cpus=[0, 1, 2])["experiments"]["point_select"]["cores"] == [2]
+    with pytest.raises(config.ConfigError, match=r"^experiments\.point_select\.cores\.0: .*use at most 1"):
+        config.resolve(cfg, cpus=[0, 1])
+
+
+@pytest.mark.parametrize("name", ["default.yaml", "smoke.yaml"])
+def test_shipped_profiles_resolve(name):
+    cfg = merge(load("default.yaml"), load(name))
+    out = config.resolve(cfg)
+    assert out["profile"] == name.removesuffix(".yaml")
+    assert out["builds"] == ["mysql-5.6.24"]
+
+
+def test_smoke_overrides_only_what_it_names():
+    out = config.resolve(smoke())
+    assert out["sysbench"]["duration_s"] == 3          # from smoke.yaml
+    assert out["sysbench"]["report_interval_s"] == 1   # kept from default.yaml
+    assert ps(out)["users"] == [1, 4]
+
+
+def test_defaults_are_filled_when_omitted():
+    cfg = smoke()
+    for key in ("stats", "placement", "claims", "backend"):
+        del cfg[key]
+    del cfg["sysbench"]["seed"]
+    del ps(cfg)["enabled"]
+    del cfg["server"]["options"]
+    out = config.resolve(cfg)
+    assert out["stats"]["cv_threshold"] == 0.05
+    assert out["placement"] == {"client_cpus": 1, "mechanism": "auto"}
+    assert out["claims"]["scaling_margin"] == 0.1
+    assert out["backend"] == "host"
+    assert out["sysbench"]["seed"] == 42
+    assert ps(out)["enabled"] is True
+    assert out["server"]["options"] == {}
+
+
+def test_resolve_does_not_modify_its_input():
+    cfg = smoke()
+    del cfg["stats"]
+    before = copy.deepcopy(cfg)
+    config.resolve(cfg)
+    assert cfg == before
+
+
+# -- end to end: the CLI and Snakemake ------------------------------------------
+E2E = ["users-zero", "unknown-nested-key", "reserved-socket"]
+E2E_CASES = [pytest.param(m, k, id=i) for i, m, k in MALFORMED if i in E2E]
+
+
+def write_bad(tmp_path, mutate) -> Path:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(broken(mutate), sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("mutate,key", E2E_CASES)
+def test_cli_check_config_prints_one_line(tmp_path, mutate, key):
+    bad = write_bad(tmp_path, mutate)
+    res = subprocess.run([str(PY), "-m", "harness", "check-config", str(bad)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1, res.stderr
+    assert key in lines[0]
+    assert "Traceback" not in res.stderr + res.stdout
+
+
+def test_cli_check_config_accepts_a_valid_profile(tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(smoke()))
+    res = subprocess.run([str(PY), "-m", "harness", "check-config", str(good)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "config ok: profile smoke"
+
+
+def test_cli_check_config_merges_files_like_snakemake(tmp_path):
+    over = tmp_path / "over.yaml"
+    over.write_text(yaml.safe_dump({"sysbench": {"warmup_s": 2}}))
+    out = tmp_path / "resolved.yaml"
+    res = subprocess.run([str(PY), "-m", "harness", "check-config", str(ROOT / "config" / "default.yaml"),
+                          str(over), "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    resolved = yaml.safe_load(out.read_text())
+    expected = config.resolve(merge(load("default.yaml"), {"sysbench": {"warmup_s": 2}}))
+    assert resolved["sysbench"] == expected["sysbench"]  # duration_s 10 from default.yaml
+
+
+@pytest.mark.parametrize("mutate,key", E2E_CASES)
+def test_snakemake_dry_run_stops_with_one_config_error_line(tmp_path, mutate, key):
+    bad = write_bad(tmp_path, mutate)
+    # --configfile takes several values: keep it last
+    res = subprocess.run([str(SNAKEMAKE), "-n", "--cores", "1", "--configfile", str(bad)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0, out
+    errors = [l for l in out.splitlines() if l.startswith("config error:")]
+    assert len(errors) == 1, out
+    assert key in errors[0]
+    assert "Traceback" not in out

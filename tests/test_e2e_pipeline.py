@@ -1,0 +1,150 @@
+"""The whole pipeline on real servers (smoke profile) in a fresh copy of the
+repository: PDF, tidy data and manifests; a second run schedules nothing;
+touching an R script re-runs only the figure and the paper; a mysqld killed
+mid-sweep fails that job without leaving its cell, and a rerun completes."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT, server_pids
+
+pytestmark = pytest.mark.e2e
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+SMOKE = ["--cores", "all", "--configfile", "config/smoke.yaml"]
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    """A copy of the repository as a fresh clone would have it (tracked + new files, no outputs)."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split("\0")
+    dest = tmp_path_factory.mktemp("clone")
+    for f in filter(None, files):
+        src = ROOT / f
+        if src.is_file():
+            (dest / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / f)
+    return dest
+
+
+def snakemake(work: Path, *args, check=True) -> subprocess.CompletedProcess:
+    res = subprocess.run([SNAKEMAKE, *args], cwd=work, capture_output=True, text=True)
+    if check:
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return res
+
+
+def planned_jobs(out: str) -> dict[str, int]:
+    """The 'Job stats' table of a dry run: rule -> count (without the total)."""
+    jobs, inside = {}, False
+    for line in out.splitlines():
+        if line.startswith("Job stats:"):
+            inside = True
+            continue
+        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if inside and m:
+            if m.group(1) == "total":
+                break
+            jobs[m.group(1)] = int(m.group(2))
+    return jobs
+
+
+def smoke_cells(work: Path) -> int:
+    cfg = yaml.safe_load((work / "config/smoke.yaml").read_text())["experiments"]["point_select"]
+    return (len(cfg["engines"]) * len(cfg["tables"]) * len(cfg["cores"]) * len(cfg["users"])
+            * cfg["repetitions"])
+
+
+@pytest.fixture(scope="module")
+def first_run(work):
+    return snakemake(work, *SMOKE)
+
+
+def test_smoke_pipeline_ends_in_the_paper(work, first_run):
+    pdf = work / "paper/main.pdf"
+    assert pdf.read_bytes()[:4] == b"%PDF"
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    assert "Point-Selects" in text
+    rows = list(csv.DictReader(open(work / "data/tidy/point_select.csv")))
+    assert len(rows) == smoke_cells(work)
+    assert all(float(r["qps"]) > 0 for r in rows)
+    # a number quoted in the text is the tidy data's, through a generated macro
+    macros = (work / "paper/generated/macros.tex").read_text()
+    best = max(float(r["qps_median"]) for r in csv.DictReader(open(work / "data/tidy/point_select_summary.csv"))
+               if r["engine"] == "InnoDB" and r["tables"] == "8")
+    assert f"{round(best):,}".replace(",", "{,}") in macros
+    assert (work / "figures/a3_point_select.pdf").stat().st_size > 5000
+
+
+def test_every_cell_has_its_manifest(work, first_run):
+    cells = sorted((work / "data/raw/A3/point_select").iterdir())
+    assert len(cells) == smoke_cells(work)
+    for c in cells:
+        m = json.loads((c / "manifest.json").read_text())
+        assert m["cell"] == c.name
+        assert m["build"]["mysqld_sha256"] and m["server"]["my_cnf_sha256"]
+        assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
+        assert m["sysbench"]["script_sha256"] and m["host"]["kernel"]
+        assert m["timing"]["started"] <= m["timing"]["finished"]
+    assert not list((work / "data/raw/A3/point_select").glob(".*"))
+
+
+def test_second_run_schedules_nothing(work, first_run):
+    res = snakemake(work, "-n", *SMOKE)
+    assert planned_jobs(res.stdout + res.stderr) == {}, res.stdout[-2000:]
+
+
+def test_touching_the_r_script_replots_without_remeasuring(work, first_run):
+    script = work / "workflow/R/fig_point_select.R"
+    os.utime(script)  # same content: Snakemake 9 compares checksums, so at most a replot
+    jobs = planned_jobs(snakemake(work, "-n", *SMOKE).stdout)
+    assert set(jobs) - {"all"} <= {"figure_point_select", "paper"}, jobs
+    script.write_text(script.read_text() + "# a cosmetic edit\n")  # a real change of the plot
+    jobs = planned_jobs(snakemake(work, "-n", *SMOKE).stdout)
+    assert set(jobs) - {"all"} == {"figure_point_select", "paper"}, jobs
+    before = {p.name: p.stat().st_mtime for p in (work / "data/raw/A3/point_select").iterdir()}
+    snakemake(work, *SMOKE)
+    after = {p.name: p.stat().st_mtime for p in (work / "data/raw/A3/point_select").iterdir()}
+    assert before == after, "re-plotting touched a measured cell"
+
+
+def test_kill9_mid_sweep_then_rerun_completes(work, first_run):
+    raw = work / "data/raw/A3/point_select"
+    victim = sorted(raw.iterdir())[-1]
+    # the state of a first sweep not finished yet: this cell and everything downstream absent
+    shutil.rmtree(victim)
+    for d in ("data/tidy", "paper/generated"):
+        shutil.rmtree(work / d)
+    for f in [work / "paper/main.pdf", *(work / "figures").glob("*.pdf")]:
+        f.unlink()
+    proc = subprocess.Popen([SNAKEMAKE, *SMOKE], cwd=work, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    pid = None
+    while pid is None and time.monotonic() < deadline:
+        alive = [p for p in server_pids() if Path(f"/proc/{p}").exists()]
+        pid = alive[0] if alive else None
+        assert pid or proc.poll() is None, "the sweep ended before a server was seen"
+        time.sleep(0.05)
+    time.sleep(1.5)  # inside the warm-up or the measured run
+    os.kill(pid, signal.SIGKILL)
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode != 0, out[-2000:]
+    assert not victim.exists(), "a failed cell left its directory"
+    assert not list(raw.glob(f".{victim.name}.tmp-*"))
+    assert server_pids() == []
+    snakemake(work, *SMOKE)
+    assert (victim / "manifest.json").exists()
+    assert (work / "paper/main.pdf").exists()
+    assert len(list(raw.iterdir())) == smoke_cells(work)

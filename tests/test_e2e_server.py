@@ -1,0 +1,155 @@
+"""End-to-end on the real MySQL 5.6.24: the server held to its cores, no TCP,
+and no server or half-written cell left after a failure or an interrupt."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import BUILD, ROOT, harness_cmd, harness_env, server_pids
+
+from harness import placement
+from harness.server import Server
+
+pytestmark = pytest.mark.e2e
+
+
+def _listening_inodes() -> set[str]:
+    inodes = set()
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(f).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            if cols[3] == "0A":  # LISTEN
+                inodes.add(cols[9])
+    return inodes
+
+
+def _socket_inodes(pid: int) -> set[str]:
+    out = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            out.add(target[8:-1])
+    return out
+
+
+def test_server_runs_in_its_cpuset_without_tcp(build_dir, lock_entry, dataset, tmp_path):
+    cpus = sorted(os.sched_getaffinity(0))[:1]
+    datadir = tmp_path / "datadir"
+    subprocess.run(["cp", "-a", str(dataset / "datadir"), str(datadir)], check=True)
+    with Server(name=BUILD, entry=lock_entry, build_dir=build_dir, datadir=datadir,
+                rundir=tmp_path / "run", run_id=f"test-cpuset-{os.getpid()}",
+                cpus=cpus) as srv:
+        assert placement.observed_cpus(srv.pid) == cpus
+        if srv.placement.path is not None:
+            assert str(srv.pid) in (srv.placement.path / "cgroup.procs").read_text().split()
+            cg = srv.placement.path
+        assert srv.query("SELECT @@skip_networking")[0][0] == 1
+        assert not (_socket_inodes(srv.pid) & _listening_inodes()), "mysqld listens on TCP"
+        assert srv.version() == "5.6.24"
+        assert srv.pid in server_pids()
+        pid = srv.pid
+    assert not Path(f"/proc/{pid}").exists() or pid not in server_pids()
+    if srv.placement.path is not None:
+        assert not cg.exists(), "the run's cgroup was not removed"
+
+
+def _cell_args(dataset: Path, build_dir: Path, out: Path, duration: int) -> list[str]:
+    settings = json.dumps({"warmup_s": 1, "duration_s": duration})
+    return harness_cmd("run-cell", "--study", "A3", "--experiment", "point_select", "--workload",
+                       "point_select", "--name", BUILD, "--build-dir", str(build_dir), "--dataset",
+                       str(dataset), "--engine", "InnoDB", "--tables", "1", "--table-size", "1000",
+                       "--cores", "1", "--users", "2", "--rep", "1", "--settings", settings,
+                       "--out", str(out))
+
+
+def _wait_for_server(proc, timeout=60) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = [p for p in server_pids() if Path(f"/proc/{p}").exists()]
+        if pids:
+            return pids[0]
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.1)
+    raise AssertionError("no labelled mysqld appeared")
+
+
+def _no_leftovers(out: Path):
+    assert not out.exists(), "a raw cell directory was left behind"
+    assert not list(out.parent.glob(f".{out.name}.tmp-*")), "a temp cell directory was left behind"
+    deadline = time.monotonic() + 15
+    while server_pids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert server_pids() == []
+
+
+def test_cell_measures_and_records_manifest(build_dir, dataset, tmp_path):
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    res = subprocess.run(_cell_args(dataset, build_dir, out, 2), capture_output=True, text=True,
+                         env=harness_env(), cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["result"]["qps"] > 0
+    assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
+    assert not set(placement.parse_cpulist(m["placement"]["server_cpus"])) & \
+        set(placement.parse_cpulist(m["placement"]["client_cpus"]))
+    assert m["build"]["mysqld_sha256"] == "dfb30bc3cde88ceba19ed59004c64b075808d902d96b9741283021e9bd4ce00a"
+    assert m["sysbench"]["version"].startswith("1.0")
+    assert "--rand-type=uniform" in m["sysbench"]["args"]
+    for key in ("cpu_model", "kernel", "governor", "smt"):
+        assert key in m["host"]
+    for f in ("sysbench.out", "intervals.csv", "status_before.tsv", "status_after.tsv", "my.cnf",
+              "warmup.out", "mysqld.err"):
+        assert (out / f).stat().st_size > 0, f
+    assert server_pids() == []
+
+
+def test_kill9_of_mysqld_fails_the_cell_and_leaves_nothing(build_dir, dataset, tmp_path):
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    proc = subprocess.Popen(_cell_args(dataset, build_dir, out, 30), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=harness_env(), cwd=ROOT)
+    pid = _wait_for_server(proc)
+    time.sleep(2.0)
+    os.kill(pid, signal.SIGKILL)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error:"), err
+    _no_leftovers(out)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupting_the_harness_stops_its_server(build_dir, dataset, tmp_path, sig):
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    proc = subprocess.Popen(_cell_args(dataset, build_dir, out, 30), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=harness_env(), cwd=ROOT)
+    _wait_for_server(proc)
+    time.sleep(1.5)
+    proc.send_signal(sig)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    _no_leftovers(out)
+
+
+def test_sigkill_of_the_harness_takes_its_server_down(build_dir, dataset, tmp_path):
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    proc = subprocess.Popen(_cell_args(dataset, build_dir, out, 30), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=harness_env(), cwd=ROOT)
+    _wait_for_server(proc)
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert not out.exists()
+    deadline = time.monotonic() + 15
+    while server_pids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert server_pids() == [], "mysqld outlived a SIGKILLed harness"
