@@ -110,6 +110,7 @@ def run_cell(*, study: str, experiment: str, workload: str, name: str, entry: di
         shutil.copytree(Path(dataset) / "datadir", datadir, symlinks=True)
         srv = Server(name=name, entry=entry, build_dir=build_dir, datadir=datadir, rundir=scratch / "run",
                      run_id=run_id, cpus=server_cpus, mechanism=sb.get("mechanism", "auto"),
+                     backend=sb.get("backend", "host"),
                      options=sb.get("options"), max_connections=users + 16,
                      startup_timeout=sb.get("startup_timeout_s", 120),
                      shutdown_timeout=sb.get("shutdown_timeout_s", 120))
@@ -159,7 +160,7 @@ def run_cell(*, study: str, experiment: str, workload: str, name: str, entry: di
                       "mysqld_sha256": entry["mysqld_sha256"]},
             "server": {"version": server_version, "my_cnf": srv.cnf_text,
                        "my_cnf_sha256": hashlib.sha256(srv.cnf_text.encode()).hexdigest()},
-            "placement": {"backend": "host", "mechanism": srv.placement.mechanism,
+            "placement": {"backend": srv.backend, "mechanism": srv.mechanism_used,
                           "server_cpus": placement.cpulist(server_cpus),
                           "observed_server_cpus": placement.cpulist(observed),
                           "client_cpus": placement.cpulist(client_cpus)},

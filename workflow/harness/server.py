@@ -33,7 +33,10 @@ class Server:
     def __init__(self, *, name: str, entry: dict, build_dir: Path, datadir: Path, rundir: Path,
                  run_id: str, cpus, mechanism: str = "auto", options: dict | None = None,
                  max_connections: int = 200, startup_timeout: float = 120,
-                 shutdown_timeout: float = 120):
+                 shutdown_timeout: float = 120, backend: str = "host"):
+        if backend != "host":
+            raise ServerError(f"backend: {backend} is not supported yet; use host")
+        self.backend = backend
         self.name, self.entry = name, entry
         self.build_dir = Path(build_dir).resolve()
         self.datadir = Path(datadir).resolve()
@@ -150,6 +153,11 @@ class Server:
                 self.placement.remove()
 
     # -- use -----------------------------------------------------------------
+    @property
+    def mechanism_used(self) -> str:
+        """How the server is held to its CPUs (recorded in every manifest)."""
+        return self.placement.mechanism
+
     @property
     def pid(self) -> int:
         return self.proc.pid

@@ -39,6 +39,7 @@ def run_settings():
     change re-measures, a change of plotting never does)."""
     s = dict(CFG["sysbench"])
     s.update(CFG["placement"])
+    s["backend"] = CFG["backend"]
     s["options"] = CFG["server"]["options"]
     s["startup_timeout_s"] = CFG["server"]["startup_timeout_s"]
     s["shutdown_timeout_s"] = CFG["server"]["shutdown_timeout_s"]
