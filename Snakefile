@@ -15,3 +15,5 @@ rule all:
     default_target: True
     input:
         "paper/main.pdf",
+        expand("data/tidy/{experiment}_summary.csv", experiment=EXPERIMENTS),
+        "data/tidy/unsupported.csv",

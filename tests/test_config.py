@@ -151,13 +151,14 @@ def test_defaults_are_filled_when_omitted():
     for key in ("stats", "placement", "claims", "backend"):
         del cfg[key]
     del cfg["sysbench"]["seed"]
-    del ps(cfg)["enabled"]
+    ps(cfg).pop("enabled", None)
     del cfg["server"]["options"]
     out = config.resolve(cfg)
     assert out["stats"]["cv_threshold"] == 0.05
     assert out["placement"] == {"client_cpus": 1, "mechanism": "auto"}
     assert out["claims"]["scaling_margin"] == 0.1
     assert out["backend"] == "host"
+    assert ps(out)["enabled"] is True and ps(out)["variants"] == {}
     assert out["sysbench"]["seed"] == 42
     assert ps(out)["enabled"] is True
     assert out["server"]["options"] == {}

@@ -72,7 +72,8 @@ def test_summarize_fields():
 
 def _row(engine, users, rep, qps, tables=1):
     return {"study": "A3", "experiment": "point_select", "workload": "point_select",
-            "build": "mysql-5.6.24", "engine": engine, "tables": tables, "cores": 1,
+            "build": "mysql-5.6.24", "engine": engine, "variant": "base",
+            **{f: "" for f in tidy.FACTOR_FIELDS}, "tables": tables, "cores": 1,
             "users": users, "rep": rep, "qps": qps}
 
 

@@ -18,11 +18,16 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import atomic, hostinfo, placement, sysbench
+from . import atomic, collect, hostinfo, placement, sysbench, variants
 from .server import Server, ServerError
 
 # MEMORY tables lose their rows at every restart: they are loaded inside the cell.
-VOLATILE_ENGINES = {"MEMORY"}
+VOLATILE_ENGINES = {"MEMORY", "MEMORY-BTREE"}
+
+
+def sysbench_engine(engine: str) -> str:
+    """MEMORY-BTREE is MEMORY with its indexes rebuilt USING BTREE after loading."""
+    return engine.split("-")[0]
 
 
 def _now() -> str:
@@ -41,10 +46,14 @@ def _scratch(tag: str):
 
 def _sysbench_prepare(srv: Server, *, workload: str, engine: str, tables: int, table_size: int,
                       cpus, run_id: str) -> str:
-    common = sysbench.common_args(socket=srv.socket, tables=tables, table_size=table_size, engine=engine)
+    common = sysbench.common_args(socket=srv.socket, tables=tables, table_size=table_size,
+                                  engine=sysbench_engine(engine))
     threads = max(1, min(tables, len(cpus)))
-    return sysbench.run(sysbench.command(workload, common, [f"--threads={threads}"], "prepare"),
-                        cpus=cpus, run_id=run_id, timeout=3600)
+    out = sysbench.run(sysbench.command(workload, common, [f"--threads={threads}"], "prepare"),
+                       cpus=cpus, run_id=run_id, timeout=3600)
+    if engine == "MEMORY-BTREE":
+        collect.memory_btree(srv, tables)
+    return out
 
 
 def prepare_dataset(*, name: str, entry: dict, build_dir: Path, template: Path, workload: str,
@@ -90,15 +99,20 @@ def _intervals_csv(rows) -> str:
     return buf.getvalue()
 
 
-def cell_name(build: str, engine: str, tables: int, cores: int, users: int, rep: int) -> str:
-    return f"{build}_{engine}_t{tables}_c{cores}_u{users}_r{rep}"
+def cell_name(build: str, engine: str, variant: str, tables: int, cores: int, users: int, rep: int) -> str:
+    return f"{build}_{engine}_{variant}_t{tables}_c{cores}_u{users}_r{rep}"
 
 
 def run_cell(*, study: str, experiment: str, workload: str, name: str, entry: dict, build_dir: Path,
              dataset: Path, engine: str, tables: int, table_size: int, cores: int, users: int,
-             rep: int, settings: dict, out: Path) -> dict:
+             rep: int, settings: dict, out: Path, variant: str = "base") -> dict:
     """Measure one cell into `out` (atomically); return its manifest."""
     out = Path(out)
+    factors = variants.parse(variant)
+    why = variants.unsupported(factors, entry["family"])
+    if why:
+        raise ServerError(f"variant {variant}: {why}; drop it for build {name}")
+    options = {**settings.get("options", {}), **variants.server_options(factors, entry["family"])}
     server_cpus, client_cpus = placement.split(sorted(os.sched_getaffinity(0)), cores,
                                                settings.get("client_cpus", 1))
     run_id = f"{out.name}-{os.getpid()}"
@@ -111,9 +125,10 @@ def run_cell(*, study: str, experiment: str, workload: str, name: str, entry: di
         srv = Server(name=name, entry=entry, build_dir=build_dir, datadir=datadir, rundir=scratch / "run",
                      run_id=run_id, cpus=server_cpus, mechanism=sb.get("mechanism", "auto"),
                      backend=sb.get("backend", "host"),
-                     options=sb.get("options"), max_connections=users + 16,
+                     options=options, max_connections=users + 16,
                      startup_timeout=sb.get("startup_timeout_s", 120),
                      shutdown_timeout=sb.get("shutdown_timeout_s", 120))
+        captures: dict[str, str] = {}
         try:
             with srv:
                 observed = placement.observed_cpus(srv.pid)
@@ -122,12 +137,22 @@ def run_cell(*, study: str, experiment: str, workload: str, name: str, entry: di
                 if engine in VOLATILE_ENGINES:
                     _sysbench_prepare(srv, workload=workload, engine=engine, tables=tables,
                                       table_size=table_size, cpus=client_cpus, run_id=run_id)
+                captures["indexes.tsv"] = collect.tsv(["table", "key", "index_type"],
+                                                      collect.index_types(srv, tables))
+                if engine == "MyISAM":
+                    captures["key_caches.tsv"] = collect.tsv(
+                        ["table", "cache", "key_buffer_size", "load_index"],
+                        collect.key_caches(srv, tables, factors.get("key_cache", "shared")))
+                captures["explain.tsv"] = collect.tsv(*collect.explain(srv, workload))
+                pfs = collect.pfs_enabled(srv)
                 common = sysbench.common_args(socket=srv.socket, tables=tables, table_size=table_size)
 
                 def measure(duration: int) -> str:
                     extra = sysbench.run_args(threads=users, duration=duration, seed=seed,
                                               rand_type=sb.get("rand_type", "uniform"),
-                                              interval=sb.get("report_interval_s", 1))
+                                              interval=sb.get("report_interval_s", 1),
+                                              ps=variants.prepared_statements(factors))
+                    extra += sysbench.variant_args(factors)
                     argv = sysbench.command(workload, common, extra, "run")
                     text = sysbench.run(argv, cpus=client_cpus, run_id=run_id, timeout=duration + 300)
                     if not srv.alive():
@@ -136,9 +161,14 @@ def run_cell(*, study: str, experiment: str, workload: str, name: str, entry: di
 
                 if timing["warmup_s"] > 0:
                     (tmp / "warmup.out").write_text(measure(timing["warmup_s"])[0])
+                if pfs:
+                    collect.pfs_reset(srv)
                 before = srv.global_status()
                 text, argv = measure(timing["duration_s"])
                 after = srv.global_status()
+                if pfs:
+                    captures["pfs_waits.tsv"] = collect.tsv(["event_name", "count_star", "sum_timer_wait_ps"],
+                                                            collect.pfs_waits(srv))
                 server_version = srv.version()
         finally:
             for f in ("my.cnf", "mysqld.err"):
@@ -150,11 +180,18 @@ def run_cell(*, study: str, experiment: str, workload: str, name: str, entry: di
         (tmp / "intervals.csv").write_text(_intervals_csv(intervals))
         (tmp / "status_before.tsv").write_text(_status_tsv(before))
         (tmp / "status_after.tsv").write_text(_status_tsv(after))
+        captures["status_delta.tsv"] = collect.tsv(["name", "before", "after", "delta"],
+                                                   collect.status_delta(before, after))
+        for fname, text_ in captures.items():
+            (tmp / fname).write_text(text_)
         timing["finished"] = _now()
         manifest = {
             "schema": 1, "study": study, "experiment": experiment, "cell": out.name,
             "factors": {"build": name, "engine": engine, "tables": tables, "table_size": table_size,
-                        "cores": cores, "users": users, "rep": rep, "workload": workload},
+                        "cores": cores, "users": users, "rep": rep, "workload": workload,
+                        "variant": variant, **{f"variant_{k}": v for k, v in factors.items()}},
+            "captures": sorted(captures) + ["status_before.tsv", "status_after.tsv"],
+            "performance_schema": pfs,
             "build": {"name": name, "version": entry["version"], "provider": entry["provider"],
                       "family": entry["family"], "artifact_sha256": entry.get("artifact_sha256"),
                       "mysqld_sha256": entry["mysqld_sha256"]},

@@ -39,7 +39,8 @@ def cmd_check_config(a):
 
 def cmd_fetch_build(a):
     entry = _lock_entry(a.lock, a.name)
-    builds.fetch(a.name, entry, Path(a.out), Path(a.artifact) if a.artifact else None)
+    builds.fetch(a.name, entry, Path(a.out), Path(a.artifact) if a.artifact else None,
+                 lock_path=Path(a.lock))
 
 
 def cmd_verify_build(a):
@@ -64,22 +65,27 @@ def cmd_run_cell(a):
     m = cell.run_cell(study=a.study, experiment=a.experiment, workload=a.workload, name=a.name,
                       entry=entry, build_dir=Path(a.build_dir), dataset=Path(a.dataset), engine=a.engine,
                       tables=a.tables, table_size=a.table_size, cores=a.cores, users=a.users, rep=a.rep,
-                      settings=json.loads(a.settings), out=Path(a.out))
+                      settings=json.loads(a.settings), out=Path(a.out), variant=a.variant)
     print(f"{m['cell']}: {m['result']['qps']:.1f} qps")
 
 
 def cmd_tidy(a):
     tidy.tidy([Path(c) for c in a.cells], Path(a.runs), Path(a.summary), Path(a.provenance),
-              a.cv_threshold, a.profile)
+              a.cv_threshold, a.profile, Path(a.extra_dir) if a.extra_dir else None)
 
 
 def cmd_reap(a):
+    from . import docker_backend
+    # containers labelled with the session/run (docker rm -f; a no-op without an engine)
+    removed = docker_backend.reap(session=a.session, run_id=a.run)
     killed = procs.reap(a.run, a.session)
     for cg in placement.stale_cgroups():
         try:
             cg.rmdir()
         except OSError:
             pass
+    if removed:
+        print(f"reaped labelled containers: {' '.join(c[:12] for c in removed)}", file=sys.stderr)
     if killed:
         print(f"reaped labelled servers: {' '.join(map(str, killed))}", file=sys.stderr)
 
@@ -133,6 +139,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--cores", type=int, required=True)
     s.add_argument("--users", type=int, required=True)
     s.add_argument("--rep", type=int, required=True)
+    s.add_argument("--variant", default="base", help="factor levels, e.g. trx-off.ps-on (harness.variants)")
     s.set_defaults(fn=cmd_run_cell)
 
     s = sub.add_parser("tidy")
@@ -142,6 +149,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--provenance", required=True)
     s.add_argument("--cv-threshold", type=float, default=0.05)
     s.add_argument("--profile", default="unknown")
+    s.add_argument("--extra-dir", help="also write <experiment>_{intervals,waits,explain,keycaches,status}.csv here")
     s.set_defaults(fn=cmd_tidy)
 
     sub.add_parser("report", help="paper/generated/*.tex from tidy data (see harness.report)")

@@ -12,11 +12,13 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from . import builds, mycnf
+from . import builds, mycnf, variants
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 LOCK = ROOT / "config" / "builds.lock.yaml"
+BUILDS = ROOT / "resources" / "builds"
+
 
 
 class ConfigError(Exception):
@@ -58,11 +60,17 @@ def _fill_defaults(schema: dict, node, root: dict):
         schema = root["$defs"][name]
     if not isinstance(node, dict):
         return
-    for key, sub in schema.get("properties", {}).items():
+    props = schema.get("properties", {})
+    for key, sub in props.items():
         if key not in node and "default" in sub:
             node[key] = copy.deepcopy(sub["default"])
         if key in node:
             _fill_defaults(sub, node[key], root)
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        for key in node:
+            if key not in props:
+                _fill_defaults(extra, node[key], root)
 
 
 def _schema() -> dict:
@@ -129,6 +137,12 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None) ->
         if name not in lock:
             raise ConfigError(
                 f"builds.{i}: '{name}' is not in {lock_path.name}; use one of: {', '.join(sorted(lock))}")
+        entry = lock[name]
+        if entry.get("available_offline") is False and not (BUILDS / name).exists():
+            raise ConfigError(
+                f"builds.{i}: '{name}' is a download from the internet, not fetched yet; run "
+                f"`python -m harness fetch-build --name {name} --out resources/builds/{name}` on a host with "
+                f"internet (or add --artifact FILE for a file downloaded elsewhere), or remove it")
     for key in out["server"]["options"]:
         if mycnf.reserved(key):
             raise ConfigError(f"server.options.{key}: is set by the harness for every instance; remove it")
@@ -139,6 +153,13 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None) ->
                     f"server.options.{key}: not a mysqld option of build family {family} ({name}); "
                     f"check the spelling against `mysqld --verbose --help` or remove it")
     for exp, spec in out["experiments"].items():
+        var = spec["variants"]
+        if "trx" in var and spec["workload"] not in variants.TRX_WORKLOADS:
+            raise ConfigError(f"experiments.{exp}.variants.trx: the {spec['workload']} workload sends no "
+                              f"BEGIN/COMMIT; remove it or use one of: {', '.join(sorted(variants.TRX_WORKLOADS))}")
+        if "key_cache" in var and "MyISAM" not in spec["engines"]:
+            raise ConfigError(f"experiments.{exp}.variants.key_cache: only MyISAM has key caches; "
+                              f"add MyISAM to experiments.{exp}.engines or remove it")
         for i, cores in enumerate(spec["cores"]):
             if cores > room:
                 raise ConfigError(

@@ -14,7 +14,35 @@ LUA_DIR = Path(__file__).resolve().parents[1] / "lua"
 # Each workload: a small Lua wrapper in workflow/lua (stock script + CSV
 # intervals) and the stock options that define it (spec: field notes).
 WORKLOADS = {
-    "point_select": {"script": "point_select.lua", "args": []},
+    # A3 Point-Selects: one primary-key lookup per event, no transaction
+    "point_select": {"script": "point_select.lua", "args": [], "statements": ["point"]},
+    # OLTP_RO: the classic read-only mix (10 point selects + 4 range kinds) in BEGIN/COMMIT
+    "oltp_ro": {"script": "read_only.lua", "args": [],
+                "statements": ["point", "simple_range", "sum_range", "order_range", "distinct_range"]},
+    # Simple-Ranges: range selects only, autocommit (as Percona's and the study's)
+    "simple_ranges": {"script": "read_only.lua",
+                      "args": ["--skip-trx=on", "--point-selects=0", "--simple-ranges=1", "--sum-ranges=0",
+                               "--order-ranges=0", "--distinct-ranges=0"],
+                      "statements": ["simple_range"]},
+    # B3: read-write mix (MEMORY's table locks serialise the writes). Each event
+    # deletes a row and re-inserts it; on an engine without transactions (MEMORY,
+    # MyISAM) two threads can race to re-insert the same id: that duplicate key is
+    # counted as an ignored error (reported), as deadlocks are for InnoDB.
+    "oltp_rw": {"script": "read_write.lua", "args": ["--mysql-ignore-errors=1062,1213,1205,1020"],
+                "statements": ["point", "simple_range", "sum_range", "order_range", "distinct_range",
+                               "index_update", "non_index_update", "delete"]},
+}
+
+# One sample of each statement a workload sends, for EXPLAIN (table sbtest1).
+STATEMENTS = {
+    "point": "SELECT c FROM sbtest1 WHERE id=1",
+    "simple_range": "SELECT c FROM sbtest1 WHERE id BETWEEN 1 AND 100",
+    "sum_range": "SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN 1 AND 100",
+    "order_range": "SELECT c FROM sbtest1 WHERE id BETWEEN 1 AND 100 ORDER BY c",
+    "distinct_range": "SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN 1 AND 100 ORDER BY c",
+    "index_update": "UPDATE sbtest1 SET k=k+1 WHERE id=1",
+    "non_index_update": "UPDATE sbtest1 SET c='x' WHERE id=1",
+    "delete": "DELETE FROM sbtest1 WHERE id=1",
 }
 
 
@@ -53,10 +81,19 @@ def common_args(*, socket: Path, tables: int, table_size: int, engine: str | Non
     return args
 
 
-def run_args(*, threads: int, duration: int, seed: int, rand_type: str, interval: int) -> list[str]:
+def run_args(*, threads: int, duration: int, seed: int, rand_type: str, interval: int,
+             ps: bool = True) -> list[str]:
     return [f"--threads={threads}", f"--time={duration}", f"--rand-type={rand_type}",
             f"--rand-seed={seed}", f"--report-interval={interval}", "--percentile=95",
-            "--db-ps-mode=auto"]
+            f"--db-ps-mode={'auto' if ps else 'disable'}"]
+
+
+def variant_args(variant: dict) -> list[str]:
+    """sysbench options a variant sets (the server-side ones are in harness.variants)."""
+    args = []
+    if "trx" in variant:
+        args.append(f"--skip-trx={'off' if variant['trx'] == 'on' else 'on'}")
+    return args
 
 
 def command(workload: str, common: list[str], extra: list[str], action: str) -> list[str]:

@@ -1,11 +1,11 @@
-# Config validation (one line, before anything runs), helpers, and reaping.
+# Config validation (one line, before anything runs), cell enumeration, and reaping.
 import json
 import os
 import sys
 import uuid
 
 sys.path.insert(0, os.path.join(workflow.basedir, "workflow"))
-from harness import config as hconfig, procs as hprocs  # noqa: E402
+from harness import config as hconfig, procs as hprocs, variants as hvariants  # noqa: E402
 
 try:
     CFG = hconfig.resolve(config)
@@ -25,7 +25,9 @@ os.environ["PYTHONPATH"] = os.path.join(workflow.basedir, "workflow") + os.paths
 wildcard_constraints:
     build=r"[a-z0-9][a-z0-9.-]*",
     engine=r"[A-Za-z]+(?:-[A-Za-z]+)?",
-    experiment=r"[a-z0-9_]+",
+    variant=r"[a-z0-9.-]+",
+    experiment="|".join(sorted(EXPERIMENTS, key=len, reverse=True)) or "none",
+    workload=r"[a-z][a-z0-9_]*",
     study=r"[A-C][0-9]",
     tables=r"\d+",
     cores=r"\d+",
@@ -46,18 +48,36 @@ def run_settings():
     return json.dumps(s, sort_keys=True)
 
 
-def cells(experiment, study):
-    """Every measured cell of an experiment; a build without an engine has no cell."""
+def combos(experiment):
+    """(build, engine, variant label, reason): reason is None for a cell that runs,
+    else why this build cannot run it (shown as absent in the paper, never as zero)."""
     spec = EXPERIMENTS[experiment]
+    for b in CFG["builds"]:
+        for e in spec["engines"]:
+            for v in hvariants.expand(spec["variants"]):
+                if not hvariants.applies(v, e):
+                    continue
+                reason = None
+                if e.split("-")[0] not in LOCK[b].get("engines", []):  # MEMORY-BTREE is MEMORY
+                    reason = f"{b} has no {e} engine"
+                else:
+                    why = hvariants.unsupported(v, LOCK[b]["family"])
+                    reason = f"{b}: {why}" if why else None
+                yield b, e, hvariants.label(v), reason
+
+
+def cells(experiment, rep=None):
+    """Every measured cell of an experiment (of one repetition, if given)."""
+    spec = EXPERIMENTS[experiment]
+    reps = [rep] if rep is not None else range(1, spec["repetitions"] + 1)
     return [
-        f"data/raw/{study}/{experiment}/{b}_{e}_t{t}_c{c}_u{u}_r{r}"
-        for b in CFG["builds"]
-        for e in spec["engines"]
-        if e in LOCK[b].get("engines", [])
+        f"data/raw/{spec['study']}/{experiment}/{b}_{e}_{v}_t{t}_c{c}_u{u}_r{r}"
+        for r in reps
+        for b, e, v, reason in combos(experiment)
+        if reason is None
         for t in spec["tables"]
         for c in spec["cores"]
         for u in spec["users"]
-        for r in range(1, spec["repetitions"] + 1)
     ]
 
 
