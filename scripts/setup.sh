@@ -10,6 +10,12 @@ PKGS=(sysbench r-base-core r-cran-ggplot2 r-cran-data.table
       texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk
       poppler-utils python3 python3-venv git ca-certificates procps util-linux)
 command -v npm >/dev/null 2>&1 || PKGS+=(npm)
+# build providers, the Docker backend and the flake check; a host that already
+# has Docker CE, Maven or Nix keeps its own
+command -v mvn >/dev/null 2>&1 || PKGS+=(maven)
+command -v dockerd >/dev/null 2>&1 || PKGS+=(docker.io)
+command -v nix >/dev/null 2>&1 || PKGS+=(nix-bin)
+PKGS+=(mmdebstrap)
 
 missing=()
 for p in "${PKGS[@]}"; do

