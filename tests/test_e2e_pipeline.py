@@ -148,3 +148,49 @@ def test_kill9_mid_sweep_then_rerun_completes(work, first_run):
     assert (victim / "manifest.json").exists()
     assert (work / "paper/main.pdf").exists()
     assert len(list(raw.iterdir())) == smoke_cells(work)
+
+
+def _csv(work, name):
+    with open(work / "data/tidy" / name, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_every_experiment_of_the_profile_is_measured_and_tidied(work, first_run):
+    exps = yaml.safe_load((work / "config/smoke.yaml").read_text())["experiments"]
+    for name in exps:
+        rows = _csv(work, f"{name}.csv")
+        assert rows and all(float(r["qps"]) > 0 for r in rows), name
+    assert (work / "data/tidy/unsupported.csv").exists()
+
+
+def test_memory_hash_ranges_are_full_scans_and_btree_ranges_are_not(work, first_run):
+    plans = {r["engine"]: r for r in _csv(work, "simple_ranges_explain.csv") if r["statement"] == "simple_range"}
+    assert plans["MEMORY"]["type"] == "ALL", plans["MEMORY"]
+    assert plans["MEMORY-BTREE"]["type"] == "range", plans["MEMORY-BTREE"]
+    assert plans["InnoDB"]["type"] == "range"
+
+
+def test_per_table_key_caches_are_captured_for_8_myisam_tables(work, first_run):
+    cells = list((work / "data/raw/A3/key_cache").glob("*_MyISAM_kc-pertable_t8_*"))
+    assert cells
+    for c in cells:
+        rows = list(csv.DictReader(open(c / "key_caches.tsv"), delimiter="\t"))
+        assert {(r["table"], r["cache"]) for r in rows} == {(f"sbtest{i}", f"kc{i}") for i in range(1, 9)}
+        assert all(r["load_index"] == "OK" and int(r["key_buffer_size"]) > 0 for r in rows)
+
+
+def test_performance_schema_waits_follow_the_pfs_factor(work, first_run):
+    for c in (work / "data/raw/A3/ps_pfs").iterdir():
+        waits = c / "pfs_waits.tsv"
+        if ".pfs-on_" in c.name:
+            assert len(waits.read_text().splitlines()) > 1, c.name
+        else:
+            assert not waits.exists(), c.name
+
+
+def test_build_compare_measures_every_build_it_names(work, first_run):
+    exp = yaml.safe_load((work / "config/smoke.yaml").read_text())["experiments"]["build_compare"]
+    assert {r["build"] for r in _csv(work, "build_compare_summary.csv")} == set(exp["builds"])
+    versions = {json.loads((c / "manifest.json").read_text())["server"]["version"]
+                for c in (work / "data/raw/A3/build_compare").iterdir()}
+    assert len(versions) == len(exp["builds"])

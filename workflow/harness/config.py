@@ -133,20 +133,26 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None) ->
         lock = builds.load_lock(lock_path)
     except builds.BuildError as e:
         raise ConfigError(str(e)) from None
-    for i, name in enumerate(out["builds"]):
-        if name not in lock:
-            raise ConfigError(
-                f"builds.{i}: '{name}' is not in {lock_path.name}; use one of: {', '.join(sorted(lock))}")
-        entry = lock[name]
-        if entry.get("available_offline") is False and not (BUILDS / name).exists():
-            raise ConfigError(
-                f"builds.{i}: '{name}' is a download from the internet, not fetched yet; run "
-                f"`python -m harness fetch-build --name {name} --out resources/builds/{name}` on a host with "
-                f"internet (or add --artifact FILE for a file downloaded elsewhere), or remove it")
+    def check_builds(names, where):
+        for i, name in enumerate(names):
+            if name not in lock:
+                raise ConfigError(
+                    f"{where}.{i}: '{name}' is not in {lock_path.name}; use one of: {', '.join(sorted(lock))}")
+            if lock[name].get("available_offline") is False and not (BUILDS / name).exists():
+                raise ConfigError(
+                    f"{where}.{i}: '{name}' is a download from the internet, not fetched yet; run "
+                    f"`python -m harness fetch-build --name {name} --out resources/builds/{name}` on a host with "
+                    f"internet (or add --artifact FILE for a file downloaded elsewhere), or remove it")
+
+    check_builds(out["builds"], "builds")
+    for exp, spec in out["experiments"].items():
+        if "builds" in spec:
+            check_builds(spec["builds"], f"experiments.{exp}.builds")
+    used = set(out["builds"]) | {b for spec in out["experiments"].values() for b in spec.get("builds", [])}
     for key in out["server"]["options"]:
         if mycnf.reserved(key):
             raise ConfigError(f"server.options.{key}: is set by the harness for every instance; remove it")
-        for name in out["builds"]:
+        for name in sorted(used):
             family = lock[name]["family"]
             if not mycnf.known_option(family, key):
                 raise ConfigError(

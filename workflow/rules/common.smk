@@ -52,7 +52,7 @@ def combos(experiment):
     """(build, engine, variant label, reason): reason is None for a cell that runs,
     else why this build cannot run it (shown as absent in the paper, never as zero)."""
     spec = EXPERIMENTS[experiment]
-    for b in CFG["builds"]:
+    for b in spec.get("builds", CFG["builds"]):
         for e in spec["engines"]:
             for v in hvariants.expand(spec["variants"]):
                 if not hvariants.applies(v, e):

@@ -1,0 +1,70 @@
+"""Benchmark (prints figures, asserts nothing): how repeatable is one cell?
+
+Measures one Point-Selects cell N times exactly as the pipeline does
+(harness.cell.run_cell: a fresh server per repetition held to the same
+cores, sysbench on disjoint ones, a discarded warm-up) and prints the QPS of
+each repetition, the median, the order-statistic CI and the coefficient of
+variation. The goal is CoV <= 3 %.
+
+usage: python bench/cell_cov.py [--reps 5] [--duration 10] [--warmup 5] [--users 4] [--engine InnoDB]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "workflow"))
+
+from harness import builds, cell, config, placement, stats  # noqa: E402
+
+BUILD = "mysql-5.6.24"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--users", type=int, default=4)
+    ap.add_argument("--tables", type=int, default=8)
+    ap.add_argument("--table-size", type=int, default=10000)
+    ap.add_argument("--engine", default="InnoDB")
+    a = ap.parse_args()
+
+    entry = builds.load_lock(config.LOCK)[BUILD]
+    build_dir = ROOT / "resources/builds" / BUILD
+    template = ROOT / "resources/templates" / BUILD
+    if not build_dir.exists():
+        builds.fetch(BUILD, entry, build_dir)
+    if not template.exists():
+        builds.bootstrap(BUILD, entry, build_dir, template)
+    settings = {"warmup_s": a.warmup, "duration_s": a.duration, "client_cpus": 1}
+    qps, mech = [], None
+    with tempfile.TemporaryDirectory(prefix="mb-cov-") as tmp:
+        ds = Path(tmp) / "ds"
+        cell.prepare_dataset(name=BUILD, entry=entry, build_dir=build_dir, template=template,
+                             workload="point_select", engine=a.engine, tables=a.tables,
+                             table_size=a.table_size, out=ds, settings={})
+        for rep in range(1, a.reps + 1):
+            m = cell.run_cell(study="A3", experiment="bench", workload="point_select", name=BUILD, entry=entry,
+                              build_dir=build_dir, dataset=ds, engine=a.engine, tables=a.tables,
+                              table_size=a.table_size, cores=1, users=a.users, rep=rep, settings=settings,
+                              out=Path(tmp) / f"cell{rep}")
+            qps.append(m["result"]["qps"])
+            mech = m["placement"]
+            print(f"rep {rep}: {qps[-1]:,.0f} QPS", flush=True)
+    s = stats.summarize(qps, cv_threshold=0.03)
+    print(f"{a.engine}, {a.tables} tables x {a.table_size} rows, {a.users} users, mysqld on CPU "
+          f"{mech['server_cpus']} ({mech['mechanism']}), sysbench on CPU {mech['client_cpus']}, "
+          f"{a.reps} x {a.duration} s after {a.warmup} s warm-up")
+    print(f"median {s['qps_median']:,.0f} QPS, 95% CI [{s['qps_ci_lo']:,.0f}, {s['qps_ci_hi']:,.0f}], "
+          f"CoV {100 * s['qps_cv']:.2f} %  (goal <= 3 %)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
