@@ -15,7 +15,7 @@ command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 command -v mvn >/dev/null 2>&1 || PKGS+=(maven)
 command -v dockerd >/dev/null 2>&1 || PKGS+=(docker.io)
 command -v nix >/dev/null 2>&1 || PKGS+=(nix-bin)
-PKGS+=(mmdebstrap)
+PKGS+=(mmdebstrap debian-archive-keyring)
 
 missing=()
 for p in "${PKGS[@]}"; do

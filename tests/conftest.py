@@ -21,6 +21,11 @@ BUILD = "mysql-5.6.24"
 
 
 def pytest_sessionfinish(session, exitstatus):
+    from harness import docker_backend
+    containers = docker_backend.reap(session=SESSION)
+    if containers:
+        print(f"\nERROR: containers left after the tests (removed now): {containers}", file=sys.stderr)
+        session.exitstatus = 1
     left = procs.reap(session=SESSION)
     for cg in placement.stale_cgroups():
         try:

@@ -1,0 +1,358 @@
+"""The docker backend on a real Docker engine and the real MySQL 5.6.24: the
+container held to its cpuset, no network at all, queries over the
+bind-mounted socket, manifests that say docker, and no container left after
+an interrupt, a failure or a SIGKILL of the harness (watchdog, `harness reap`).
+
+No mocks. The engine is started with scripts/dockerd.sh if none answers (and
+stopped at the end only if it was started here); the tests are skipped only
+when no engine can be started at all."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import BUILD, ROOT, SESSION, harness_cmd, harness_env, server_pids
+
+from harness import cell, docker_backend, placement, procs
+from harness.server import Server, ServerError
+
+pytestmark = pytest.mark.e2e
+
+DOCKERD = ROOT / "scripts" / "dockerd.sh"
+BUILD_IMAGE = ROOT / "docker" / "build-image.sh"
+CPU0 = sorted(os.sched_getaffinity(0))[:1]
+
+
+def _sh(*argv, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, **kw)
+
+
+@pytest.fixture(scope="session")
+def docker_engine():
+    """An answering engine: the one running, else one started by scripts/dockerd.sh."""
+    started_here = docker_backend.engine_version(timeout=5) is None
+    if started_here:
+        res = _sh("bash", DOCKERD, "start", timeout=120)
+        if res.returncode != 0:
+            pytest.skip(f"no Docker engine can be started here: {(res.stderr or res.stdout).strip()}")
+    yield docker_backend.engine_version()
+    docker_backend.reap(session=SESSION)
+    if started_here:
+        res = _sh("bash", DOCKERD, "stop", timeout=120)
+        assert res.returncode == 0, res.stderr
+
+
+@pytest.fixture(scope="session")
+def runtime_image(docker_engine):
+    t0 = time.monotonic()
+    img = docker_backend.image(build=True)
+    print(f"\nruntime image {img['tag']} ready in {time.monotonic() - t0:.1f}s")
+    return img
+
+
+@pytest.fixture(autouse=True)
+def _no_container_left(request):
+    yield
+    if "docker_engine" not in request.fixturenames:
+        return
+    left = docker_backend.containers(session=SESSION)
+    docker_backend.reap(session=SESSION)
+    assert left == [], f"containers left behind: {left}"
+
+
+def _server(build_dir, lock_entry, datadir: Path, rundir: Path, run_id: str, **kw) -> Server:
+    return Server(name=BUILD, entry=lock_entry, build_dir=build_dir, datadir=datadir, rundir=rundir,
+                  run_id=run_id, cpus=CPU0, backend="docker", **kw)
+
+
+def _copy_datadir(dataset: Path, dest: Path) -> Path:
+    subprocess.run(["cp", "-a", str(dataset / "datadir"), str(dest)], check=True)
+    return dest
+
+
+def _exec(cid: str, script: str) -> str:
+    res = _sh(docker_backend.docker_bin(), "exec", cid, "sh", "-c", script, timeout=60)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+# -- the engine and the image ---------------------------------------------------
+def test_dockerd_script_is_idempotent(docker_engine):
+    res = _sh("bash", DOCKERD, "start", timeout=120)
+    assert res.returncode == 0 and "already answers" in res.stdout, res.stdout + res.stderr
+    assert _sh("bash", DOCKERD, "status", timeout=30).returncode == 0
+
+
+def test_engine_has_no_bridge_network(docker_engine):
+    status = _sh("bash", DOCKERD, "status", timeout=30).stdout
+    if "started by this script" not in status:
+        pytest.skip("the engine was not started by scripts/dockerd.sh; its networks are not ours")
+    drivers = _sh(docker_backend.docker_bin(), "network", "ls", "--format", "{{.Driver}}").stdout.split()
+    assert "bridge" not in drivers, drivers
+
+
+def test_image_is_tagged_by_content_reused_and_has_the_build_libraries(runtime_image, build_dir,
+                                                                          lock_entry):
+    assert re.fullmatch(r"mysqlbench/runtime:[0-9a-f]{64}", runtime_image["tag"]), runtime_image
+    assert runtime_image["recipe"] == docker_backend.recipe()
+    t0 = time.monotonic()
+    again = docker_backend.image(build=True)
+    assert again == runtime_image and time.monotonic() - t0 < 10, "the image was not reused"
+    assert _sh("bash", BUILD_IMAGE, "lookup").stdout.strip() == runtime_image["tag"]
+    # every library mysqld needs resolves inside the image (the build is bind-mounted, not baked in)
+    b = build_dir.resolve()
+    res = _sh(docker_backend.docker_bin(), "run", "--rm", "--network", "none",
+              "--mount", f"type=bind,source={b},target={b},readonly",
+              "--env", f"LD_LIBRARY_PATH={b / lock_entry['lib_dir']}", runtime_image["id"],
+              "ldd", str(b / lock_entry["mysqld"]), timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "not found" not in res.stdout, res.stdout
+    assert "libstdc++" in res.stdout
+
+
+def test_run_argv_never_has_a_network():
+    argv = docker_backend.run_argv(image_ref="img", run_id="r1", cpus="0-1", mems="0",
+                                   cidfile=Path("/x/cid"), ro_mounts=[Path("/b")],
+                                   rw_mounts=[Path("/d")], env={"A": "1"}, command=["/b/mysqld"])
+    i = argv.index("--network")
+    assert argv[i + 1] == "none"
+    for flag in ("--rm", "--init", "--detach"):
+        assert flag in argv
+    assert argv[argv.index("--cpuset-cpus") + 1] == "0-1"
+    assert argv[argv.index("--cidfile") + 1] == "/x/cid"
+    assert f"mysqlbench.session={os.environ[procs.SESSION_VAR]}" in argv
+    assert "mysqlbench.artifact=mysql-engines-artifact" in argv
+    assert "type=bind,source=/b,target=/b,readonly" in argv
+    assert argv[-2:] == ["img", "/b/mysqld"]
+
+
+# -- one server in a container ------------------------------------------------------
+def test_server_in_container_cpuset_no_network_socket(runtime_image, build_dir, lock_entry, dataset,
+                                                     tmp_path):
+    datadir = _copy_datadir(dataset, tmp_path / "datadir")
+    run_id = f"test-docker-{os.getpid()}"
+    with _server(build_dir, lock_entry, datadir, tmp_path / "run", run_id) as srv:
+        cid = srv.container
+        assert srv.backend == "docker" and srv.mechanism_used == "docker-cpuset"
+        assert srv.image["id"] == runtime_image["id"]
+        assert (srv.rundir / "cid").read_text().strip() == cid
+        info = docker_backend.inspect(cid)
+        hc = info["HostConfig"]
+        # (a) the cpuset: as configured, as docker records it, and as seen from inside
+        assert hc["CpusetCpus"] == placement.cpulist(CPU0)
+        inside = _exec(cid, "cat /sys/fs/cgroup/cpuset.cpus.effective 2>/dev/null"
+                            " || cat /sys/fs/cgroup/cpuset/cpuset.cpus")
+        assert placement.parse_cpulist(inside) == CPU0
+        status1 = _exec(cid, "grep Cpus_allowed_list /proc/1/status")
+        assert placement.parse_cpulist(status1.split(":", 1)[1]) == CPU0
+        assert placement.observed_cpus(srv.pid) == CPU0  # the mysqld, seen from the host
+        assert Path(f"/proc/{srv.pid}/comm").read_text().strip() == "mysqld"
+        assert srv.pid in server_pids(), "the container's mysqld carries no session label"
+        # (b) no network: network mode none, only lo inside, skip-networking, no TCP listener
+        assert hc["NetworkMode"] == "none"
+        assert _exec(cid, "ls /sys/class/net").split() == ["lo"]
+        assert srv.query("SELECT @@skip_networking")[0][0] == 1
+        for f in ("tcp", "tcp6"):
+            rows = Path(f"/proc/{srv.pid}/net/{f}").read_text().splitlines()[1:]
+            assert not [r for r in rows if r.split()[3] == "0A"], f"mysqld's netns listens on {f}"
+        # the container as specified: labels, init, auto-remove, read-only build
+        labels = info["Config"]["Labels"]
+        assert labels["mysqlbench.artifact"] == "mysql-engines-artifact"
+        assert labels["mysqlbench.run"] == run_id
+        assert labels["mysqlbench.session"] == SESSION
+        assert hc["Init"] is True and hc["AutoRemove"] is True
+        assert [u["Name"] for u in hc["Ulimits"]] == ["nofile"]
+        res = _sh(docker_backend.docker_bin(), "exec", cid, "touch", str(srv.build_dir / "x"))
+        assert res.returncode != 0, "the build is writable from the container"
+        # (c) queries over the bind-mounted socket, from the host
+        assert srv.version() == "5.6.24"
+        assert srv.query("SELECT COUNT(*) FROM sbtest.sbtest1")[0][0] == 1000
+        assert srv.alive()
+        pid = srv.pid
+    assert docker_backend.inspect(cid) is None, "the container outlived the server"
+    assert not srv.alive()
+    assert not Path(f"/proc/{pid}").exists() or pid not in server_pids()
+    assert "Shutdown complete" in (srv.rundir / "mysqld.err").read_text(), "no clean shutdown"
+
+
+def test_failed_start_leaves_no_container(runtime_image, build_dir, lock_entry, dataset, tmp_path):
+    datadir = _copy_datadir(dataset, tmp_path / "datadir")
+    srv = _server(build_dir, lock_entry, datadir, tmp_path / "run", f"test-docker-bad-{os.getpid()}",
+                  options={"innodb_buffer_pool_size": "not-a-size", "no_such_option_xyz": 1})
+    with pytest.raises(ServerError) as e:
+        with srv:
+            pass
+    assert "\n" not in str(e.value)
+    assert docker_backend.containers(run_id=srv.run_id) == []
+
+
+def test_run_cell_docker_manifest(runtime_image, build_dir, lock_entry, dataset, tmp_path):
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    m = cell.run_cell(study="A3", experiment="point_select", workload="point_select", name=BUILD,
+                      entry=lock_entry, build_dir=build_dir, dataset=dataset, engine="InnoDB",
+                      tables=1, table_size=1000, cores=1, users=2, rep=1,
+                      settings={"backend": "docker", "warmup_s": 1, "duration_s": 2}, out=out)
+    assert m["placement"]["backend"] == "docker"
+    assert m["placement"]["mechanism"] == "docker-cpuset"
+    assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
+    assert m["result"]["qps"] > 0
+    assert json.loads((out / "manifest.json").read_text())["placement"]["backend"] == "docker"
+    assert (out / "mysqld.err").stat().st_size > 0
+
+
+def test_auto_picks_docker_when_an_engine_answers(runtime_image, build_dir, lock_entry, tmp_path):
+    srv = Server(name=BUILD, entry=lock_entry, build_dir=build_dir, datadir=tmp_path / "d",
+                 rundir=tmp_path / "run", run_id="test-auto", cpus=CPU0, backend="auto")
+    assert srv.backend == "docker" and srv.image["id"] == runtime_image["id"]
+
+
+def test_auto_falls_back_to_host_with_one_warning(docker_engine, build_dir, lock_entry, tmp_path,
+                                                  monkeypatch, capsys):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    srv = Server(name=BUILD, entry=lock_entry, build_dir=build_dir, datadir=tmp_path / "d",
+                 rundir=tmp_path / "run", run_id="test-auto-host", cpus=CPU0, backend="auto")
+    assert srv.backend == "host" and srv.image is None
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("warning: backend auto:") and "using host" in err[0]
+
+
+def test_docker_without_engine_is_one_line_error(docker_engine, build_dir, lock_entry, dataset,
+                                                 tmp_path, monkeypatch):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    datadir = _copy_datadir(dataset, tmp_path / "datadir")
+    with pytest.raises(ServerError, match="no Docker engine answers") as e:
+        with _server(build_dir, lock_entry, datadir, tmp_path / "run", "test-docker-noengine"):
+            pass
+    assert "\n" not in str(e.value)
+
+
+# -- interrupts and SIGKILL of the harness -------------------------------------------
+def _cell_argv(dataset: Path, build_dir: Path, out: Path, duration: int) -> list[str]:
+    settings = json.dumps({"backend": "docker", "warmup_s": 1, "duration_s": duration})
+    return harness_cmd("run-cell", "--study", "A3", "--experiment", "point_select", "--workload",
+                       "point_select", "--name", BUILD, "--build-dir", str(build_dir), "--dataset",
+                       str(dataset), "--engine", "InnoDB", "--tables", "1", "--table-size", "1000",
+                       "--cores", "1", "--users", "2", "--rep", "1", "--settings", settings,
+                       "--out", str(out))
+
+
+def _start_cell(dataset, build_dir, out, session=SESSION, **env_extra) -> subprocess.Popen:
+    env = harness_env()
+    env[procs.SESSION_VAR] = session
+    env.update(env_extra)
+    return subprocess.Popen(_cell_argv(dataset, build_dir, out, 30), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+
+
+def _wait_measuring(proc, session: str, timeout=90) -> list[str]:
+    """Until the cell's container runs and a labelled sysbench is at work; its container ids."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        ids = docker_backend.containers(session=session)
+        sysbench = [p for p in procs.labelled_pids(session=session)
+                    if Path(f"/proc/{p}/comm").exists()
+                    and Path(f"/proc/{p}/comm").read_text().strip() == "sysbench"]
+        if ids and sysbench:
+            return ids
+        time.sleep(0.2)
+    raise AssertionError("the cell's container and sysbench did not appear")
+
+
+def _gone(session: str, timeout=30) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not docker_backend.containers(session=session):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _no_cell_dir(out: Path):
+    assert not out.exists(), "a raw cell directory was left behind"
+    assert not list(out.parent.glob(f".{out.name}.tmp-*")), "a temp cell directory was left behind"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupting_a_docker_cell_leaves_no_container(runtime_image, build_dir, dataset, tmp_path,
+                                                        sig):
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    proc = _start_cell(dataset, build_dir, out)
+    _wait_measuring(proc, SESSION)
+    time.sleep(1.5)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert docker_backend.containers(session=SESSION) == [], "a container outlived the interrupt"
+    _no_cell_dir(out)
+    assert server_pids() == []
+
+
+def test_sigkill_of_the_harness_then_reap_removes_the_container(runtime_image, build_dir, dataset,
+                                                                tmp_path):
+    session = f"{SESSION}-reap"
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    # no watchdog: show that `harness reap --session` alone removes the survivor
+    proc = _start_cell(dataset, build_dir, out, session, **{docker_backend.WATCHDOG_VAR: "0"})
+    try:
+        ids = _wait_measuring(proc, session)
+        proc.kill()
+        proc.communicate(timeout=60)
+        time.sleep(1.0)
+        assert docker_backend.containers(session=session) == ids, "expected the container to survive"
+        res = subprocess.run(harness_cmd("reap", "--session", session), capture_output=True, text=True,
+                             env=harness_env(), cwd=ROOT, timeout=120)
+        assert res.returncode == 0, res.stderr
+        assert ids[0][:12] in res.stderr
+        assert docker_backend.containers(session=session) == []
+        assert procs.server_pids(session=session) == []
+        assert not out.exists()
+    finally:
+        docker_backend.reap(session=session)
+
+
+def test_sigkill_of_the_harness_watchdog_removes_the_container(runtime_image, build_dir, dataset,
+                                                               tmp_path):
+    session = f"{SESSION}-watchdog"
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    proc = _start_cell(dataset, build_dir, out, session)
+    try:
+        _wait_measuring(proc, session)
+        proc.kill()
+        proc.communicate(timeout=60)
+        assert _gone(session), "the container outlived a SIGKILLed harness (no watchdog?)"
+        assert procs.server_pids(session=session) == []
+        assert not out.exists()
+    finally:
+        docker_backend.reap(session=session)
+
+
+def test_smoke_pipeline_through_the_docker_backend(runtime_image, tmp_path):
+    """The smoke profile's A3 Point-Selects, run by Snakemake in a fresh copy with backend docker."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split("\0")
+    work = tmp_path / "clone"
+    for f in filter(None, files):
+        if (ROOT / f).is_file():
+            (work / f).parent.mkdir(parents=True, exist_ok=True)
+            (work / f).write_bytes((ROOT / f).read_bytes())
+    snakemake = str(Path(sys.executable).with_name("snakemake"))
+    res = _sh(snakemake, "data/tidy/point_select_summary.csv", "--cores", "all", "--config", "backend=docker",
+              "--configfile", "config/smoke.yaml", cwd=work)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    cells = list((work / "data/raw/A3/point_select").iterdir())
+    assert cells
+    for c in cells:
+        m = json.loads((c / "manifest.json").read_text())
+        assert m["placement"]["backend"] == "docker"
+        assert m["placement"]["mechanism"] == "docker-cpuset"
+        assert m["placement"]["image"]["tag"].startswith("mysqlbench/runtime:")
+        assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
+    assert docker_backend.containers(session=SESSION) == []
