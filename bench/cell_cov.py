@@ -16,12 +16,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "workflow"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import BUILD, pinned_build  # noqa: E402
 
-from harness import builds, cell, config, placement, stats  # noqa: E402
-
-BUILD = "mysql-5.6.24"
+from harness import cell, placement, stats  # noqa: E402
 
 
 def main() -> int:
@@ -35,13 +33,7 @@ def main() -> int:
     ap.add_argument("--engine", default="InnoDB")
     a = ap.parse_args()
 
-    entry = builds.load_lock(config.LOCK)[BUILD]
-    build_dir = ROOT / "resources/builds" / BUILD
-    template = ROOT / "resources/templates" / BUILD
-    if not build_dir.exists():
-        builds.fetch(BUILD, entry, build_dir)
-    if not template.exists():
-        builds.bootstrap(BUILD, entry, build_dir, template)
+    entry, build_dir, template = pinned_build()
     settings = {"warmup_s": a.warmup, "duration_s": a.duration, "client_cpus": 1}
     qps, mech = [], None
     with tempfile.TemporaryDirectory(prefix="mb-cov-") as tmp:

@@ -20,13 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "workflow"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import BUILD, pinned_build  # noqa: E402
 
-from harness import builds, cell, config, placement, sysbench  # noqa: E402
+from harness import cell, placement, sysbench  # noqa: E402
 from harness.server import Server  # noqa: E402
-
-BUILD = "mysql-5.6.24"
 
 
 def main() -> int:
@@ -38,13 +36,7 @@ def main() -> int:
     ap.add_argument("--table-size", type=int, default=10000)
     a = ap.parse_args()
 
-    entry = builds.load_lock(config.LOCK)[BUILD]
-    build_dir = ROOT / "resources/builds" / BUILD
-    template = ROOT / "resources/templates" / BUILD
-    if not build_dir.exists():
-        builds.fetch(BUILD, entry, build_dir)
-    if not template.exists():
-        builds.bootstrap(BUILD, entry, build_dir, template)
+    entry, build_dir, template = pinned_build()
     server_cpus, client_cpus = placement.split(sorted(os.sched_getaffinity(0)), 1, 1)
 
     with tempfile.TemporaryDirectory(prefix="mb-bench-") as tmp:
