@@ -3,7 +3,7 @@
 # tables (columns: cores). A build that cannot run a cell (no such engine,
 # an option it lacks) is listed as absent in its panel, never drawn as zero.
 #
-# Usage: Rscript workflow/R/fig_builds.R <build_compare_summary.csv> <unsupported.csv> <out.pdf>
+# Usage: Rscript workflow/R/fig_builds.R <build_compare_summary.csv> [unsupported.csv] <out.pdf>
 
 script_dir <- function() {
   arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
@@ -14,10 +14,15 @@ source(file.path(script_dir(), "theme.R"))
 suppressPackageStartupMessages(library(ggplot2))
 
 main <- function(args) {
-  if (length(args) != 3) fail("usage: fig_builds.R <build_compare_summary.csv> <unsupported.csv> <out.pdf>")
+  if (!length(args) %in% 2:3) fail("usage: fig_builds.R <build_compare_summary.csv> [unsupported.csv] <out.pdf>")
+  out <- args[length(args)]
   d <- read_tidy(args[1])
-  absent <- as.data.frame(data.table::fread(args[2], colClasses = "character"))
-  absent <- absent[absent$experiment == d$experiment[1], , drop = FALSE]
+  absent <- data.frame(experiment = character(), build = character(), engine = character())
+  if (length(args) == 3) {
+    if (!file.exists(args[2])) fail("input file not found: ", args[2])
+    absent <- as.data.frame(data.table::fread(args[2], colClasses = "character"))
+    absent <- absent[absent$experiment == d$experiment[1], , drop = FALSE]
+  }
   builds <- sort(unique(c(d$build, absent$build)))
   d$panel <- paste0(d$engine, ", ", plural(d$tables, "table"))
   d$cores_lab <- factor(plural(d$cores, "core"), levels = unique(plural(sort(unique(d$cores)), "core")))
@@ -42,7 +47,7 @@ main <- function(args) {
                          hjust = 0, vjust = -0.5, size = 2.2, colour = "grey30")
   }
   rows <- length(unique(d$panel))
-  save_figure(p, args[3], width = 7, height = 1.2 + 1.6 * rows)
+  save_figure(p, out, width = 7, height = 1.2 + 1.6 * rows)
 }
 
 tryCatch(main(commandArgs(trailingOnly = TRUE)), error = function(e) {

@@ -78,7 +78,7 @@ main <- function(args) {
   d <- read_summary(args[1])
   p <- plot_point_select(d)
   n_rows <- length(unique(d$tables))
-  save_figure(p, args[2], width = 7, height = 0.9 + 1.45 * n_rows)
+  save_figure(p, args[2], width = 7, height = 0.9 + 1.1 * n_rows)
 }
 
 tryCatch(main(commandArgs(trailingOnly = TRUE)),

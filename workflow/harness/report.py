@@ -1,8 +1,21 @@
-"""LaTeX inputs of the paper: macros.tex, provenance.tex, claims.tex (+ claims.csv).
+"""LaTeX inputs of the paper, generated from the tidy data of every experiment.
 
-    python -m harness report --summary data/tidy/point_select_summary.csv \
-        --runs data/tidy/point_select.csv --provenance data/tidy/provenance.json \
-        --config <resolved-config.yaml> --out paper/generated
+    python -m harness report --tidy-dir data/tidy \
+        --config data/tidy/config.resolved.yaml --out paper/generated
+
+Reads, for each experiment the resolved config runs (every one present if the
+config names none), ``<experiment>_summary.csv``, ``<experiment>.csv``,
+``_explain.csv``, ``_keycaches.csv``, ``_waits.csv``, ``_status.csv`` and
+``<experiment>_provenance.json`` (merged; a lone ``provenance.json`` is read
+when there is no per-experiment one), plus ``unsupported.csv``. Writes:
+
+    macros.tex       every measured number the text quotes, \\ifHas<Experiment>
+                     and \\ifHasFig<Figure> flags (experiments not run in the
+                     profile, figures not drawn), \\Verdict<Claim>
+    provenance.tex   builds, hosts, load generator, placement, commits
+    claims.tex/.csv  every published claim, measured value and verdict
+    explain.tex      EXPLAIN per engine x statement of the Simple-Ranges runs
+    unsupported.tex  combinations a build cannot run (or a sentence: none)
 
 Every number the paper text quotes is a macro defined here, computed from the
 tidy data, the provenance and the resolved config; nothing is typed by hand.
@@ -10,6 +23,7 @@ tidy data, the provenance and the resolved config; nothing is typed by hand.
 
 import argparse
 import csv
+import glob
 import io
 import json
 import os
@@ -32,7 +46,8 @@ _LATEX = {
     "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
     "×": r"$\times$", "÷": r"$\div$", "→": r"$\rightarrow$", "≥": r"$\geq$",
     "≤": r"$\leq$", "–": "--", "—": "---", "®": r"\textregistered{}",
-    "™": r"\texttrademark{}", "°": r"\textdegree{}",
+    "™": r"\texttrademark{}", "°": r"\textdegree{}", "≫": r"$\gg$", "≪": r"$\ll$",
+    "±": r"$\pm$", "−": "$-$", "…": r"\ldots{}",
 }
 
 
@@ -99,6 +114,56 @@ def macro(name, value):
     return "\\newcommand{\\%s}{%s}\n" % (name, value)
 
 
+# --- experiments and figures --------------------------------------------------
+
+# The experiments of studies A2, A3 and B (config keys): each gets a
+# \ifHas<Experiment> flag and a \Design<Experiment> macro even when the
+# profile does not run it (other experiments of the config get them too).
+EXPERIMENTS = ("point_select", "oltp_ro", "simple_ranges", "ps_pfs", "spin_wait",
+               "read_only", "key_cache", "read_write")
+
+# figures/<name>.pdf: its R script, its LaTeX flag (\ifHasFig<flag>) and the
+# tidy files it reads, (experiment, kind) -> data/tidy/<experiment>_<kind>.csv.
+# A figure is drawn when at least one of its experiments runs in the profile
+# (each figure rule of workflow/rules/paper.smk takes its inputs from here).
+FIGURES = {
+    "a3_point_select": dict(script="fig_point_select.R", flag="PointSelect",
+                            inputs=[("point_select", "summary")]),
+    "a2_sysbench_ro": dict(script="fig_sysbench_ro.R", flag="SysbenchRo",
+                           inputs=[("oltp_ro", "summary"), ("simple_ranges", "summary"),
+                                   ("point_select", "summary")]),
+    "a3_timeseries": dict(script="fig_timeseries.R", flag="Timeseries",
+                          inputs=[("point_select", "intervals")]),
+    "a3_trx": dict(script="fig_trx.R", flag="Trx", inputs=[("oltp_ro", "summary")]),
+    "a3_ps_pfs": dict(script="fig_ps_pfs.R", flag="PsPfs", inputs=[("ps_pfs", "summary")]),
+    "a3_knobs": dict(script="fig_knobs.R", flag="Knobs",
+                     inputs=[("spin_wait", "summary"), ("read_only", "summary"),
+                             ("key_cache", "summary")]),
+    "a3_waits": dict(script="fig_waits.R", flag="Waits",
+                     inputs=[("point_select", "waits"), ("ps_pfs", "waits")]),
+    "b_memory": dict(script="fig_memory.R", flag="Memory",
+                     inputs=[("simple_ranges", "summary"), ("oltp_ro", "summary"),
+                             ("read_write", "summary")]),
+    "builds": dict(script="fig_builds.R", flag="Builds", inputs=[("build_compare", "summary")],
+                   extra=["unsupported.csv"]),
+}
+
+
+def figure_inputs(name, experiments, tidy_dir="data/tidy"):
+    """The tidy files figure `name` reads, for the experiments that run."""
+    own = [f"{tidy_dir}/{e}_{kind}.csv" for e, kind in FIGURES[name]["inputs"] if e in experiments]
+    return own + [f"{tidy_dir}/{f}" for f in FIGURES[name].get("extra", [])] if own else []
+
+
+def camel(name):
+    """'point_select' -> 'PointSelect' (a macro name: letters only)."""
+    return "".join(p[:1].upper() + p[1:] for p in re.split(r"[^A-Za-z]+", name) if p)
+
+
+def newif(name, value):
+    return "\\newif\\if%s\n\\%s%s\n" % (name, name, "true" if value else "false")
+
+
 # --- macros -----------------------------------------------------------------
 
 def _best_cell(rows):
@@ -106,67 +171,202 @@ def _best_cell(rows):
     return max(rows, key=lambda r: r["qps_median"]) if rows else None
 
 
-def _reps(runs, summary):
-    """Repetitions per cell: '5', or '3--5' if cells differ."""
-    key_cols = ("study", "experiment", "workload", "build", "engine", "tables", "cores", "users")
-    per_cell = {}
-    for r in runs:
-        per_cell.setdefault(tuple(r.get(c) for c in key_cols), set()).add(r.get("rep"))
-    counts = [len(v) for v in per_cell.values()] or [r["n"] for r in summary if r.get("n")]
+KEY_COLUMNS = ("study", "experiment", "workload", "build", "engine", "variant", "tables",
+               "cores", "users")
+
+
+def _reps(runs_by_exp, summaries):
+    """Repetitions per cell over all experiments: '5', or '3--5' if cells differ."""
+    counts = []
+    for exp, runs in runs_by_exp.items():
+        per_cell = {}
+        for r in runs:
+            per_cell.setdefault(tuple(r.get(c) for c in KEY_COLUMNS), set()).add(r.get("rep"))
+        counts += [len(v) for v in per_cell.values()]
+    if not counts:
+        counts = [r["n"] for rows in summaries.values() for r in rows if r.get("n")]
     if not counts:
         return NA
     lo, hi = min(counts), max(counts)
     return str(lo) if lo == hi else f"{lo}--{hi}"
 
 
-def build_macros(summary, runs, prov, config, claim_rows):
+def fmt_ratio(r, digits=2):
+    return NA if r is None else f"{r:.{digits}f}"
+
+
+def fmt_pct(x, signed=False):
+    """12.34 -> '12.3' ; signed: 8.2 -> '+8', -3.4 -> '$-$3'."""
+    if x is None:
+        return NA
+    if signed:
+        v = round(x)
+        return f"+{v}" if v > 0 else ("0" if v == 0 else f"$-${-v}")
+    return f"{x:.1f}"
+
+
+def primary_build(tidy, config):
+    """The build the text's numbers are about: the profile's first build
+    that was measured, else the first measured build by name."""
+    measured = sorted({r.get("build", "") for rows in tidy["summaries"].values() for r in rows})
+    for b in (config.get("builds") or []):
+        if b in measured:
+            return b
+    return measured[0] if measured else ""
+
+
+VARIANT_WORDS = {"trx": "transactions", "ps": "prepared statements",
+                 "pfs": "Performance Schema", "spin_wait_delay": "innodb_spin_wait_delay",
+                 "innodb_read_only": "innodb_read_only", "key_cache": "key cache"}
+
+
+def design_text(spec):
+    """One experiment's design from the config, as LaTeX."""
+    def plural(n, word):
+        return f"{word}" if n == [1] or n == 1 else f"{word}s"
+    parts = []
+    engines = spec.get("engines") or []
+    if engines:
+        parts.append(tex_escape(join_words(engines)))
+    tables = spec.get("tables") or []
+    if tables:
+        t = f"{join_words(tables)} {plural(tables, 'table')}"
+        if spec.get("table_size"):
+            t += f" of {fmt_int(spec['table_size'])} rows"
+        parts.append(t)
+    if spec.get("cores"):
+        parts.append(f"{join_words(spec['cores'])} {plural(spec['cores'], 'core')}")
+    if spec.get("users"):
+        parts.append(f"{join_words(spec['users'])} {plural(spec['users'], 'user')}")
+    for name, values in (spec.get("variants") or {}).items():
+        vals = "/".join(str(v).replace("_", " ") for v in values)
+        parts.append(tex_escape(f"{VARIANT_WORDS.get(name, name)} {vals}"))
+    if spec.get("builds"):
+        parts.append("builds " + ", ".join(tex_tt(b) for b in spec["builds"]))
+    if spec.get("repetitions"):
+        n = spec["repetitions"]
+        parts.append(f"{n} {plural(n, 'repetition')}")
+    return "; ".join(parts) or NA
+
+
+def top_wait(tidy, build, experiment, engine, tables=claims_mod.A3_TABLES):
+    """The lock/synchronisation wait event with the most time in the engine's
+    cell with the most users (then cores), tables as given (else the most)."""
+    rows = [r for r in tidy["extras"]["waits"].get(experiment) or []
+            if r.get("build", "") == build and r.get("engine") == engine
+            and r.get("pfs", "") != "off"
+            and re.match(r"wait/(synch|lock)/", r.get("event_name") or "")]
+    if not rows:
+        return None
+
+    def num(r, col):
+        try:
+            return float(r.get(col))
+        except (TypeError, ValueError):
+            return 0.0
+    all_tables = {num(r, "tables") for r in rows}
+    t = tables if tables in all_tables else max(all_tables)
+    rows = [r for r in rows if num(r, "tables") == t]
+    users = max(num(r, "users") for r in rows)
+    rows = [r for r in rows if num(r, "users") == users]
+    cores = max(num(r, "cores") for r in rows)
+    totals = {}
+    for r in rows:
+        if num(r, "cores") == cores:
+            totals[r["event_name"]] = totals.get(r["event_name"], 0.0) + num(r, "sum_timer_wait_ps")
+    if not totals or max(totals.values()) <= 0:
+        return None
+    return max(totals, key=lambda k: (totals[k], k))
+
+
+def short_event(name):
+    return re.sub(r"^synch/", "", re.sub(r"^wait/", "", name))
+
+
+def key_caches_per_table(tidy, build):
+    """Distinct named key caches in the key_cache experiment's per-table cells."""
+    caches = set()
+    for r in tidy["extras"]["keycaches"].get("key_cache") or []:
+        if r.get("build", "") == build and "pertable" in (r.get("variant") or ""):
+            name = r.get("cache") or r.get("key_cache#2") or ""
+            if name:
+                caches.add(name)
+    return len(caches) if caches else None
+
+
+def measured_experiments(tidy, config):
+    enabled = claims_mod.enabled_experiments(config)
+    have = {e for e, rows in tidy["summaries"].items() if rows}
+    return have if enabled is None else have & enabled
+
+
+def build_macros(tidy, prov, config, claim_rows):
     """Ordered list of (name, LaTeX value)."""
+    summaries = tidy["summaries"]
+    runs = tidy["runs"]
     sysbench_cfg = config.get("sysbench") or {}
-    ps_cfg = (config.get("experiments") or {}).get("point_select") or {}
+    exp_cfg = config.get("experiments") or {}
+    ps_cfg = exp_cfg.get("point_select") or {}
+    claims_cfg = config.get("claims") or {}
     hosts = prov.get("hosts") or []
     builds = prov.get("builds") or []
     sysbenches = prov.get("sysbench") or []
     placements = prov.get("placement") or []
+    build = primary_build(tidy, config)
+    view = claims_mod.View(build, summaries, tidy["extras"], config)
+    all_rows = [r for rows in summaries.values() for r in rows]
+    all_runs = [r for rows in runs.values() for r in rows]
 
     def from_list(items, key, sep="; "):
         values = distinct(str(i.get(key)) for i in items if i.get(key) not in (None, ""))
         return tex_escape(sep.join(values)) if values else NA
 
     # Point-Selects: "best" is over the 8-table cells if any were measured.
-    ps = summary if not any(r["tables"] == 8 for r in summary) else \
-        [r for r in summary if r["tables"] == 8]
+    ps_all = view.all_rows("point_select")
+    ps = ps_all if not any(r["tables"] == 8 for r in ps_all) else \
+        [r for r in ps_all if r["tables"] == 8]
     best = {e: _best_cell([r for r in ps if r.get("engine") == e]) for e in ("InnoDB", "MyISAM")}
     overall = _best_cell(ps)
     qps = {e: (c["qps_median"] if c else None) for e, c in best.items()}
-    ratio = (f"{qps['MyISAM'] / qps['InnoDB']:.2f}" if qps["MyISAM"] and qps["InnoDB"] else NA)
+    ps_ratio = (f"{qps['MyISAM'] / qps['InnoDB']:.2f}" if qps["MyISAM"] and qps["InnoDB"] else NA)
 
-    def values(col):
-        return sorted({r[col] for r in summary if r.get(col) is not None})
+    def values(col, rows=ps_all):
+        return sorted({r[col] for r in rows if r.get(col) is not None})
 
     duration = sysbench_cfg.get("duration_s")
     if duration is None:
-        duration = "/".join(distinct(r.get("duration_s") for r in runs)) or None
+        duration = "/".join(distinct(r.get("duration_s") for r in all_runs)) or None
     versions = distinct(str(v).removeprefix("sysbench ").strip()
                         for v in (s.get("version") for s in sysbenches) if v)
     verdicts = [c["verdict"] for c in claim_rows]
+    run_here = measured_experiments(tidy, config)
+    known = list(EXPERIMENTS) + [e for e in exp_cfg if e not in EXPERIMENTS]
+    not_run = [e for e in EXPERIMENTS if e not in run_here]
 
-    return [
+    out = [
         ("PSBestInnoDB", fmt_int(qps["InnoDB"])),
         ("PSBestMyISAM", fmt_int(qps["MyISAM"])),
-        ("PSRatioMyISAMInnoDB", ratio),
+        ("PSRatioMyISAMInnoDB", ps_ratio),
         ("PSBestInnoDBCores", str(best["InnoDB"]["cores"]) if best["InnoDB"] else NA),
         ("PSBestMyISAMCores", str(best["MyISAM"]["cores"]) if best["MyISAM"] else NA),
         ("PSBestCores", str(overall["cores"]) if overall else NA),
         ("PSBestTables", str(overall["tables"]) if overall else NA),
-        ("NumCells", str(len(summary))),
-        ("NumRuns", str(len(runs))),
-        ("NumReps", _reps(runs, summary)),
-        ("NumUnstable", str(sum(1 for r in summary if r.get("unstable")))),
+        ("NumCells", str(len(all_rows))),
+        ("NumRuns", str(len(all_runs))),
+        ("NumReps", _reps(runs, summaries)),
+        ("NumUnstable", str(sum(1 for r in all_rows if r.get("unstable")))),
+        ("NumExperiments", str(len(run_here))),
+        ("ExperimentsNotRun", tex_escape(join_words(not_run)) if not_run else "none"),
         ("UsersMin", str(min(values("users"))) if values("users") else NA),
         ("UsersMax", str(max(values("users"))) if values("users") else NA),
         ("CoresList", join_words(values("cores"))),
+        ("CoresAll", join_words(values("cores", all_rows))),
+        ("MaxCores", str(max(values("cores", all_rows))) if values("cores", all_rows) else NA),
         ("TablesList", join_words(values("tables"))),
-        ("EnginesList", tex_escape(join_words(sorted({r["engine"] for r in summary if r.get("engine")})))),
+        ("EnginesList", tex_escape(join_words(sorted({r["engine"] for r in ps_all if r.get("engine")})))),
+        ("PrimaryBuild", tex_tt(build) if build else NA),
+        ("PrimaryBuildVersion", from_list([b for b in builds if b.get("name") == build]
+                                          or (builds if len(builds) == 1 else []), "version")),
         ("BuildName", from_list(builds, "name", ", ")),
         ("BuildVersion", from_list(builds, "version", ", ")),
         ("HostCPU", from_list(hosts, "cpu_model")),
@@ -182,13 +382,104 @@ def build_macros(summary, runs, prov, config, claim_rows):
         ("RandType", tex_escape(sysbench_cfg.get("rand_type") or NA)),
         ("CVThreshold", fmt_num((config.get("stats") or {}).get("cv_threshold"))),
         ("PSTableSize", fmt_num(ps_cfg.get("table_size"))),
+        ("NumUnsupported", str(len(tidy["unsupported"]))),
         ("NumClaims", str(len(verdicts))),
         ("NumClaimsReproduced", str(verdicts.count(claims_mod.REPRODUCED))),
         ("NumClaimsNotReproduced", str(verdicts.count(claims_mod.NOT_REPRODUCED))),
         ("NumClaimsNotMeasurable", str(verdicts.count(claims_mod.NOT_MEASURABLE))),
-        ("ScalingMargin", fmt_num((config.get("claims") or {}).get(
-            "scaling_margin", claims_mod.DEFAULT_SCALING_MARGIN))),
-    ] + verdict_macros(claim_rows)
+        ("ScalingMargin", fmt_num(claims_mod.setting(claims_cfg, "scaling_margin"))),
+        ("WinMargin", fmt_num(claims_mod.setting(claims_cfg, "win_margin"))),
+        ("RatioTolerance", fmt_num(claims_mod.setting(claims_cfg, "ratio_tolerance"))),
+        ("MuchFaster", fmt_num(claims_mod.setting(claims_cfg, "much_faster"))),
+        ("SlightMax", fmt_num(claims_mod.setting(claims_cfg, "slight_max"))),
+        ("MemoryGainTolerance", fmt_num(claims_mod.setting(claims_cfg, "memory_gain_tolerance"))),
+        ("ContentionMinCores", fmt_num(claims_mod.setting(claims_cfg, "contention_min_cores"))),
+    ]
+    out += [("Design" + camel(e), design_text(exp_cfg[e]) if isinstance(exp_cfg.get(e), dict) else NA)
+            for e in known]
+    out += experiment_macros(view, tidy, build)
+    return out + verdict_macros(claim_rows)
+
+
+def experiment_macros(view, tidy, build):
+    """The measured numbers of studies A2, A3 and B quoted in the text."""
+    cm = claims_mod
+    out = []
+    # A2: InnoDB/MyISAM on one table
+    for exp, name in (("oltp_ro", "OltpRo"), ("simple_ranges", "SimpleRanges"),
+                      ("point_select", "PointSelect")):
+        out.append(("ATwoRatio" + name, fmt_ratio(cm.a2_ratio(view, exp)[2])))
+    # A3 OLTP_RO peaks, 8 tables, autocommit and with transactions
+    for trx, name in (("off", "Auto"), ("on", "Trx")):
+        factors = cm.oltp_rows_trx(view, "oltp_ro", trx)
+        qi, qm, r = (cm.engine_ratio(view, "oltp_ro", "InnoDB", "MyISAM", tables=cm.A3_TABLES, **factors)
+                     if factors is not None else (None, None, None))
+        out += [(f"OltpRo{name}InnoDB", fmt_int(qi)), (f"OltpRo{name}MyISAM", fmt_int(qm)),
+                (f"OltpRo{name}Ratio", fmt_ratio(r))]
+    for engine in ("InnoDB", "MyISAM"):
+        out.append(("TrxRatio" + engine, fmt_ratio(
+            cm.variant_ratio(view, "oltp_ro", engine, {"trx": "on"}, {"trx": "off"})[2])))
+    out.append(("SimpleRangesRatioEight", fmt_ratio(
+        cm.engine_ratio(view, "simple_ranges", "InnoDB", "MyISAM", tables=cm.A3_TABLES)[2])))
+    # Point-Selects: 8 vs 1 tables at the most cores
+    for engine in ("InnoDB", "MyISAM"):
+        out.append(("TablesRatioPS" + engine, fmt_ratio(cm.tables_ratio(view, "point_select", engine)[3])))
+    # prepared statements x Performance Schema, relative to PS off + PFS on
+    base = {"ps": "off", "pfs": "on"}
+    for engine in ("InnoDB", "MyISAM"):
+        out += [
+            ("PsPfsRatio" + engine, fmt_ratio(cm.variant_ratio(
+                view, "ps_pfs", engine, {"ps": "on", "pfs": "off"}, base)[2])),
+            ("PsOnRatio" + engine, fmt_ratio(cm.variant_ratio(
+                view, "ps_pfs", engine, {"ps": "on", "pfs": "on"}, base)[2])),
+            ("PfsOffRatio" + engine, fmt_ratio(cm.variant_ratio(
+                view, "ps_pfs", engine, {"ps": "off", "pfs": "off"}, base)[2])),
+        ]
+    # PFS top lock/synchronisation wait, Point-Selects, 8 tables
+    for engine in ("InnoDB", "MyISAM"):
+        ev = top_wait(tidy, build, "point_select", engine) or top_wait(tidy, build, "ps_pfs", engine)
+        out.append(("TopWait" + engine, tex_tt(short_event(ev)) if ev else NA))
+    # knobs
+    spin = cm.variant_ratio(view, "spin_wait", "InnoDB", {"spin_wait_delay": "256"},
+                            {"spin_wait_delay": "96"})
+    delays = view.rows("spin_wait", engine="InnoDB")
+    best_delay = max(delays, key=lambda r: r["qps_median"])["spin_wait_delay"] if delays else None
+    out += [
+        ("SpinRatio", fmt_ratio(spin[2])),
+        ("SpinBestDelay", tex_escape(best_delay) if best_delay else NA),
+        ("SpinDelays", join_words(sorted({r["spin_wait_delay"] for r in delays},
+                                         key=lambda v: (len(v), v))) if delays else NA),
+        ("ReadOnlyRatio", fmt_ratio(cm.variant_ratio(
+            view, "read_only", "InnoDB", {"innodb_read_only": "on"}, {"innodb_read_only": "off"})[2])),
+        ("KeyCacheRatio", fmt_ratio(cm.variant_ratio(
+            view, "key_cache", "MyISAM", {"key_cache": "per_table"}, {"key_cache": "shared"})[2])),
+        ("KeyCachesPerTable", fmt_num(key_caches_per_table(tidy, build))),
+    ]
+    # B1: HASH vs BTREE on Simple-Ranges
+    qb, qh, gap = cm.engine_ratio(view, "simple_ranges", "MEMORY-BTREE", "MEMORY")
+    plans = {e: cm.explain_of(view, "simple_ranges", e) for e in ("MEMORY", "MEMORY-BTREE")}
+    for e, name in (("MEMORY", "Hash"), ("MEMORY-BTREE", "Btree")):
+        p = plans[e]
+        out += [(f"Memory{name}Type", tex_escape("/".join(distinct(t for t, _, _ in p))) if p else NA),
+                (f"Memory{name}Rows", tex_escape("/".join(distinct(rows for _, _, rows in p))) if p else NA)]
+    size = view.table_size("simple_ranges")
+    out += [("MemoryHashQPS", fmt_int(qh)), ("MemoryBtreeQPS", fmt_int(qb)),
+            ("MemoryHashBtreeRatio", fmt_ratio(gap)),
+            ("MemoryTableSize", fmt_int(size) if size else NA)]
+    # B2: MEMORY vs InnoDB on OLTP_RO (peaks)
+    mem = cm.memory_engine(view, "oltp_ro")
+    qm = view.best("oltp_ro", engine=mem) if mem else None
+    r = cm.ratio(qm, view.best("oltp_ro", engine="InnoDB"))
+    out += [("MemoryEngineRO", tex_escape(mem) if mem else NA),
+            ("MemoryInnoDBRatio", fmt_ratio(r)),
+            ("MemoryInnoDBGainPct", fmt_pct((r - 1) * 100, signed=True) if r else NA)]
+    # B3: read-write
+    qi = view.best("read_write", engine="InnoDB")
+    out += [("RWRatioMemoryInnoDB", fmt_ratio(cm.ratio(view.best("read_write", engine="MEMORY"), qi))),
+            ("RWRatioMyISAMInnoDB", fmt_ratio(cm.ratio(view.best("read_write", engine="MyISAM"), qi)))]
+    for engine, name in (("MEMORY", "Memory"), ("InnoDB", "InnoDB"), ("MyISAM", "MyISAM")):
+        out.append(("RWLockWaitPct" + name, fmt_pct(cm.lock_wait_pct(view, "read_write", engine))))
+    return out
 
 
 def verdict_macros(claim_rows):
@@ -206,8 +497,21 @@ def verdict_macros(claim_rows):
     return out
 
 
-def macros_tex(macros):
-    return GENERATED + "".join(macro(name, value) for name, value in macros)
+def flags_tex(tidy, config):
+    """\\ifHas<Experiment> (measured in this profile) and \\ifHasFig<Figure> (drawn)."""
+    run_here = measured_experiments(tidy, config)
+    enabled = claims_mod.enabled_experiments(config)
+    drawn_from = run_here if enabled is None else enabled
+    names = list(EXPERIMENTS) + sorted(e for e in (config.get("experiments") or {})
+                                       if e not in EXPERIMENTS)
+    out = [newif("Has" + camel(e), e in run_here) for e in names]
+    out += [newif("HasFig" + f["flag"], bool(figure_inputs(n, drawn_from)))
+            for n, f in FIGURES.items()]
+    return "".join(out)
+
+
+def macros_tex(macros, flags=""):
+    return GENERATED + "".join(macro(name, value) for name, value in macros) + flags
 
 
 # --- provenance table -------------------------------------------------------
@@ -247,11 +551,14 @@ def provenance_tex(prov, config):
                  ("kernel", _val(h.get("kernel"))),
                  ("governor", _val(h.get("governor"))),
                  ("SMT", _val(h.get("smt")))]
-    for s in prov.get("sysbench") or [{}]:
-        rows += ["Load generator",
-                 ("sysbench", _val(s.get("version"))),
-                 ("script", tex_tt(s["script"]) if s.get("script") else NA),
-                 ("script sha256", _hex(s.get("script_sha256")))]
+    sysbenches = prov.get("sysbench") or [{}]
+    rows += ["Load generator",
+             ("sysbench", ", ".join(distinct(_val(s.get("version")) for s in sysbenches)) or NA)]
+    for s in sysbenches:  # one row per script (a workload's Lua wrapper)
+        if s.get("script"):
+            rows.append(("script", f"{tex_tt(s['script'])}, sha256 {_hex(s.get('script_sha256'))}"))
+    if not any(s.get("script") for s in sysbenches):
+        rows.append(("script", NA))
     rows.append("Placement and run")
     for p in prov.get("placement") or [{}]:
         rows.append(("backend / mechanism",
@@ -276,22 +583,46 @@ def provenance_tex(prov, config):
 
 # --- claims table -----------------------------------------------------------
 
-def claims_tex(claim_rows):
+CLAIMS_PER_FLOAT = 9  # a float of 9 rows stays under half a page (footnotesize)
+
+
+def claims_tex(claim_rows, per_float=CLAIMS_PER_FLOAT):
+    """The claims table as full-width floats of at most `per_float` rows each
+    (a float cannot break across pages); the first is labelled tab:claims.
+    The build is named under each id only when the table holds several
+    builds (else the text names the one build)."""
     rl = r">{\raggedright\arraybackslash}"
-    lines = [GENERATED,
-             r"\begin{tabularx}{\linewidth}{@{}%sp{2.4cm}%sX%sX%sX%sp{1.4cm}@{}}"
-             % (rl, rl, rl, rl, rl),
-             r"\toprule",
-             r"Claim id & Claim & Published & Measured & Verdict\\",
-             r"\midrule"]
-    for c in claim_rows:
-        cid = tex_tt(c["id"])
-        if c["build"]:
-            cid += r"\newline{\footnotesize %s}" % tex_tt(c["build"])
-        lines.append(" & ".join([cid] + [tex_escape(c[k]) for k in
-                                         ("claim", "published", "measured", "verdict")])
-                     + r"\\")
-    lines += [r"\bottomrule", r"\end{tabularx}", ""]
+
+    def x(share):  # a tabularx column `share` times the average X width
+        return r">{\raggedright\arraybackslash\hsize=%s\hsize}X" % share
+    verdicts = [c["verdict"] for c in claim_rows]
+    summary = (f"{verdicts.count(claims_mod.REPRODUCED)} of {len(verdicts)} reproduced, "
+               f"{verdicts.count(claims_mod.NOT_REPRODUCED)} not reproduced, "
+               f"{verdicts.count(claims_mod.NOT_MEASURABLE)} not measurable here")
+    many_builds = len({c["build"] for c in claim_rows}) > 1
+    chunks = [claim_rows[i:i + per_float] for i in range(0, len(claim_rows), per_float)] or [[]]
+    lines = [GENERATED]
+    for n, chunk in enumerate(chunks):
+        first = n == 0
+        lines += [r"\begin{table*}[tp]", r"\centering\footnotesize",
+                  (r"\caption{Published claims, the values measured on this host and the "
+                   r"verdicts computed from them by the pipeline (%s).}\label{tab:claims}" % summary)
+                  if first else r"\caption{Published claims (continued).}",
+                  r"\begin{tabularx}{\linewidth}{@{}%sp{2.3cm}%s%s%s%sp{1.3cm}@{}}"
+                  % (rl, x(1.1), x(0.7), x(1.2), rl),
+                  r"\toprule",
+                  r"Claim id & Claim & Published & Measured & Verdict\\",
+                  r"\midrule"]
+        for c in chunk:
+            cid = tex_tt(c["id"])
+            if c["build"] and many_builds:
+                cid += r"\newline{\footnotesize %s}" % tex_tt(c["build"])
+            lines.append(" & ".join([cid] + [tex_escape(c[k]) for k in
+                                             ("claim", "published", "measured", "verdict")])
+                         + r"\\")
+        if not chunk:
+            lines.append(r"\multicolumn{5}{@{}l}{No claims.}\\")
+        lines += [r"\bottomrule", r"\end{tabularx}", r"\end{table*}", ""]
     return "\n".join(lines)
 
 
@@ -301,6 +632,84 @@ def claims_csv(claim_rows):
     w.writeheader()
     w.writerows(claim_rows)
     return buf.getvalue()
+
+
+# --- EXPLAIN and unsupported ---------------------------------------------------
+
+EXPLAIN_EXPERIMENT = "simple_ranges"
+ENGINE_ORDER = ["InnoDB", "MyISAM", "MEMORY", "MEMORY-BTREE", "ARCHIVE"]
+
+
+def _engine_key(e):
+    return (ENGINE_ORDER.index(e) if e in ENGINE_ORDER else len(ENGINE_ORDER), e)
+
+
+def builds_tex(rows, provenance):
+    """Build versus build: per build, its server version and best median QPS per engine
+    (over users and cores); an engine a build could not run is 'absent', never 0."""
+    if not rows:
+        return GENERATED + r"\emph{Build versus build was not measured in this profile.}" + "\n"
+    versions = {b.get("name"): b.get("server_version") or b.get("version") for b in provenance.get("builds", [])}
+    engines = sorted({r["engine"] for r in rows}, key=_engine_key)
+    best = {}
+    for r in rows:
+        k = (r["build"], r["engine"])
+        if r.get("qps_median") is not None and r["qps_median"] > best.get(k, -1):
+            best[k] = r["qps_median"]
+    lines = [GENERATED.rstrip("\n"), r"\begin{tabular}{ll" + "r" * len(engines) + "}", r"\toprule",
+             "Build & Server version & " + " & ".join(f"{tex_escape(e)} (QPS)" for e in engines) + r" \\",
+             r"\midrule"]
+    for b in sorted({r["build"] for r in rows}):
+        vals = [fmt_int(best[(b, e)]) if (b, e) in best else r"\emph{absent}" for e in engines]
+        lines.append(f"{tex_tt(b)} & {tex_escape(versions.get(b) or NA)} & " + " & ".join(vals) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    return "\n".join(lines)
+
+
+def explain_tex(explain_rows, experiment=EXPLAIN_EXPERIMENT):
+    """Engine x statement -> EXPLAIN type / key / rows (distinct values over cells)."""
+    if not explain_rows:
+        return (GENERATED + r"\emph{No EXPLAIN output: experiment %s was not measured "
+                r"in this profile.}" % tex_escape(experiment) + "\n")
+    many_builds = len({r.get("build", "") for r in explain_rows}) > 1
+    cells = {}
+    for r in explain_rows:
+        key = (r.get("build", ""), r.get("engine", ""), r.get("statement", ""))
+        cell = cells.setdefault(key, {"type": [], "key": [], "rows": []})
+        for col in cell:
+            v = r.get(col) or ""
+            if v not in cell[col]:
+                cell[col].append(v)
+    order = sorted(cells, key=lambda k: (k[0], _engine_key(k[1]), k[2]))
+    cols = ("l" if many_builds else "") + "lllll"
+    lines = [GENERATED, r"\begin{tabular}{@{}%s@{}}" % cols, r"\toprule",
+             ("Build & " if many_builds else "") + r"Engine & Statement & type & key & rows\\",
+             r"\midrule"]
+    for key in order:
+        build, engine, statement = key
+        c = cells[key]
+
+        def cell(col, tt=False):
+            vals = [v for v in c[col] if v] or ["--"]
+            return "/".join(tex_tt(v) if tt and v != "--" else tex_escape(v) for v in vals)
+        row = ([tex_tt(build)] if many_builds else []) + [
+            tex_escape(engine), tex_tt(statement), cell("type"), cell("key", tt=True), cell("rows")]
+        lines.append(" & ".join(row) + r"\\")
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    return "\n".join(lines)
+
+
+def unsupported_tex(rows):
+    if not rows:
+        return (GENERATED + "None: every build of this profile can run every engine and "
+                "variant its experiments ask for.\n")
+    lines = [GENERATED, r"\begin{itemize}\setlength{\itemsep}{0pt}"]
+    for r in rows:
+        what = ", ".join(tex_escape(r.get(k) or "--") for k in ("experiment", "engine", "variant"))
+        lines.append(r"\item %s on %s: %s" % (what, tex_tt(r.get("build") or "--"),
+                                              tex_escape(r.get("reason") or "")))
+    lines += [r"\end{itemize}", ""]
+    return "\n".join(lines)
 
 
 # --- I/O --------------------------------------------------------------------
@@ -322,8 +731,18 @@ def write_atomic(path, text):
 
 
 def read_csv(path):
+    """Rows as dicts; a repeated column name gets '#2', '#3', ... (so that a
+    factor column and a capture column of the same name both survive)."""
     with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None:
+            return []
+        seen, names = {}, []
+        for h in header:
+            seen[h] = seen.get(h, 0) + 1
+            names.append(h if seen[h] == 1 else f"{h}#{seen[h]}")
+        return [dict(zip(names, row)) for row in reader if row]
 
 
 def read_yaml(path):
@@ -331,31 +750,95 @@ def read_yaml(path):
         return yaml.safe_load(f) or {}
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(prog="harness report", description=__doc__.splitlines()[0])
-    ap.add_argument("--summary", required=True, help="<experiment>_summary.csv (tidy)")
-    ap.add_argument("--runs", required=True, help="<experiment>.csv (tidy, one row per run)")
-    ap.add_argument("--provenance", required=True, help="provenance.json")
-    ap.add_argument("--config", required=True, help="resolved config YAML")
-    ap.add_argument("--out", required=True, help="output directory (paper/generated)")
-    if argv and argv[0] == "--":  # `harness report -- --summary ...`
-        argv = argv[1:]
-    args = ap.parse_args(argv)
+EXTRA_KINDS = ("explain", "keycaches", "waits", "status")
+PROVENANCE_LISTS = ("builds", "hosts", "sysbench", "placement")
 
-    summary = claims_mod.read_summary(args.summary)
-    runs = read_csv(args.runs)
-    with open(args.provenance) as f:
-        prov = json.load(f) or {}
-    config = read_yaml(args.config)
 
-    claim_rows = claims_mod.evaluate(claims_mod.by_experiment(summary), config)
-    outputs = {
-        "macros.tex": macros_tex(build_macros(summary, runs, prov, config, claim_rows)),
+def merge_provenance(provs):
+    out = {k: [] for k in PROVENANCE_LISTS}
+    seen = {k: set() for k in PROVENANCE_LISTS}
+    commits, cells, profile = [], 0, None
+    for p in provs:
+        for k in PROVENANCE_LISTS:
+            for item in p.get(k) or []:
+                key = json.dumps(item, sort_keys=True)
+                if key not in seen[k]:
+                    seen[k].add(key)
+                    out[k].append(item)
+        gc = p.get("git_commit")
+        for c in [gc] if isinstance(gc, str) else list(gc or []):
+            if c and c not in commits:
+                commits.append(c)
+        try:
+            cells += int(p.get("cells") or 0)
+        except (TypeError, ValueError):
+            pass
+        profile = profile or p.get("profile")
+    out.update(profile=profile, cells=cells if provs else None, git_commit=sorted(commits))
+    return out
+
+
+def load_tidy(tidy_dir, config):
+    """Every tidy file of the experiments the config runs (all present if it names none)."""
+    enabled = claims_mod.enabled_experiments(config)
+    tidy = {"summaries": {}, "runs": {}, "extras": {k: {} for k in EXTRA_KINDS},
+            "unsupported": [], "provenance": {}}
+    provs = []
+    for path in sorted(glob.glob(os.path.join(tidy_dir, "*_summary.csv"))):
+        exp = os.path.basename(path)[:-len("_summary.csv")]
+        if enabled is not None and exp not in enabled:
+            continue
+        tidy["summaries"][exp] = claims_mod.read_summary(path)
+        runs = os.path.join(tidy_dir, f"{exp}.csv")
+        tidy["runs"][exp] = read_csv(runs) if os.path.exists(runs) else []
+        for kind in EXTRA_KINDS:
+            p = os.path.join(tidy_dir, f"{exp}_{kind}.csv")
+            if os.path.exists(p):
+                tidy["extras"][kind][exp] = read_csv(p)
+        p = os.path.join(tidy_dir, f"{exp}_provenance.json")
+        if os.path.exists(p):
+            with open(p) as f:
+                provs.append(json.load(f) or {})
+    lone = os.path.join(tidy_dir, "provenance.json")
+    if not provs and os.path.exists(lone):
+        with open(lone) as f:
+            provs.append(json.load(f) or {})
+    tidy["provenance"] = merge_provenance(provs)
+    unsupported = os.path.join(tidy_dir, "unsupported.csv")
+    if os.path.exists(unsupported):
+        tidy["unsupported"] = [r for r in read_csv(unsupported)
+                               if enabled is None or r.get("experiment") in enabled]
+    return tidy
+
+
+def outputs(tidy, config):
+    """File name -> text of every generated file."""
+    prov = tidy["provenance"]
+    claim_rows = claims_mod.evaluate(tidy["summaries"], config, tidy["extras"])
+    return {
+        "macros.tex": macros_tex(build_macros(tidy, prov, config, claim_rows),
+                                 flags_tex(tidy, config)),
         "provenance.tex": provenance_tex(prov, config),
         "claims.tex": claims_tex(claim_rows),
         "claims.csv": claims_csv(claim_rows),
+        "explain.tex": explain_tex(tidy["extras"]["explain"].get(EXPLAIN_EXPERIMENT) or []),
+        "unsupported.tex": unsupported_tex(tidy["unsupported"]),
+        "builds.tex": builds_tex(tidy["summaries"].get("build_compare") or [], prov),
     }
-    for name, text in outputs.items():
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="harness report", description=__doc__.splitlines()[0])
+    ap.add_argument("--tidy-dir", required=True, help="directory of the tidy CSVs (data/tidy)")
+    ap.add_argument("--config", required=True, help="resolved config YAML")
+    ap.add_argument("--out", required=True, help="output directory (paper/generated)")
+    if argv and argv[0] == "--":  # `harness report -- --tidy-dir ...`
+        argv = argv[1:]
+    args = ap.parse_args(argv)
+    if not os.path.isdir(args.tidy_dir):
+        ap.error(f"--tidy-dir {args.tidy_dir}: not a directory")
+    config = read_yaml(args.config)
+    for name, text in outputs(load_tidy(args.tidy_dir, config), config).items():
         write_atomic(os.path.join(args.out, name), text)
     return 0
 

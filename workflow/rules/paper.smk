@@ -1,41 +1,79 @@
 # Figures (one R script each, shared theme), generated tables and macros, paper.
 # Nothing here depends on a measurement rule's code: re-plotting never re-measures.
+#
+# Which tidy files a figure reads, and so whether it is drawn at all, is the
+# table harness.report.FIGURES: a figure whose experiments are all disabled in
+# the profile is not required, and the paper says so (\ifHasFig... flags).
+from harness import report as hreport  # noqa: E402  (sys.path set in common.smk)
+
+TIDY = "data/tidy"
 
 
-rule figure_point_select:
+def figure_csvs(name):
+    """The tidy CSVs figure `name` reads, for the experiments this profile runs."""
+    return hreport.figure_inputs(name, EXPERIMENTS, TIDY)
+
+
+def figure_pdfs():
+    return [f"figures/{name}.pdf" for name in hreport.FIGURES if figure_csvs(name)]
+
+
+def figure_input(name):
+    return {
+        "csvs": figure_csvs(name),
+        "script": "workflow/R/" + hreport.FIGURES[name]["script"],
+        "theme": "workflow/R/theme.R",
+    }
+
+
+rule figure:
     input:
-        summary="data/tidy/point_select_summary.csv",
-        script="workflow/R/fig_point_select.R",
-        theme="workflow/R/theme.R",
+        unpack(lambda wc: figure_input(wc.figure)),
     output:
-        "figures/a3_point_select.pdf",
+        "figures/{figure}.pdf",
     log:
-        "logs/figures/a3_point_select.log",
+        "logs/figures/{figure}.log",
+    wildcard_constraints:
+        figure="|".join(hreport.FIGURES),
     shell:
-        "Rscript {input.script} {input.summary} {output} 2>&1 | tee {log}"
+        "Rscript {input.script} {input.csvs} {output} 2>&1 | tee {log}"
 
 
 rule generated_tex:
     input:
-        summary="data/tidy/point_select_summary.csv",
-        runs="data/tidy/point_select.csv",
-        provenance="data/tidy/point_select_provenance.json",
-        config="data/tidy/config.resolved.yaml",
+        tidy=[
+            f"{TIDY}/{e}{suffix}"
+            for e in EXPERIMENTS
+            for suffix in (
+                "_summary.csv",
+                ".csv",
+                "_provenance.json",
+                "_explain.csv",
+                "_keycaches.csv",
+                "_waits.csv",
+                "_status.csv",
+            )
+        ],
+        unsupported=f"{TIDY}/unsupported.csv",
+        config=f"{TIDY}/config.resolved.yaml",
+        code=["workflow/harness/report.py", "workflow/harness/claims.py"],
     output:
         macros="paper/generated/macros.tex",
         provenance="paper/generated/provenance.tex",
         claims="paper/generated/claims.tex",
         claims_csv="paper/generated/claims.csv",
+        explain="paper/generated/explain.tex",
+        unsupported="paper/generated/unsupported.tex",
+        builds="paper/generated/builds.tex",
     shell:
-        "{HARNESS} report --summary {input.summary} --runs {input.runs}"
-        " --provenance {input.provenance} --config {input.config} --out paper/generated"
+        "{HARNESS} report --tidy-dir {TIDY} --config {input.config} --out paper/generated"
 
 
 rule paper:
     input:
         tex="paper/main.tex",
         generated=rules.generated_tex.output,
-        figures=["figures/a3_point_select.pdf"],
+        figures=figure_pdfs(),
     output:
         "paper/main.pdf",
     log:

@@ -1,0 +1,116 @@
+# Study B, the MEMORY engine. Up to three panels in one PDF, each the peak
+# median QPS (over tables, users, cores and variants) per engine with the 95%
+# CI of that cell's median:
+#   (a) Simple-Ranges, log scale: MEMORY (HASH index) vs MEMORY-BTREE, with
+#       InnoDB and MyISAM for reference; BTREE/HASH ratio annotated (B1);
+#   (b) OLTP_RO: every engine, ratio to InnoDB above each bar (B2, "~8%");
+#   (c) OLTP read-write: every engine, ratio to InnoDB (B3).
+# A panel whose input is not given is left out; absent engines are absent.
+#
+# Usage: Rscript workflow/R/fig_memory.R <summary.csv>... <out.pdf>
+#   (any of simple_ranges_summary.csv, oltp_ro_summary.csv,
+#    read_write_summary.csv; recognised by their workload column)
+
+NAME <- "fig_memory.R"
+die <- function(...) {
+  cat(NAME, ": error: ", ..., "\n", sep = "", file = stderr())
+  quit(save = "no", status = 1)
+}
+script_dir <- function() {
+  arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
+  if (length(arg) == 0) return(".")
+  dirname(normalizePath(sub("^--file=", "", arg[1])))
+}
+
+PANELS <- c(simple_ranges = "Simple-Ranges (log scale)",
+            oltp_ro = "OLTP_RO (read-only)",
+            oltp_rw = "OLTP read-write")
+
+peaks <- function(d) {
+  pk <- peak_rows(d, c("build", "engine"))
+  pk$engine <- factor(pk$engine, levels = ordered_levels(pk$engine, ENGINE_ORDER))
+  pk
+}
+
+ratio_to <- function(pk, ref) {
+  base <- pk[pk$engine == ref, c("build", "qps_median")]
+  names(base)[2] <- "ref_qps"
+  out <- merge(pk, base, by = "build", all.x = TRUE)
+  out$label <- ifelse(out$engine == ref, "", ratio_label(out$qps_median / out$ref_qps))
+  out
+}
+
+by_build <- function(pk) {
+  if (length(unique(pk$build)) > 1) facet_grid(build ~ .) else NULL
+}
+
+panel_ranges <- function(d, title) {
+  pk <- peaks(d)
+  hash <- pk[pk$engine == "MEMORY", c("build", "qps_median", "qps_ci_hi")]
+  btree <- pk[pk$engine == "MEMORY-BTREE", c("build", "qps_median", "qps_ci_hi")]
+  gap <- merge(hash, btree, by = "build", suffixes = c("_hash", "_btree"))
+  if (nrow(gap)) {
+    gap$label <- paste0("BTREE/HASH\n", ratio_label(gap$qps_median_btree / gap$qps_median_hash))
+    gap$y <- pmax(gap$qps_ci_hi_hash, gap$qps_ci_hi_btree)
+    gap$x <- mean(match(c("MEMORY", "MEMORY-BTREE"), levels(pk$engine)))
+  }
+  lo <- min(pk$qps_ci_lo[pk$qps_ci_lo > 0], pk$qps_median[pk$qps_median > 0], Inf)
+  if (!is.finite(lo)) fail("Simple-Ranges: no positive QPS to draw on a log scale")
+  hi <- max(pk$qps_ci_hi, pk$qps_median)
+  ggplot(pk, aes(x = engine, y = pmax(qps_median, lo / 2), colour = engine)) +
+    geom_linerange(aes(ymin = lo / 4, ymax = pmax(qps_median, lo / 2)), linewidth = 2.2, alpha = 0.35) +
+    geom_errorbar(aes(ymin = pmax(qps_ci_lo, lo / 2), ymax = qps_ci_hi), width = 0.25, linewidth = 0.3) +
+    geom_point(size = 1.8) +
+    (if (nrow(gap)) geom_text(data = gap, aes(x = x, y = y, label = label), inherit.aes = FALSE,
+                              vjust = -0.3, size = 2.3, lineheight = 0.9)) +
+    scale_colour_engine(guide = "none") +
+    scale_x_discrete(NULL, labels = engine_axis_labels) +
+    scale_y_log10("Peak median throughput (QPS)", labels = scales::label_comma(),
+                  expand = expansion(mult = c(0, 0.05))) +
+    coord_cartesian(ylim = c(lo / 4, hi * 6)) +
+    by_build(pk) +
+    labs(title = title) +
+    theme_artifact(base_size = 8)
+}
+
+panel_bars <- function(d, title) {
+  pk <- ratio_to(peaks(d), "InnoDB")
+  ggplot(pk, aes(x = engine, y = qps_median, fill = engine)) +
+    geom_col(width = 0.7, colour = "grey20", linewidth = 0.2) +
+    geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.25, linewidth = 0.3) +
+    geom_text(aes(y = pmax(qps_ci_hi, qps_median), label = label), vjust = -0.5, size = 2.3) +
+    scale_fill_engine(guide = "none") +
+    scale_x_discrete(NULL, labels = engine_axis_labels) +
+    scale_y_kqps("Peak median throughput (kQPS)", expand = expansion(mult = c(0, 0.14))) +
+    by_build(pk) +
+    labs(title = title) +
+    theme_artifact(base_size = 8)
+}
+
+main <- function(args) {
+  if (length(args) < 2)
+    die("usage: Rscript ", NAME, " <summary.csv>... <out.pdf>")
+  source(file.path(script_dir(), "theme.R"))
+  d <- read_tidy_all(args[-length(args)], required = c(SUMMARY_COLUMNS, "workload"))
+  unknown <- setdiff(unique(d$workload), names(PANELS))
+  if (length(unknown))
+    fail("unexpected workload(s) ", paste(unknown, collapse = ", "),
+         "; expected ", paste(names(PANELS), collapse = ", "))
+  plots <- list()
+  widths <- c()
+  letter <- 1
+  for (w in names(PANELS)) {
+    dw <- d[d$workload == w, , drop = FALSE]
+    if (nrow(dw) == 0) next
+    title <- paste0("(", letters[letter], ") ", PANELS[[w]])
+    plots[[length(plots) + 1]] <- if (w == "simple_ranges") panel_ranges(dw, title) else panel_bars(dw, title)
+    widths <- c(widths, 0.6 + length(unique(dw$engine)))
+    letter <- letter + 1
+  }
+  g <- arrange_panels(plots, widths = widths)
+  save_figure(g, args[length(args)], width = 7,
+              height = 0.5 + 1.8 * length(unique(d$build)))
+}
+
+tryCatch(main(commandArgs(trailingOnly = TRUE)),
+         error = function(e) die(gsub("\n", " ", conditionMessage(e))))

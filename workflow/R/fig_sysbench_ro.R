@@ -1,0 +1,92 @@
+# Studies A2/A3, the sysbench read-only matrix: median QPS (95% CI of the
+# median) against users for OLTP_RO (transactions on, sysbench's default
+# mix), Simple-Ranges and Point-Selects; rows workload x tables, columns
+# cores, colour engine. Absent cells are absent, never zero.
+#
+# Usage: Rscript workflow/R/fig_sysbench_ro.R <summary.csv>... <out.pdf>
+#   (any of point_select_summary.csv, oltp_ro_summary.csv,
+#    simple_ranges_summary.csv; the workload column says which is which)
+
+NAME <- "fig_sysbench_ro.R"
+die <- function(...) {
+  cat(NAME, ": error: ", ..., "\n", sep = "", file = stderr())
+  quit(save = "no", status = 1)
+}
+script_dir <- function() {
+  arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
+  if (length(arg) == 0) return(".")
+  dirname(normalizePath(sub("^--file=", "", arg[1])))
+}
+
+WORKLOADS <- c(oltp_ro = "OLTP_RO", simple_ranges = "Simple-Ranges",
+               point_select = "Point-Selects")
+
+prepare <- function(d) {
+  if (!"workload" %in% names(d)) fail("missing column: workload")
+  unknown <- setdiff(unique(d$workload), names(WORKLOADS))
+  if (length(unknown))
+    fail("unexpected workload(s) ", paste(unknown, collapse = ", "),
+         "; expected ", paste(names(WORKLOADS), collapse = ", "))
+  d$label <- WORKLOADS[d$workload]
+  ro <- d$workload == "oltp_ro"
+  if (any(ro)) {
+    if (any(d$trx[ro] == "on")) {
+      d <- d[!ro | d$trx == "on", , drop = FALSE]
+      d$label[d$workload == "oltp_ro"] <- "OLTP_RO (trx on)"
+    } else if (any(d$trx[ro] == "off")) {
+      d$label[ro] <- "OLTP_RO (autocommit)"
+    }
+  }
+  d$row <- paste0(d$label, "\n", plural(d$tables, "table"))
+  order <- unique(d[order(match(d$workload, names(WORKLOADS)), d$tables), "row"])
+  d$row <- factor(d$row, levels = order)
+  d$col <- factor(plural(d$cores, "core"),
+                  levels = plural(sort(unique(d$cores)), "core"))
+  d$engine <- factor(d$engine, levels = ordered_levels(d$engine, ENGINE_ORDER))
+  d$series <- interaction(d$engine, d$build, d$variant, drop = TRUE)
+  d$stability <- factor(ifelse(d$unstable, "unstable (high CV)", "stable"),
+                        levels = c("stable", "unstable (high CV)"))
+  d
+}
+
+plot_ro <- function(d) {
+  many_builds <- length(unique(d$build)) > 1
+  users <- sort(unique(d$users))
+  # a line only where a series has more than one users value
+  n_per_series <- table(interaction(d$series, d$row, d$col, drop = TRUE))
+  lined <- d[as.character(interaction(d$series, d$row, d$col, drop = TRUE)) %in%
+               names(n_per_series)[n_per_series > 1], , drop = FALSE]
+  line_aes <- if (many_builds) aes(linetype = build) else aes()
+  p <- ggplot(d, aes(x = users, y = qps_median, colour = engine, group = series)) +
+    (if (nrow(lined)) geom_line(data = lined, mapping = line_aes, linewidth = 0.4)) +
+    geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.12, linewidth = 0.3) +
+    geom_point(aes(shape = stability), size = 1.4, stroke = 0.5, fill = "white") +
+    scale_x_continuous("Users (sysbench threads)", trans = "log2",
+                       breaks = users, labels = users) +
+    scale_y_kqps(expand = expansion(mult = c(0, 0.08))) +
+    expand_limits(y = 0, x = range(users) * c(0.75, 1.33)) +
+    scale_colour_engine(breaks = levels(d$engine)) +
+    scale_shape_manual(NULL, values = c("stable" = 16, "unstable (high CV)" = 21),
+                       drop = TRUE,
+                       guide = if (any(d$unstable)) "legend" else "none") +
+    facet_grid(row ~ col, scales = "free_y") +
+    guides(colour = guide_legend(order = 1), shape = guide_legend(order = 3)) +
+    theme_artifact(base_size = 8) +
+    theme(strip.text.y = element_text(angle = 0, hjust = 0))
+  if (many_builds) p <- p + scale_linetype_discrete("Build", guide = guide_legend(order = 2))
+  p
+}
+
+main <- function(args) {
+  if (length(args) < 2)
+    die("usage: Rscript ", NAME, " <summary.csv>... <out.pdf>")
+  source(file.path(script_dir(), "theme.R"))
+  out <- args[length(args)]
+  d <- prepare(read_tidy_all(args[-length(args)],
+                             required = c(SUMMARY_COLUMNS, "workload")))
+  p <- plot_ro(d)
+  save_figure(p, out, width = 7, height = 0.9 + 0.65 * nlevels(d$row))
+}
+
+tryCatch(main(commandArgs(trailingOnly = TRUE)),
+         error = function(e) die(gsub("\n", " ", conditionMessage(e))))
