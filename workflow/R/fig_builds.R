@@ -5,12 +5,7 @@
 #
 # Usage: Rscript workflow/R/fig_builds.R <build_compare_summary.csv> [unsupported.csv] <out.pdf>
 
-script_dir <- function() {
-  arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
-  if (length(arg) == 0) return("workflow/R")
-  dirname(normalizePath(sub("^--file=", "", arg[1])))
-}
-source(file.path(script_dir(), "theme.R"))
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 suppressPackageStartupMessages(library(ggplot2))
 
 main <- function(args) {
@@ -50,7 +45,4 @@ main <- function(args) {
   save_figure(p, out, width = 7, height = 1.2 + 1.6 * rows)
 }
 
-tryCatch(main(commandArgs(trailingOnly = TRUE)), error = function(e) {
-  cat("fig_builds.R: error: ", conditionMessage(e), "\n", sep = "", file = stderr())
-  quit(save = "no", status = 1)
-})
+run_figure(main)

@@ -10,18 +10,8 @@
 #   (any of spin_wait_summary.csv, read_only_summary.csv,
 #    key_cache_summary.csv; recognised by which factor column is set)
 
-NAME <- "fig_knobs.R"
-die <- function(...) {
-  cat(NAME, ": error: ", ..., "\n", sep = "", file = stderr())
-  quit(save = "no", status = 1)
-}
-script_dir <- function() {
-  arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
-  if (length(arg) == 0) return(".")
-  dirname(normalizePath(sub("^--file=", "", arg[1])))
-}
-
 # factor column -> (title, preferred order of values, reference value)
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 KNOBS <- list(
   spin_wait_delay  = list(title = "innodb_spin_wait_delay", ref = "96"),
   innodb_read_only = list(title = "innodb_read_only", order = c("off", "on"), ref = "off"),
@@ -74,9 +64,8 @@ panel <- function(d, column, title) {
 
 main <- function(args) {
   if (length(args) < 2)
-    die("usage: Rscript ", NAME, " <summary.csv>... <out.pdf>")
-  source(file.path(script_dir(), "theme.R"))
-  d <- read_tidy_all(args[-length(args)])
+    die("usage: Rscript ", SCRIPT, " <summary.csv>... <out.pdf>")
+    d <- read_tidy_all(args[-length(args)])
   plots <- list()
   for (column in names(KNOBS)) {
     dk <- d[d[[column]] != "", , drop = FALSE]
@@ -91,5 +80,4 @@ main <- function(args) {
               height = 0.8 + 1.4 * length(unique(d$build)))
 }
 
-tryCatch(main(commandArgs(trailingOnly = TRUE)),
-         error = function(e) die(gsub("\n", " ", conditionMessage(e))))
+run_figure(main)

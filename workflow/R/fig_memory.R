@@ -11,17 +11,7 @@
 #   (any of simple_ranges_summary.csv, oltp_ro_summary.csv,
 #    read_write_summary.csv; recognised by their workload column)
 
-NAME <- "fig_memory.R"
-die <- function(...) {
-  cat(NAME, ": error: ", ..., "\n", sep = "", file = stderr())
-  quit(save = "no", status = 1)
-}
-script_dir <- function() {
-  arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
-  if (length(arg) == 0) return(".")
-  dirname(normalizePath(sub("^--file=", "", arg[1])))
-}
-
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 PANELS <- c(simple_ranges = "Simple-Ranges (log scale)",
             oltp_ro = "OLTP_RO (read-only)",
             oltp_rw = "OLTP read-write")
@@ -89,9 +79,8 @@ panel_bars <- function(d, title) {
 
 main <- function(args) {
   if (length(args) < 2)
-    die("usage: Rscript ", NAME, " <summary.csv>... <out.pdf>")
-  source(file.path(script_dir(), "theme.R"))
-  d <- read_tidy_all(args[-length(args)], required = c(SUMMARY_COLUMNS, "workload"))
+    die("usage: Rscript ", SCRIPT, " <summary.csv>... <out.pdf>")
+    d <- read_tidy_all(args[-length(args)], required = c(SUMMARY_COLUMNS, "workload"))
   unknown <- setdiff(unique(d$workload), names(PANELS))
   if (length(unknown))
     fail("unexpected workload(s) ", paste(unknown, collapse = ", "),
@@ -112,5 +101,4 @@ main <- function(args) {
               height = 0.5 + 1.8 * length(unique(d$build)))
 }
 
-tryCatch(main(commandArgs(trailingOnly = TRUE)),
-         error = function(e) die(gsub("\n", " ", conditionMessage(e))))
+run_figure(main)

@@ -3,17 +3,7 @@
 #
 # Usage: Rscript workflow/R/fig_point_select.R <point_select_summary.csv> <out.pdf>
 
-die <- function(...) {
-  cat("fig_point_select.R: error: ", ..., "\n", sep = "", file = stderr())
-  quit(save = "no", status = 1)
-}
-
-script_dir <- function() {
-  arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
-  if (length(arg) == 0) return(".")
-  dirname(normalizePath(sub("^--file=", "", arg[1])))
-}
-
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 REQUIRED <- c("study", "experiment", "workload", "build", "engine", "tables",
               "cores", "users", "n", "qps_median", "qps_ci_lo", "qps_ci_hi",
               "qps_cv", "unstable")
@@ -74,12 +64,10 @@ plot_point_select <- function(d) {
 main <- function(args) {
   if (length(args) != 2)
     die("usage: Rscript fig_point_select.R <point_select_summary.csv> <out.pdf>")
-  source(file.path(script_dir(), "theme.R"))
-  d <- read_summary(args[1])
+    d <- read_summary(args[1])
   p <- plot_point_select(d)
   n_rows <- length(unique(d$tables))
   save_figure(p, args[2], width = 7, height = 0.9 + 1.1 * n_rows)
 }
 
-tryCatch(main(commandArgs(trailingOnly = TRUE)),
-         error = function(e) die(gsub("\n", " ", conditionMessage(e))))
+run_figure(main)

@@ -6,17 +6,7 @@
 #
 # Usage: Rscript workflow/R/fig_ps_pfs.R <ps_pfs_summary.csv> <out.pdf>
 
-NAME <- "fig_ps_pfs.R"
-die <- function(...) {
-  cat(NAME, ": error: ", ..., "\n", sep = "", file = stderr())
-  quit(save = "no", status = 1)
-}
-script_dir <- function() {
-  arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
-  if (length(arg) == 0) return(".")
-  dirname(normalizePath(sub("^--file=", "", arg[1])))
-}
-
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 onoff <- function(x) ifelse(x %in% c("on", "off"), x, "default")
 
 plot_ps_pfs <- function(d) {
@@ -48,12 +38,10 @@ plot_ps_pfs <- function(d) {
 
 main <- function(args) {
   if (length(args) != 2)
-    die("usage: Rscript ", NAME, " <ps_pfs_summary.csv> <out.pdf>")
-  source(file.path(script_dir(), "theme.R"))
-  d <- read_tidy(args[1])
+    die("usage: Rscript ", SCRIPT, " <ps_pfs_summary.csv> <out.pdf>")
+    d <- read_tidy(args[1])
   p <- plot_ps_pfs(d)
   save_figure(p, args[2], width = 3.4, height = 0.7 + 1.6 * length(unique(d$build)))
 }
 
-tryCatch(main(commandArgs(trailingOnly = TRUE)),
-         error = function(e) die(gsub("\n", " ", conditionMessage(e))))
+run_figure(main)

@@ -7,17 +7,7 @@
 #   (any of point_select_summary.csv, oltp_ro_summary.csv,
 #    simple_ranges_summary.csv; the workload column says which is which)
 
-NAME <- "fig_sysbench_ro.R"
-die <- function(...) {
-  cat(NAME, ": error: ", ..., "\n", sep = "", file = stderr())
-  quit(save = "no", status = 1)
-}
-script_dir <- function() {
-  arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
-  if (length(arg) == 0) return(".")
-  dirname(normalizePath(sub("^--file=", "", arg[1])))
-}
-
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 WORKLOADS <- c(oltp_ro = "OLTP_RO", simple_ranges = "Simple-Ranges",
                point_select = "Point-Selects")
 
@@ -79,14 +69,12 @@ plot_ro <- function(d) {
 
 main <- function(args) {
   if (length(args) < 2)
-    die("usage: Rscript ", NAME, " <summary.csv>... <out.pdf>")
-  source(file.path(script_dir(), "theme.R"))
-  out <- args[length(args)]
+    die("usage: Rscript ", SCRIPT, " <summary.csv>... <out.pdf>")
+    out <- args[length(args)]
   d <- prepare(read_tidy_all(args[-length(args)],
                              required = c(SUMMARY_COLUMNS, "workload")))
   p <- plot_ro(d)
   save_figure(p, out, width = 7, height = 0.9 + 0.65 * nlevels(d$row))
 }
 
-tryCatch(main(commandArgs(trailingOnly = TRUE)),
-         error = function(e) die(gsub("\n", " ", conditionMessage(e))))
+run_figure(main)

@@ -7,17 +7,7 @@
 # Usage: Rscript workflow/R/fig_timeseries.R <intervals.csv>... <out.pdf>
 #   (e.g. data/tidy/point_select_intervals.csv)
 
-NAME <- "fig_timeseries.R"
-die <- function(...) {
-  cat(NAME, ": error: ", ..., "\n", sep = "", file = stderr())
-  quit(save = "no", status = 1)
-}
-script_dir <- function() {
-  arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
-  if (length(arg) == 0) return(".")
-  dirname(normalizePath(sub("^--file=", "", arg[1])))
-}
-
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 REQUIRED <- c("experiment", "build", "engine", "tables", "cores", "users",
               "rep", "time", "qps")
 NUMERIC <- c("tables", "cores", "users", "rep", "time", "qps")
@@ -92,9 +82,8 @@ plot_ts <- function(l) {
 
 main <- function(args) {
   if (length(args) < 2)
-    die("usage: Rscript ", NAME, " <intervals.csv>... <out.pdf>")
-  source(file.path(script_dir(), "theme.R"))
-  d <- read_tidy_all(args[-length(args)], required = REQUIRED, numeric = NUMERIC)
+    die("usage: Rscript ", SCRIPT, " <intervals.csv>... <out.pdf>")
+    d <- read_tidy_all(args[-length(args)], required = REQUIRED, numeric = NUMERIC)
   l <- lay_out(d)
   p <- plot_ts(l)
   n_panels <- length(unique(l$points$panel <- panel_labels(l$points)))
@@ -102,5 +91,4 @@ main <- function(args) {
               height = 0.7 + 0.95 * ceiling(n_panels / 2))
 }
 
-tryCatch(main(commandArgs(trailingOnly = TRUE)),
-         error = function(e) die(gsub("\n", " ", conditionMessage(e))))
+run_figure(main)

@@ -5,16 +5,7 @@
 #
 # Usage: Rscript workflow/R/fig_trx.R <oltp_ro_summary.csv> <out.pdf>
 
-NAME <- "fig_trx.R"
-die <- function(...) {
-  cat(NAME, ": error: ", ..., "\n", sep = "", file = stderr())
-  quit(save = "no", status = 1)
-}
-script_dir <- function() {
-  arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
-  if (length(arg) == 0) return(".")
-  dirname(normalizePath(sub("^--file=", "", arg[1])))
-}
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 
 TRX_LEVELS <- c(on = "on (BEGIN/COMMIT)", off = "off (autocommit)")
 
@@ -52,12 +43,10 @@ plot_trx <- function(d) {
 
 main <- function(args) {
   if (length(args) != 2)
-    die("usage: Rscript ", NAME, " <oltp_ro_summary.csv> <out.pdf>")
-  source(file.path(script_dir(), "theme.R"))
-  d <- read_tidy(args[1])
+    die("usage: Rscript ", SCRIPT, " <oltp_ro_summary.csv> <out.pdf>")
+    d <- read_tidy(args[1])
   p <- plot_trx(d)
   save_figure(p, args[2], width = 3.4, height = 0.9 + 1.5 * length(unique(d$build)))
 }
 
-tryCatch(main(commandArgs(trailingOnly = TRUE)),
-         error = function(e) die(gsub("\n", " ", conditionMessage(e))))
+run_figure(main)

@@ -11,17 +11,7 @@
 # Usage: Rscript workflow/R/fig_waits.R [--top N] <waits.csv>... <out.pdf>
 #   (e.g. data/tidy/point_select_waits.csv data/tidy/ps_pfs_waits.csv)
 
-NAME <- "fig_waits.R"
-die <- function(...) {
-  cat(NAME, ": error: ", ..., "\n", sep = "", file = stderr())
-  quit(save = "no", status = 1)
-}
-script_dir <- function() {
-  arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
-  if (length(arg) == 0) return(".")
-  dirname(normalizePath(sub("^--file=", "", arg[1])))
-}
-
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 REQUIRED <- c("experiment", "build", "engine", "tables", "cores", "users", "rep",
               "event_name", "sum_timer_wait_ps")
 NUMERIC <- c("tables", "cores", "users", "rep", "sum_timer_wait_ps")
@@ -109,14 +99,12 @@ main <- function(args) {
     args <- args[-(1:2)]
   }
   if (length(args) < 2)
-    die("usage: Rscript ", NAME, " [--top N] <waits.csv>... <out.pdf>")
-  source(file.path(script_dir(), "theme.R"))
-  d <- read_tidy_all(args[-length(args)], required = REQUIRED, numeric = NUMERIC)
+    die("usage: Rscript ", SCRIPT, " [--top N] <waits.csv>... <out.pdf>")
+    d <- read_tidy_all(args[-length(args)], required = REQUIRED, numeric = NUMERIC)
   agg <- profile(d, top_n)
   p <- plot_waits(agg)
   n_bars <- length(unique(agg$bar_key))
   save_figure(p, args[length(args)], width = 7, height = 2.9)
 }
 
-tryCatch(main(commandArgs(trailingOnly = TRUE)),
-         error = function(e) die(gsub("\n", " ", conditionMessage(e))))
+run_figure(main)

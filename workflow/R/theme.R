@@ -186,3 +186,20 @@ ENGINE_ORDER <- names(ENGINE_COLOURS)
 
 # Engine names on a discrete axis: "MEMORY-BTREE" on two lines.
 engine_axis_labels <- function(x) sub("-", "-\n", x, fixed = TRUE)
+
+# --- Running a figure script ------------------------------------------------
+# Every script starts with one line that sources this file from its own
+# directory, defines main(args) and ends with run_figure(main): any error is
+# one line on stderr, "<script>: error: <message>", and exit status 1.
+
+SCRIPT <- basename(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+
+die <- function(...) {
+  cat(SCRIPT, ": error: ", ..., "\n", sep = "", file = stderr())
+  quit(save = "no", status = 1)
+}
+
+run_figure <- function(main) {
+  tryCatch(main(commandArgs(trailingOnly = TRUE)),
+           error = function(e) die(gsub("\n", " ", conditionMessage(e))))
+}
