@@ -228,3 +228,13 @@ def test_snakemake_dry_run_stops_with_one_config_error_line(tmp_path, mutate, ke
     assert len(errors) == 1, out
     assert key in errors[0]
     assert "Traceback" not in out
+
+
+def test_paper_profile_resolves_on_a_64_cpu_host_and_not_here():
+    cfg = {}
+    for f in ("default.yaml", "paper.yaml"):
+        config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / f).read_text()))
+    out = config.resolve(cfg, cpus=list(range(64)))
+    assert out["profile"] == "paper" and max(out["experiments"]["point_select"]["cores"]) == 32
+    with pytest.raises(config.ConfigError, match=r"^placement\.client_cpus: "):
+        config.resolve(cfg, cpus=[0, 1])
