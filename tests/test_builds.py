@@ -219,3 +219,22 @@ def test_fetch_of_the_pinned_artifact_gives_a_verified_build(tmp_path, entry, ar
     assert mysqld.stat().st_mode & 0o111
     assert yaml.safe_load((out / "build.json").read_text())["name"] == NAME
     assert tmp_siblings(out.parent) == []
+
+
+def test_official_check_says_not_checked_identical_or_differs(tmp_path):
+    """The npm-packaged 5.6.24 mysqld against an 'official' build dir (here a copy of it)."""
+    from harness import config as hconfig
+    entry = builds.load_lock(hconfig.LOCK)["mysql-5.6.24"]
+    ours = tmp_path / "npm"
+    (ours / Path(entry["mysqld"]).parent).mkdir(parents=True)
+    (ours / entry["mysqld"]).write_bytes(b"a server binary")
+    official = tmp_path / "official"
+    res = builds.official_check("mysql-5.6.24", entry, ours, "mysql-5.6.24-official", official)
+    assert res["verdict"] == "not checked" and "fetch-build --name mysql-5.6.24-official" in res["how"]
+    (official / "bin").mkdir(parents=True)
+    (official / "build.json").write_text("{}")
+    (official / "bin" / "mysqld").write_bytes(b"a server binary")
+    assert builds.official_check("mysql-5.6.24", entry, ours, "x", official)["verdict"] == "identical"
+    (official / "bin" / "mysqld").write_bytes(b"a server binarz")
+    res = builds.official_check("mysql-5.6.24", entry, ours, "x", official)
+    assert res["verdict"] == "differs" and res["official_mysqld_sha256"] != res["mysqld_sha256"]

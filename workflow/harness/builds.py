@@ -617,3 +617,18 @@ def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict 
         if not (datadir / "mysql").is_dir():
             raise BuildError(f"build {name}: bootstrap made no mysql/ system schema in {datadir}; see {log}")
     return Path(out)
+
+
+def official_check(name: str, entry: dict, build_dir: Path, official: str, official_dir: Path) -> dict:
+    """Is the packaged `name`'s server binary byte-identical to the official release's?
+    Needs the official build fetched (internet); otherwise says how to get it."""
+    ours = sha256_file(mysqld_path(build_dir, entry))
+    out = {"build": name, "mysqld_sha256": ours, "official": official}
+    if not (Path(official_dir) / "build.json").exists():
+        out.update(verdict="not checked", reason="official tarball not fetched (needs internet)",
+                   how=f"python -m harness fetch-build --name {official} --out resources/builds/{official}")
+        return out
+    theirs = sha256_file(Path(official_dir) / "bin" / "mysqld")
+    out.update(official_mysqld_sha256=theirs, verdict="identical" if theirs == ours else "differs",
+               reason="sha256 of the two mysqld binaries")
+    return out

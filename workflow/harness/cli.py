@@ -48,6 +48,14 @@ def cmd_verify_build(a):
     print(builds.verify_installed(a.name, entry, Path(a.build_dir)))
 
 
+def cmd_official_check(a):
+    entry = _lock_entry(a.lock, a.name)
+    res = builds.official_check(a.name, entry, Path(a.build_dir), a.official, Path(a.official_dir))
+    from . import atomic
+    atomic.write_text(Path(a.out), json.dumps(res, indent=2) + "\n")
+    print(f"{a.name} vs {a.official}: {res['verdict']}")
+
+
 def cmd_bootstrap(a):
     entry = _lock_entry(a.lock, a.name)
     builds.bootstrap(a.name, entry, Path(a.build_dir), Path(a.out), json.loads(a.options))
@@ -114,6 +122,15 @@ def parser() -> argparse.ArgumentParser:
             s.add_argument("--out", required=True)
             s.add_argument("--options", default="{}")
         s.set_defaults(fn=fn)
+
+    s = sub.add_parser("official-check", help="compare a packaged build's mysqld with the official one")
+    s.add_argument("--name", required=True)
+    s.add_argument("--lock", default=lock)
+    s.add_argument("--build-dir", required=True)
+    s.add_argument("--official", required=True)
+    s.add_argument("--official-dir", required=True)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_official_check)
 
     def measured(s):
         s.add_argument("--name", required=True)

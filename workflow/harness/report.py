@@ -544,6 +544,11 @@ def provenance_tex(prov, config):
                  ("provider", _val(b.get("provider"))),
                  ("mysqld sha256", _hex(b.get("mysqld_sha256"))),
                  ("server version", _val(b.get("server_version")))]
+    oc = prov.get("official_check")
+    if oc:
+        rows += ["Official binary check",
+                 (f"{tex_escape(oc.get('build', ''))} vs {tex_escape(oc.get('official', ''))}",
+                  tex_escape(oc.get("verdict", NA)) + (f" ({tex_escape(oc['reason'])})" if oc.get("reason") else ""))]
     for h in prov.get("hosts") or [{}]:
         rows += ["Host",
                  ("CPU", _val(h.get("cpu_model"))),
@@ -804,6 +809,10 @@ def load_tidy(tidy_dir, config):
         with open(lone) as f:
             provs.append(json.load(f) or {})
     tidy["provenance"] = merge_provenance(provs)
+    check = os.path.join(tidy_dir, "official_check.json")
+    if os.path.exists(check):
+        with open(check) as f:
+            tidy["provenance"]["official_check"] = json.load(f)
     unsupported = os.path.join(tidy_dir, "unsupported.csv")
     if os.path.exists(unsupported):
         tidy["unsupported"] = [r for r in read_csv(unsupported)

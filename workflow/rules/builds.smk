@@ -20,3 +20,21 @@ rule bootstrap_template:
         "logs/bootstrap_template/{build}.log",
     shell:
         "{HARNESS} bootstrap --name {wildcards.build} --build-dir {input} --out {output} 2>&1 | tee {log}"
+
+
+rule official_check:
+    # Is the npm-packaged MySQL 5.6.24 the official binary? Compared where the
+    # official tarball was fetched (needs internet); else the paper says so.
+    input:
+        build="resources/builds/mysql-5.6.24",
+        official=lambda wc: (
+            ["resources/builds/mysql-5.6.24-official"]
+            if os.path.exists("resources/builds/mysql-5.6.24-official")
+            else []
+        ),
+    output:
+        "data/tidy/official_check.json",
+    shell:
+        "{HARNESS} official-check --name mysql-5.6.24 --build-dir {input.build}"
+        " --official mysql-5.6.24-official --official-dir resources/builds/mysql-5.6.24-official"
+        " --out {output}"

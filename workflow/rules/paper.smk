@@ -55,6 +55,7 @@ rule generated_tex:
             )
         ],
         unsupported=f"{TIDY}/unsupported.csv",
+        official=f"{TIDY}/official_check.json",
         config=f"{TIDY}/config.resolved.yaml",
         code=["workflow/harness/report.py", "workflow/harness/claims.py"],
     output:
