@@ -146,13 +146,16 @@ class Server:
             start_new_session=True)
         self._wait_ready()
 
-    def _wait_ready(self):
+    def _wait_ready(self, exited=None):
+        """Poll the socket until a connection works; `exited()` returns why the
+        server is gone (None while it runs)."""
+        exited = exited or self._host_exited
         deadline = time.monotonic() + self.startup_timeout
         last = None
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise ServerError(f"mysqld exited with {self.proc.returncode} during startup: "
-                                  f"{_err_tail(self.error_log)}")
+            why = exited()
+            if why:
+                raise ServerError(f"{why}: {_err_tail(self.error_log)}")
             if self.socket.exists():
                 try:
                     self.connect().close()
@@ -162,6 +165,11 @@ class Server:
             time.sleep(0.2)
         raise ServerError(f"mysqld not ready after {self.startup_timeout}s "
                           f"(server.startup_timeout_s): {last or _err_tail(self.error_log)}")
+
+    def _host_exited(self):
+        if self.proc.poll() is not None:
+            return f"mysqld exited with {self.proc.returncode} during startup"
+        return None
 
     def alive(self) -> bool:
         if self.backend == "docker":
@@ -231,26 +239,18 @@ class Server:
             self._init_pid = int(info["State"]["Pid"]) if info and info["State"].get("Running") else None
         except docker_backend.DockerError as e:
             raise ServerError(f"backend docker: {e}") from None
-        self._wait_ready_docker()
+        self._wait_ready(self._docker_exited)
+        if self._server_pid is None:  # it answers, so its mysqld runs: find its host pid
+            self._server_pid = docker_backend.server_pid(self._init_pid)
+        if self._server_pid is None:
+            raise ServerError(f"backend docker: mysqld answers but has no pid in container {self.container[:12]}")
 
-    def _wait_ready_docker(self):
-        deadline = time.monotonic() + self.startup_timeout
-        last = None
-        while time.monotonic() < deadline:
-            if self._init_pid is None or not Path(f"/proc/{self._init_pid}").exists():
-                raise ServerError(f"mysqld exited during startup (container {self.container[:12]}): "
-                                  f"{_err_tail(self.error_log)}")
-            if self._server_pid is None:
-                self._server_pid = docker_backend.server_pid(self._init_pid)
-            if self._server_pid is not None and self.socket.exists():
-                try:
-                    self.connect().close()
-                    return
-                except pymysql.err.MySQLError as e:
-                    last = e
-            time.sleep(0.2)
-        raise ServerError(f"mysqld not ready after {self.startup_timeout}s "
-                          f"(server.startup_timeout_s): {last or _err_tail(self.error_log)}")
+    def _docker_exited(self):
+        if self._init_pid is None or not Path(f"/proc/{self._init_pid}").exists():
+            return f"mysqld exited during startup (container {self.container[:12]})"
+        if self._server_pid is None:
+            self._server_pid = docker_backend.server_pid(self._init_pid)
+        return None
 
     def _alive_docker(self) -> bool:
         pid = self._server_pid
