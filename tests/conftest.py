@@ -27,11 +27,7 @@ def pytest_sessionfinish(session, exitstatus):
         print(f"\nERROR: containers left after the tests (removed now): {containers}", file=sys.stderr)
         session.exitstatus = 1
     left = procs.reap(session=SESSION)
-    for cg in placement.stale_cgroups():
-        try:
-            cg.rmdir()
-        except OSError:
-            pass
+    placement.remove_stale_cgroups()
     if left:
         print(f"\nERROR: labelled servers left running after the tests (reaped now): {left}", file=sys.stderr)
         session.exitstatus = 1
@@ -70,6 +66,22 @@ def dataset(build_dir, template, lock_entry, tmp_path_factory):
                          workload="point_select", engine="InnoDB", tables=1, table_size=1000,
                          out=out, settings={})
     return out
+
+
+def flip_byte(path: Path, offset: int | None = None) -> None:
+    """Invert one byte in place (the middle one unless told): a tampered artifact or binary."""
+    size = path.stat().st_size
+    offset = size // 2 if offset is None else offset
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        b = f.read(1)
+        f.seek(offset)
+        f.write(bytes([b[0] ^ 0xFF]))
+
+
+def tmp_siblings(parent: Path) -> list[str]:
+    """Half-written siblings an atomic write would leave if it were not atomic."""
+    return [p.name for p in parent.iterdir() if ".tmp-" in p.name or ".old-" in p.name]
 
 
 def server_pids():

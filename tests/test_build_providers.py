@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, server_pids
+from conftest import flip_byte, tmp_siblings, ROOT, server_pids
 
 from harness import builds, config, mycnf, placement, procs
 from harness.server import Server
@@ -38,18 +38,6 @@ REAL = ["mysql-5.5.9", "mariadb-10.2.11", "mariadb-10.11"]
 SMALL = {"innodb_buffer_pool_size": "64M"}  # minimal options for a test server
 
 
-def flip_byte(path: Path, offset: int | None = None) -> None:
-    size = path.stat().st_size
-    offset = size // 2 if offset is None else offset
-    with open(path, "r+b") as f:
-        f.seek(offset)
-        b = f.read(1)
-        f.seek(offset)
-        f.write(bytes([b[0] ^ 0xFF]))
-
-
-def tmp_siblings(parent: Path) -> list[str]:
-    return [p.name for p in parent.iterdir() if ".tmp-" in p.name or ".old-" in p.name]
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import flip_byte, tmp_siblings
+
 from harness import builds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,19 +27,6 @@ def entry():
     return builds.load_lock(LOCK)[NAME]
 
 
-def flip_byte(path: Path, offset: int | None = None) -> None:
-    """Invert one byte in place (the middle one unless told)."""
-    size = path.stat().st_size
-    offset = size // 2 if offset is None else offset
-    with open(path, "r+b") as f:
-        f.seek(offset)
-        b = f.read(1)
-        f.seek(offset)
-        f.write(bytes([b[0] ^ 0xFF]))
-
-
-def tmp_siblings(parent: Path) -> list[str]:
-    return [p.name for p in parent.iterdir() if ".tmp-" in p.name or ".old-" in p.name]
 
 
 # -- the lock ------------------------------------------------------------------------

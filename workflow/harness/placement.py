@@ -154,6 +154,15 @@ def stale_cgroups() -> list[Path]:
     return out
 
 
+def remove_stale_cgroups() -> None:
+    """rmdir every leftover cgroup of ours; one still in use (not empty) is left alone."""
+    for cg in stale_cgroups():
+        try:
+            cg.rmdir()
+        except OSError:
+            pass
+
+
 def split(allowed: list[int], cores: int, client_cpus: int) -> tuple[list[int], list[int]]:
     """Server gets the first `cores` CPUs, the client the last `client_cpus`: disjoint."""
     allowed = sorted(allowed)
