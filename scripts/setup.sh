@@ -37,7 +37,7 @@ stamp=.venv/.pyproject.sha256
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: creating .venv (Snakemake, harness, pytest)"
-  python3 -m venv .venv
+  /usr/bin/python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e .
   echo "$want" > "$stamp"

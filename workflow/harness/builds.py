@@ -243,7 +243,13 @@ def _extract_tar(artifact: Path, dest: Path, strip: str | None = None,
         if not members:
             raise BuildError(f"{artifact}: nothing under '{prefix or '/'}' in this tarball; "
                              f"fix `strip` in config/builds.lock.yaml")
-        tar.extractall(dest, members=members, filter="tar")
+        for m in members:  # what filter="tar" refuses, checked here too (Python < 3.11.4 has no filter)
+            if m.name.startswith("/") or ".." in Path(m.name).parts or m.isdev():
+                raise BuildError(f"{artifact}: unsafe member {m.name!r}; the artifact is not what the lock pins")
+        if hasattr(tarfile, "tar_filter"):
+            tar.extractall(dest, members=members, filter="tar")
+        else:  # Debian 12's python3 (3.11.2)
+            tar.extractall(dest, members=members)
 
 
 # -- maven --------------------------------------------------------------------------
