@@ -6,7 +6,7 @@ configfile: "config/default.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/builds.smk"
-include: "workflow/rules/sysbench.smk"
+include: "workflow/rules/measure.smk"
 include: "workflow/rules/tidy.smk"
 include: "workflow/rules/paper.smk"
 

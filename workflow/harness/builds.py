@@ -37,7 +37,7 @@ from pathlib import Path
 
 import yaml
 
-from . import atomic, procs
+from . import atomic, paths, procs
 
 REQUIRED = ("family", "provider", "version", "mysqld", "mysqld_sha256")
 PROVIDERS = ("npm", "maven", "debian", "tarball")
@@ -71,8 +71,7 @@ class BuildError(Exception):
 
 
 def default_lock() -> Path:
-    from . import config  # config imports this module
-    return config.LOCK
+    return paths.LOCK
 
 
 def load_lock(path: Path) -> dict:

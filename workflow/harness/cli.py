@@ -62,19 +62,35 @@ def cmd_bootstrap(a):
 
 
 def cmd_prepare_dataset(a):
+    from . import datasets
     entry = _lock_entry(a.lock, a.name)
-    cell.prepare_dataset(name=a.name, entry=entry, build_dir=Path(a.build_dir), template=Path(a.template),
-                         workload=a.workload, engine=a.engine, tables=a.tables, table_size=a.table_size,
-                         out=Path(a.out), settings=json.loads(a.settings))
+    datasets.prepare(a.dataset, a.key, name=a.name, entry=entry, build_dir=Path(a.build_dir),
+                     template=Path(a.template), out=Path(a.out), settings=json.loads(a.settings),
+                     corpus_dir=Path(a.corpus) if a.corpus else None)
+
+
+def cmd_corpus(a):
+    from . import corpus
+    if a.source == "standin":
+        info = corpus.generate(Path(a.out), rows=a.rows, seed=a.seed)
+    else:
+        archive = Path(a.archive) if a.archive else Path(a.out).parent / "t9.filtering.tar.gz"
+        if not archive.exists():
+            corpus.fetch_ohsumed(archive, a.url)
+        corpus.verify_archive(archive, corpus.ARCHIVE_SIZE, corpus.ARCHIVE_SHA256)
+        info = corpus.parse_ohsumed(archive, Path(a.out))
+    print(f"corpus {a.out}: {info.get('rows', info.get('records'))} rows")
 
 
 def cmd_run_cell(a):
-    entry = _lock_entry(a.lock, a.name)
-    m = cell.run_cell(study=a.study, experiment=a.experiment, workload=a.workload, name=a.name,
-                      entry=entry, build_dir=Path(a.build_dir), dataset=Path(a.dataset), engine=a.engine,
-                      tables=a.tables, table_size=a.table_size, cores=a.cores, users=a.users, rep=a.rep,
-                      settings=json.loads(a.settings), out=Path(a.out), variant=a.variant)
-    print(f"{m['cell']}: {m['result']['qps']:.1f} qps")
+    req = json.loads(a.cell_spec)
+    name = a.cell.split("_")[0]
+    entry = _lock_entry(a.lock, name)
+    m = cell.run_cell(experiment=req["experiment"], spec=req["spec"], cell=a.cell, entry=entry,
+                      build_dir=Path(a.build_dir), source=Path(a.source), settings=req["settings"],
+                      out=Path(a.out))
+    res = m.get("result", {})
+    print(f"{m['cell']}: " + ", ".join(f"{k}={v}" for k, v in res.items()))
 
 
 def cmd_tidy(a):
@@ -128,31 +144,34 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_official_check)
 
-    def measured(s):
-        s.add_argument("--name", required=True)
-        s.add_argument("--lock", default=lock)
-        s.add_argument("--build-dir", required=True)
-        s.add_argument("--workload", required=True)
-        s.add_argument("--engine", required=True)
-        s.add_argument("--tables", type=int, required=True)
-        s.add_argument("--table-size", type=int, required=True)
-        s.add_argument("--settings", default="{}", help="JSON: sysbench, placement and server settings")
-        s.add_argument("--out", required=True)
-
-    s = sub.add_parser("prepare-dataset")
-    measured(s)
+    s = sub.add_parser("prepare-dataset", help="a prepared datadir (harness.datasets)")
+    s.add_argument("--dataset", required=True, choices=["sbtest", "fulltext"])
+    s.add_argument("--key", required=True, help="the dataset's key, e.g. InnoDB_t8_n10000")
+    s.add_argument("--name", required=True, help="build name")
+    s.add_argument("--lock", default=lock)
+    s.add_argument("--build-dir", required=True)
     s.add_argument("--template", required=True)
+    s.add_argument("--corpus", help="fulltext: the corpus directory")
+    s.add_argument("--settings", default="{}", help="JSON: placement, backend and server settings")
+    s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_prepare_dataset)
 
-    s = sub.add_parser("run-cell")
-    measured(s)
-    s.add_argument("--dataset", required=True)
-    s.add_argument("--study", required=True)
-    s.add_argument("--experiment", required=True)
-    s.add_argument("--cores", type=int, required=True)
-    s.add_argument("--users", type=int, required=True)
-    s.add_argument("--rep", type=int, required=True)
-    s.add_argument("--variant", default="base", help="factor levels, e.g. trx-off.ps-on (harness.variants)")
+    s = sub.add_parser("corpus", help="the FTS corpus: generated stand-in or the parsed OHSUMED archive")
+    s.add_argument("--source", choices=["standin", "ohsumed"], default="standin")
+    s.add_argument("--rows", type=int, default=20000)
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--archive", help="ohsumed: t9.filtering.tar.gz already on this machine")
+    s.add_argument("--url", help="ohsumed: where to download the archive from (default: NIST's)")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_corpus)
+
+    s = sub.add_parser("run-cell", help="measure one cell (harness.cell)")
+    s.add_argument("--cell", required=True, help="the cell's name (its kind's naming, harness.kinds)")
+    s.add_argument("--cell-spec", required=True, help="JSON from harness.plan.cell_spec")
+    s.add_argument("--lock", default=lock)
+    s.add_argument("--build-dir", required=True)
+    s.add_argument("--source", required=True, help="dataset (or template) dir holding datadir/")
+    s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_run_cell)
 
     s = sub.add_parser("tidy")
@@ -183,6 +202,11 @@ def main(argv=None) -> int:
     try:
         args.fn(args)
     except EXPECTED as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # the harness's own errors (CorpusError, GateError, StepError, ...) are one line
+        if not type(e).__module__.startswith("harness."):
+            raise
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:

@@ -12,12 +12,12 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from . import builds, mycnf, variants
+from . import builds, factors, mycnf, paths
 
-ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
-LOCK = ROOT / "config" / "builds.lock.yaml"
-BUILDS = ROOT / "resources" / "builds"
+ROOT = paths.ROOT
+SCHEMA = paths.SCHEMA
+LOCK = paths.LOCK
+BUILDS = paths.BUILDS
 
 
 
@@ -73,8 +73,46 @@ def _fill_defaults(schema: dict, node, root: dict):
                 _fill_defaults(extra, node[key], root)
 
 
+# Keys of an experiment each kind uses (experiment_defaults fills only these).
+KIND_KEYS = {
+    "throughput": {"workload", "dataset", "corpus", "engines", "tables", "table_size", "cores", "users",
+                   "repetitions", "variants", "builds", "enabled"},
+    "steps": {"script", "rows", "engines", "cores", "repetitions", "variants", "builds", "enabled"},
+}
+
+
+def _factor_schema() -> dict:
+    """experiments.<x>.variants: one property per factor of harness.factors, its values as an enum."""
+    props = {}
+    for f in factors.FACTORS.values():
+        items = {"type": "integer", "minimum": 0} if f.cast is int else {"enum": list(f.values)}
+        props[f.name] = {"type": "array", "minItems": 1, "uniqueItems": True, "items": items,
+                         "description": f.words}
+    return props
+
+
 def _schema() -> dict:
-    return yaml.safe_load(SCHEMA.read_text())
+    schema = yaml.safe_load(SCHEMA.read_text())
+    variants = schema["$defs"]["experiment"]["properties"]["variants"]
+    variants["properties"] = _factor_schema()
+    variants["additionalProperties"] = False
+    return schema
+
+
+def apply_experiment_defaults(cfg: dict) -> dict:
+    """Each experiment takes the experiment_defaults keys its kind uses and it does not set."""
+    out = copy.deepcopy(cfg)
+    defaults = out.get("experiment_defaults") or {}
+    if not isinstance(defaults, dict):
+        return out
+    for name, spec in (out.get("experiments") or {}).items():
+        if not isinstance(spec, dict):
+            continue
+        keys = KIND_KEYS.get(spec.get("kind", "throughput"), set())
+        for k, v in defaults.items():
+            if k in keys and k not in spec:
+                spec[k] = copy.deepcopy(v)
+    return out
 
 
 def validate_schema(cfg: dict) -> dict:
@@ -118,7 +156,12 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None) ->
     """Schema check, defaults, then the checks that need the host and the lock."""
     if not isinstance(cfg, dict) or not cfg:
         raise ConfigError("<top level>: empty config; pass a profile, e.g. --configfile config/smoke.yaml")
-    out = validate_schema(cfg)
+    if isinstance(cfg.get("experiment_defaults"), dict):
+        for k in cfg["experiment_defaults"]:
+            if not any(k in keys for keys in KIND_KEYS.values()):
+                raise ConfigError(f"experiment_defaults.{k}: unknown key; allowed: "
+                                  f"{', '.join(sorted(set().union(*KIND_KEYS.values())))}")
+    out = validate_schema(apply_experiment_defaults(cfg))
     cpus = host_cpus() if cpus is None else cpus
     client = out["placement"]["client_cpus"]
     room = len(cpus) - client
@@ -159,19 +202,48 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None) ->
                     f"server.options.{key}: not a mysqld option of build family {family} ({name}); "
                     f"check the spelling against `mysqld --verbose --help` or remove it")
     for exp, spec in out["experiments"].items():
-        var = spec["variants"]
-        if "trx" in var and spec["workload"] not in variants.TRX_WORKLOADS:
-            raise ConfigError(f"experiments.{exp}.variants.trx: the {spec['workload']} workload sends no "
-                              f"BEGIN/COMMIT; remove it or use one of: {', '.join(sorted(variants.TRX_WORKLOADS))}")
-        if "key_cache" in var and "MyISAM" not in spec["engines"]:
-            raise ConfigError(f"experiments.{exp}.variants.key_cache: only MyISAM has key caches; "
-                              f"add MyISAM to experiments.{exp}.engines or remove it")
+        kind = spec["kind"]
+        raw = cfg["experiments"][exp]
+        for key in raw:
+            if key not in KIND_KEYS[kind] | {"kind", "study"}:
+                raise ConfigError(f"experiments.{exp}.{key}: not a key of a {kind} experiment; remove it "
+                                  f"(a {kind} experiment uses: {', '.join(sorted(KIND_KEYS[kind]))})")
+        for key in [k for k in spec if k not in KIND_KEYS[kind] | {"kind", "study"}]:
+            del spec[key]  # schema defaults of the other kind
+        for name in spec["variants"]:
+            f = factors.FACTORS[name]
+            if f.workloads is not None and spec.get("workload") not in f.workloads:
+                raise ConfigError(f"experiments.{exp}.variants.{name}: means nothing for the "
+                                  f"{spec.get('workload', kind)} workload; remove it or use one of: "
+                                  f"{', '.join(f.workloads)}")
+            if f.engines is not None and not any(e.split("-")[0] in f.engines for e in spec["engines"]):
+                raise ConfigError(f"experiments.{exp}.variants.{name}: applies only to {', '.join(f.engines)}; "
+                                  f"add one to experiments.{exp}.engines or remove it")
+        if kind == "throughput":
+            spec.setdefault("tables", [1])
+            if (spec["workload"] == "fts") != (spec["dataset"] == "fulltext"):
+                raise ConfigError(f"experiments.{exp}.dataset: the fts workload runs on the fulltext dataset "
+                                  f"and only it; set workload fts with dataset fulltext, or neither")
+            if spec["dataset"] == "fulltext" and spec["tables"] != [1]:
+                raise ConfigError(f"experiments.{exp}.tables: the fulltext dataset is one table per engine; "
+                                  f"remove tables")
+            if spec["dataset"] == "fulltext" and spec["corpus"].get("source") == "ohsumed":
+                arch = spec["corpus"].get("archive")
+                if arch and not Path(arch).is_file():
+                    raise ConfigError(f"experiments.{exp}.corpus.archive: {arch} does not exist; give the path "
+                                      f"of t9.filtering.tar.gz, or remove it to download the archive")
         for i, cores in enumerate(spec["cores"]):
             if cores > room:
                 raise ConfigError(
                     f"experiments.{exp}.cores.{i}: {cores} cores exceed this host's {len(cpus)} CPUs "
                     f"less placement.client_cpus={client}; use at most {room}")
     return out
+
+
+def tidy_captures() -> list[str]:
+    """The long tables a throughput experiment's tidy step writes beside its runs."""
+    from . import tidy
+    return list(tidy.CAPTURES)
 
 
 def enabled_experiments(cfg: dict) -> dict:

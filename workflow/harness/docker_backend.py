@@ -26,9 +26,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import procs
+from . import paths, procs
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = paths.ROOT
 BUILD_SCRIPT = ROOT / "docker" / "build-image.sh"
 DOCKERD_SCRIPT = ROOT / "scripts" / "dockerd.sh"
 

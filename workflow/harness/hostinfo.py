@@ -4,9 +4,11 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
+
+from . import paths
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = paths.ROOT
 
 
 def _read(path: str, default: str = "unknown") -> str:

@@ -40,8 +40,9 @@ def cv(values) -> float:
     return statistics.stdev(xs) / m if m else 0.0
 
 
-def summarize(values, cv_threshold: float) -> dict:
+def summarize(values, cv_threshold: float, metric: str = "qps") -> dict:
     lo, hi = median_ci(values)
     c = cv(values)
-    return {"n": len(values), "qps_median": statistics.median(values), "qps_ci_lo": lo,
-            "qps_ci_hi": hi, "qps_cv": round(c, 6), "unstable": c > cv_threshold}
+    return {"n": len(values), f"{metric}_median": statistics.median(values), f"{metric}_ci_lo": lo,
+            f"{metric}_ci_hi": hi, f"{metric}_ci_coverage": "", f"{metric}_cv": round(c, 6),
+            "unstable": c > cv_threshold}

@@ -34,7 +34,9 @@ rule official_check:
         ),
     output:
         "data/tidy/official_check.json",
+    log:
+        "logs/official_check.log",
     shell:
         "{HARNESS} official-check --name mysql-5.6.24 --build-dir {input.build}"
         " --official mysql-5.6.24-official --official-dir resources/builds/mysql-5.6.24-official"
-        " --out {output}"
+        " --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"

@@ -44,15 +44,8 @@ rule generated_tex:
         tidy=[
             f"{TIDY}/{e}{suffix}"
             for e in EXPERIMENTS
-            for suffix in (
-                "_summary.csv",
-                ".csv",
-                "_provenance.json",
-                "_explain.csv",
-                "_keycaches.csv",
-                "_waits.csv",
-                "_status.csv",
-            )
+            for suffix in ["_summary.csv", ".csv", "_provenance.json"]
+            + ([f"_{c}.csv" for c in hconfig.tidy_captures()] if EXPERIMENTS[e]["kind"] == "throughput" else [])
         ],
         unsupported=f"{TIDY}/unsupported.csv",
         official=f"{TIDY}/official_check.json",
@@ -66,8 +59,11 @@ rule generated_tex:
         explain="paper/generated/explain.tex",
         unsupported="paper/generated/unsupported.tex",
         builds="paper/generated/builds.tex",
+    log:
+        "logs/generated_tex.log",
     shell:
-        "{HARNESS} report --tidy-dir {TIDY} --config {input.config} --out paper/generated"
+        "{HARNESS} report --tidy-dir {TIDY} --config {input.config} --out paper/generated > {log} 2>&1"
+        " || (tail -5 {log}; exit 1)"
 
 
 rule paper:

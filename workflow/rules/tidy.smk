@@ -1,42 +1,47 @@
 # Raw cells -> tidy CSVs (docs/data-contracts.md) and provenance.
+# Throughput experiments also get their per-cell captures as long tables.
 
 
-rule tidy:
-    input:
-        lambda wc: cells(wc.experiment),
-    output:
-        runs="data/tidy/{experiment}.csv",
-        summary="data/tidy/{experiment}_summary.csv",
-        provenance="data/tidy/{experiment}_provenance.json",
-        extra=multiext(
-            "data/tidy/{experiment}_",
-            "intervals.csv",
-            "waits.csv",
-            "explain.csv",
-            "keycaches.csv",
-            "status.csv",
-        ),
-    params:
-        cv=CFG["stats"]["cv_threshold"],
-        profile=CFG["profile"],
-    shell:
-        "{HARNESS} tidy --cells {input} --runs {output.runs} --summary {output.summary}"
-        " --provenance {output.provenance} --cv-threshold {params.cv} --profile {params.profile}"
-        " --extra-dir data/tidy"
+def tidy_outputs(kind):
+    out = {
+        "runs": "data/tidy/{experiment}.csv",
+        "summary": "data/tidy/{experiment}_summary.csv",
+        "provenance": "data/tidy/{experiment}_provenance.json",
+    }
+    if kind == "throughput":
+        out["extra"] = multiext("data/tidy/{experiment}_", *[f"{c}.csv" for c in hconfig.tidy_captures()])
+    return out
+
+
+for _kind in ("throughput", "steps"):
+
+    rule:
+        name:
+            f"tidy_{_kind}"
+        input:
+            lambda wc: cells(wc.experiment),
+        output:
+            **tidy_outputs(_kind),
+        log:
+            f"logs/tidy/{{experiment}}.log",
+        wildcard_constraints:
+            experiment=_alternatives(experiments_of(_kind)),
+        params:
+            cv=CFG["stats"]["cv_threshold"],
+            profile=CFG["profile"],
+        shell:
+            "{HARNESS} tidy --cells {input} --runs {output.runs} --summary {output.summary}"
+            " --provenance {output.provenance} --cv-threshold {params.cv} --profile {params.profile}"
+            " --extra-dir data/tidy > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
 rule unsupported_cells:
     output:
         "data/tidy/unsupported.csv",
+    log:
+        "logs/tidy/unsupported.log",
     params:
-        rows=json.dumps(
-            [
-                [x, b, e, v, why]
-                for x in EXPERIMENTS
-                for b, e, v, why in combos(x)
-                if why is not None
-            ]
-        ),
+        rows=json.dumps(hplan.unsupported(CFG, LOCK)),
     run:
         import csv, io
         from harness import atomic
@@ -51,6 +56,8 @@ rule unsupported_cells:
 rule resolved_config:
     output:
         "data/tidy/config.resolved.yaml",
+    log:
+        "logs/tidy/config.log",
     params:
         cfg=json.dumps(CFG, sort_keys=True),
     run:

@@ -1,0 +1,54 @@
+"""Study A1's dataset: a corpus (the real OHSUMED collection, or the seeded
+offline stand-in) loaded into one table per engine, `docid int PRIMARY KEY,
+content text`, then `ALTER TABLE ... ADD FULLTEXT INDEX (content)` as the study
+did, and the 30 keywords' counts checked (the gate) before anything is measured.
+
+The corpus itself is built once (data/corpus/<corpus key>/), independent of the
+engine and the build.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+DB = "fts"
+
+
+def corpus_key(corpus: dict) -> str:
+    if corpus.get("source", "standin") == "ohsumed":
+        return "ohsumed"
+    return f"standin-n{corpus.get('rows', 20000)}-s{corpus.get('seed', 1)}"
+
+
+def table(engine: str) -> str:
+    return f"ohsumed_{engine.lower()}"
+
+
+def key(spec: dict, cell: dict) -> str:
+    return f"{cell['engine']}_{corpus_key(spec.get('corpus') or {})}"
+
+
+def parse_key(key: str) -> dict:
+    m = re.fullmatch(r"(?P<engine>[A-Za-z]+)_(?P<corpus>ohsumed|standin-n\d+-s\d+)", key)
+    if not m:
+        raise ValueError(f"fulltext dataset key '{key}': expected <engine>_<ohsumed|standin-n<rows>-s<seed>>")
+    return {"engine": m["engine"], "corpus": m["corpus"]}
+
+
+def server_options(params: dict, family: str) -> dict:
+    from .. import fulltext
+    return fulltext.server_options(family)
+
+
+def load(srv, params: dict, *, cpus, run_id: str, corpus_dir=None, out=None) -> dict:
+    """Bulk load + index build (timed), then the count gate on this engine."""
+    from .. import corpus, fulltext
+    if corpus_dir is None:
+        raise ValueError("fulltext dataset: no corpus directory given")
+    engine = params["engine"]
+    srv.query(f"CREATE DATABASE {DB}")
+    info = fulltext.load(srv, engine, Path(corpus_dir), db=DB, table=table(engine))
+    meta = corpus.read_manifest(Path(corpus_dir)) if hasattr(corpus, "read_manifest") else {}
+    expected = corpus.expected_counts() if params["corpus"].startswith("standin") else None
+    gate = fulltext.count_gate(srv, {engine: table(engine)}, expected, db=DB)
+    return {"load": info, "gate": gate, "corpus_manifest": meta}

@@ -1,0 +1,62 @@
+"""sysbench's sbtest tables: `tables` x `table_size` rows of one engine.
+
+MEMORY tables lose their rows at every restart: their dataset is the empty
+database, and the throughput kind loads them inside the cell (`VOLATILE`).
+MEMORY-BTREE is MEMORY with a BTREE index added after loading, as study B
+did (`collect.memory_btree`).
+"""
+from __future__ import annotations
+
+import re
+
+from .. import collect, sysbench
+from ..server import ServerError
+
+VOLATILE = {"MEMORY", "MEMORY-BTREE"}
+
+
+def key(spec: dict, cell: dict) -> str:
+    return f"{cell['engine']}_t{cell['tables']}_n{spec['table_size']}"
+
+
+def parse_key(key: str) -> dict:
+    m = re.fullmatch(r"(?P<engine>[A-Za-z]+(?:-[A-Za-z]+)?)_t(?P<tables>\d+)_n(?P<size>\d+)", key)
+    if not m:
+        raise ValueError(f"sbtest dataset key '{key}': expected <engine>_t<tables>_n<rows>")
+    return {"engine": m["engine"], "tables": int(m["tables"]), "table_size": int(m["size"])}
+
+
+def server_options(params: dict, family: str) -> dict:
+    return {}
+
+
+def sysbench_engine(engine: str) -> str:
+    return engine.split("-")[0]
+
+
+def fill(srv, *, engine: str, tables: int, table_size: int, cpus, run_id: str) -> str:
+    """sysbench prepare of `tables` tables (and the BTREE index of MEMORY-BTREE)."""
+    common = sysbench.common_args(socket=srv.socket, tables=tables, table_size=table_size,
+                                  engine=sysbench_engine(engine))
+    threads = max(1, min(tables, len(cpus)))
+    out = sysbench.run(sysbench.command("point_select", common, [f"--threads={threads}"], "prepare"),
+                       cpus=cpus, run_id=run_id, timeout=3600)
+    if engine == "MEMORY-BTREE":
+        collect.memory_btree(srv, tables)
+    return out
+
+
+def load(srv, params: dict, *, cpus, run_id: str, corpus_dir=None, out=None) -> dict:
+    srv.query("CREATE DATABASE sbtest")
+    engine, tables, size = params["engine"], params["tables"], params["table_size"]
+    if engine in VOLATILE:
+        return {"rows": {}, "volatile": True}
+    log = fill(srv, engine=engine, tables=tables, table_size=size, cpus=cpus, run_id=run_id)
+    if out is not None:
+        (out / "prepare.out").write_text(log)
+    counts = {f"sbtest{i}": srv.query(f"SELECT COUNT(*) FROM sbtest.sbtest{i}")[0][0]
+              for i in range(1, tables + 1)}
+    bad = {t: n for t, n in counts.items() if n != size}
+    if bad:
+        raise ServerError(f"sbtest dataset: row counts {bad} differ from table_size={size}")
+    return {"rows": counts, "volatile": False}

@@ -1,0 +1,41 @@
+"""Every repository path the harness uses, defined once.
+
+Generated outputs (data/, figures/*.pdf, paper/generated/, resources/) are
+never committed; see data/README.md and figures/README.md.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / "workflow"
+LUA = WORKFLOW / "lua"
+R = WORKFLOW / "R"
+SCHEMA = WORKFLOW / "schemas" / "config.schema.yaml"
+CONFIG = ROOT / "config"
+LOCK = CONFIG / "builds.lock.yaml"
+RESOURCES = ROOT / "resources"
+BUILDS = RESOURCES / "builds"
+TEMPLATES = RESOURCES / "templates"
+DATA = ROOT / "data"
+RAW = DATA / "raw"
+TIDY = DATA / "tidy"
+DATASETS = DATA / "datasets"
+CORPUS = DATA / "corpus"
+ORDER = DATA / "order"
+FIGURES = ROOT / "figures"
+PAPER = ROOT / "paper"
+GENERATED = PAPER / "generated"
+DOCKER = ROOT / "docker"
+SCRIPTS = ROOT / "scripts"
+
+WORK_VAR = "MYSQLBENCH_WORK"
+
+
+def work_dir() -> Path:
+    """Where per-cell scratch datadirs live: $MYSQLBENCH_WORK, else data/work
+    (inside the repository's data area: /tmp is often a small tmpfs)."""
+    d = Path(os.environ.get(WORK_VAR) or DATA / "work")
+    d.mkdir(parents=True, exist_ok=True)
+    return d

@@ -1,0 +1,86 @@
+# Datasets and measured cells (harness.plan names them; harness.kinds measures).
+# `bench=1` keeps one server on the host at a time. Repetition r of every cell
+# of an experiment runs after repetition r-1 of all of them (interleaved).
+
+
+rule corpus:
+    output:
+        directory("data/corpus/{corpus}"),
+    log:
+        "logs/corpus/{corpus}.log",
+    params:
+        args=lambda wc: (
+            "--source ohsumed" + (f" --archive {a}" if (a := _corpus_spec(wc.corpus).get("archive")) else "")
+            if wc.corpus == "ohsumed"
+            else "--source standin --rows {} --seed {}".format(*wc.corpus.split("-n")[1].split("-s"))
+        ),
+    shell:
+        "{HARNESS} corpus {params.args} --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
+
+
+def _corpus_spec(key):
+    for spec in EXPERIMENTS.values():
+        if spec.get("dataset") == "fulltext" and hplan.corpus_path(spec).endswith("/" + key):
+            return spec["corpus"]
+    return {}
+
+
+def dataset_inputs(wc):
+    inputs = {"build": f"resources/builds/{wc.build}", "template": f"resources/templates/{wc.build}"}
+    if wc.dataset == "fulltext":
+        inputs["corpus"] = "data/corpus/" + wc.key.split("_", 1)[1]
+    return inputs
+
+
+rule dataset:
+    input:
+        unpack(dataset_inputs),
+    output:
+        directory("data/datasets/{build}/{dataset}/{key}"),
+    log:
+        "logs/dataset/{build}/{dataset}/{key}.log",
+    params:
+        settings=json.dumps(hplan.run_settings(CFG), sort_keys=True),
+        corpus=lambda wc, input: f"--corpus {input.corpus}" if "corpus" in input.keys() else "",
+    resources:
+        bench=1,
+    shell:
+        "{HARNESS} prepare-dataset --dataset {wildcards.dataset} --key {wildcards.key} --name {wildcards.build}"
+        " --build-dir {input.build} --template {input.template} {params.corpus}"
+        " --settings '{params.settings}' --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
+
+
+def cell_inputs(wc):
+    build = hplan.parse_cell(CFG, wc.experiment, wc.cell)["build"]
+    ds = hplan.dataset_path(CFG, wc.experiment, wc.cell)
+    inputs = {"build": f"resources/builds/{build}",
+              "source": ds or f"resources/templates/{build}"}
+    rep = hplan.parse_cell(CFG, wc.experiment, wc.cell)["rep"]
+    if rep > 1:  # ordering only: ancient, so a re-measured cell re-runs nothing else
+        inputs["after"] = ancient(f"data/order/{wc.experiment}.r{rep - 1}.done")
+    return inputs
+
+
+rule run_cell:
+    input:
+        unpack(cell_inputs),
+    output:
+        directory("data/raw/{study}/{experiment}/{cell}"),
+    log:
+        "logs/run_cell/{study}/{experiment}/{cell}.log",
+    params:
+        spec=lambda wc: hplan.cell_spec(CFG, wc.experiment),
+    resources:
+        bench=1,
+    shell:
+        "{HARNESS} run-cell --cell {wildcards.cell} --cell-spec '{params.spec}' --build-dir {input.build}"
+        " --source {input.source} --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
+
+
+rule repetition_done:
+    input:
+        lambda wc: cells(wc.experiment, int(wc.rep)),
+    output:
+        touch("data/order/{experiment}.r{rep}.done"),
+    log:
+        "logs/order/{experiment}.r{rep}.log",
