@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import BUILD, pinned_build  # noqa: E402
 
-from harness import cell, placement, stats  # noqa: E402
+from harness import cell, datasets, placement, stats  # noqa: E402
 
 
 def main() -> int:
@@ -38,14 +38,14 @@ def main() -> int:
     qps, mech = [], None
     with tempfile.TemporaryDirectory(prefix="mb-cov-") as tmp:
         ds = Path(tmp) / "ds"
-        cell.prepare_dataset(name=BUILD, entry=entry, build_dir=build_dir, template=template,
-                             workload="point_select", engine=a.engine, tables=a.tables,
-                             table_size=a.table_size, out=ds, settings={})
+        datasets.prepare("sbtest", f"{a.engine}_t{a.tables}_n{a.table_size}", name=BUILD, entry=entry,
+                         build_dir=build_dir, template=template, out=ds, settings={})
         for rep in range(1, a.reps + 1):
-            m = cell.run_cell(study="A3", experiment="bench", workload="point_select", name=BUILD, entry=entry,
-                              build_dir=build_dir, dataset=ds, engine=a.engine, tables=a.tables,
-                              table_size=a.table_size, cores=1, users=a.users, rep=rep, settings=settings,
-                              out=Path(tmp) / f"cell{rep}")
+            spec = {"study": "A3", "kind": "throughput", "workload": "point_select", "dataset": "sbtest",
+                    "table_size": a.table_size}
+            name = f"{BUILD}_{a.engine}_base_t{a.tables}_c1_u{a.users}_r{rep}"
+            m = cell.run_cell(experiment="bench", spec=spec, cell=name, entry=entry, build_dir=build_dir,
+                              source=ds, settings=settings, out=Path(tmp) / name)
             qps.append(m["result"]["qps"])
             mech = m["placement"]
             print(f"rep {rep}: {qps[-1]:,.0f} QPS", flush=True)

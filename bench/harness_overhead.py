@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import BUILD, pinned_build  # noqa: E402
 
-from harness import cell, placement, sysbench  # noqa: E402
+from harness import datasets, placement, sysbench  # noqa: E402
 from harness.server import Server  # noqa: E402
 
 
@@ -42,9 +42,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mb-bench-") as tmp:
         tmp = Path(tmp)
         ds = tmp / "ds"
-        cell.prepare_dataset(name=BUILD, entry=entry, build_dir=build_dir, template=template,
-                             workload="point_select", engine="InnoDB", tables=a.tables,
-                             table_size=a.table_size, out=ds, settings={})
+        datasets.prepare("sbtest", f"InnoDB_t{a.tables}_n{a.table_size}", name=BUILD, entry=entry,
+                         build_dir=build_dir, template=template, out=ds, settings={})
         shutil.copytree(ds / "datadir", tmp / "datadir")
         with Server(name=BUILD, entry=entry, build_dir=build_dir, datadir=tmp / "datadir",
                     rundir=tmp / "run", run_id=f"bench-{os.getpid()}", cpus=server_cpus,

@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
-from harness import builds, cell, config, placement, procs  # noqa: E402
+from harness import builds, config, datasets, placement, procs  # noqa: E402
 
 SESSION = os.environ.setdefault(procs.SESSION_VAR, "test-" + uuid.uuid4().hex[:10])
 BUILD = "mysql-5.6.24"
@@ -62,10 +62,19 @@ def template(build_dir, lock_entry):
 def dataset(build_dir, template, lock_entry, tmp_path_factory):
     """A small real InnoDB dataset (1 table x 1000 rows)."""
     out = tmp_path_factory.mktemp("ds") / "InnoDB_t1_n1000"
-    cell.prepare_dataset(name=BUILD, entry=lock_entry, build_dir=build_dir, template=template,
-                         workload="point_select", engine="InnoDB", tables=1, table_size=1000,
-                         out=out, settings={})
+    datasets.prepare("sbtest", "InnoDB_t1_n1000", name=BUILD, entry=lock_entry, build_dir=build_dir,
+                     template=template, out=out, settings={})
     return out
+
+
+# A throughput experiment block as harness.plan.cell_spec gives it to `run-cell`.
+POINT_SELECT = {"study": "A3", "kind": "throughput", "workload": "point_select", "dataset": "sbtest",
+                "engines": ["InnoDB"], "tables": [1], "table_size": 1000, "cores": [1], "users": [2],
+                "variants": {}}
+
+
+def cell_spec(settings: dict, experiment: str = "point_select", **spec) -> dict:
+    return {"experiment": experiment, "spec": {**POINT_SELECT, **spec}, "settings": settings}
 
 
 def flip_byte(path: Path, offset: int | None = None) -> None:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, ROOT, SESSION, harness_cmd, harness_env, server_pids
+from conftest import BUILD, ROOT, SESSION, cell_spec, harness_cmd, harness_env, server_pids
 
 from harness import cell, docker_backend, placement, procs
 from harness.server import Server, ServerError
@@ -194,11 +194,10 @@ def test_failed_start_leaves_no_container(runtime_image, build_dir, lock_entry, 
 
 
 def test_run_cell_docker_manifest(runtime_image, build_dir, lock_entry, dataset, tmp_path):
-    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
-    m = cell.run_cell(study="A3", experiment="point_select", workload="point_select", name=BUILD,
-                      entry=lock_entry, build_dir=build_dir, dataset=dataset, engine="InnoDB",
-                      tables=1, table_size=1000, cores=1, users=2, rep=1,
-                      settings={"backend": "docker", "warmup_s": 1, "duration_s": 2}, out=out)
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_base_t1_c1_u2_r1"
+    req = cell_spec({"backend": "docker", "warmup_s": 1, "duration_s": 2})
+    m = cell.run_cell(experiment=req["experiment"], spec=req["spec"], cell=out.name, entry=lock_entry,
+                      build_dir=build_dir, source=dataset, settings=req["settings"], out=out)
     assert m["placement"]["backend"] == "docker"
     assert m["placement"]["mechanism"] == "docker-cpuset"
     assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
@@ -235,12 +234,9 @@ def test_docker_without_engine_is_one_line_error(docker_engine, build_dir, lock_
 
 # -- interrupts and SIGKILL of the harness -------------------------------------------
 def _cell_argv(dataset: Path, build_dir: Path, out: Path, duration: int) -> list[str]:
-    settings = json.dumps({"backend": "docker", "warmup_s": 1, "duration_s": duration})
-    return harness_cmd("run-cell", "--study", "A3", "--experiment", "point_select", "--workload",
-                       "point_select", "--name", BUILD, "--build-dir", str(build_dir), "--dataset",
-                       str(dataset), "--engine", "InnoDB", "--tables", "1", "--table-size", "1000",
-                       "--cores", "1", "--users", "2", "--rep", "1", "--settings", settings,
-                       "--out", str(out))
+    spec = json.dumps(cell_spec({"backend": "docker", "warmup_s": 1, "duration_s": duration}))
+    return harness_cmd("run-cell", "--cell", out.name, "--cell-spec", spec, "--build-dir", str(build_dir),
+                       "--source", str(dataset), "--out", str(out))
 
 
 def _start_cell(dataset, build_dir, out, session=SESSION, **env_extra) -> subprocess.Popen:
@@ -283,7 +279,7 @@ def _no_cell_dir(out: Path):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupting_a_docker_cell_leaves_no_container(runtime_image, build_dir, dataset, tmp_path,
                                                         sig):
-    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_base_t1_c1_u2_r1"
     proc = _start_cell(dataset, build_dir, out)
     _wait_measuring(proc, SESSION)
     time.sleep(1.5)
@@ -298,7 +294,7 @@ def test_interrupting_a_docker_cell_leaves_no_container(runtime_image, build_dir
 def test_sigkill_of_the_harness_then_reap_removes_the_container(runtime_image, build_dir, dataset,
                                                                 tmp_path):
     session = f"{SESSION}-reap"
-    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_base_t1_c1_u2_r1"
     # no watchdog: show that `harness reap --session` alone removes the survivor
     proc = _start_cell(dataset, build_dir, out, session, **{docker_backend.WATCHDOG_VAR: "0"})
     try:
@@ -321,7 +317,7 @@ def test_sigkill_of_the_harness_then_reap_removes_the_container(runtime_image, b
 def test_sigkill_of_the_harness_watchdog_removes_the_container(runtime_image, build_dir, dataset,
                                                                tmp_path):
     session = f"{SESSION}-watchdog"
-    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_base_t1_c1_u2_r1"
     proc = _start_cell(dataset, build_dir, out, session)
     try:
         _wait_measuring(proc, session)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, server_pids
+from harness import config
 
 pytestmark = pytest.mark.e2e
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -60,8 +61,16 @@ def planned_jobs(out: str) -> dict[str, int]:
     return jobs
 
 
+def smoke_config(work: Path) -> dict:
+    """The smoke profile as the pipeline resolves it (on top of config/default.yaml)."""
+    cfg = {}
+    for f in ("config/default.yaml", "config/smoke.yaml"):
+        config.deep_merge(cfg, yaml.safe_load((work / f).read_text()))
+    return config.resolve(cfg)
+
+
 def smoke_cells(work: Path) -> int:
-    cfg = yaml.safe_load((work / "config/smoke.yaml").read_text())["experiments"]["point_select"]
+    cfg = smoke_config(work)["experiments"]["point_select"]
     return (len(cfg["engines"]) * len(cfg["tables"]) * len(cfg["cores"]) * len(cfg["users"])
             * cfg["repetitions"])
 
@@ -95,7 +104,8 @@ def test_every_cell_has_its_manifest(work, first_run):
         assert m["cell"] == c.name
         assert m["build"]["mysqld_sha256"] and m["server"]["my_cnf_sha256"]
         assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
-        assert m["sysbench"]["script_sha256"] and m["host"]["kernel"]
+        assert m["driver"]["script_sha256"] and m["host"]["kernel"]
+        assert m["schema"] == 2 and m["kind"] == "throughput"
         assert m["timing"]["started"] <= m["timing"]["finished"]
     assert not list((work / "data/raw/A3/point_select").glob(".*"))
 
@@ -156,7 +166,7 @@ def _csv(work, name):
 
 
 def test_every_experiment_of_the_profile_is_measured_and_tidied(work, first_run):
-    exps = yaml.safe_load((work / "config/smoke.yaml").read_text())["experiments"]
+    exps = smoke_config(work)["experiments"]
     for name in exps:
         rows = _csv(work, f"{name}.csv")
         assert rows and all(float(r["qps"]) > 0 for r in rows), name
@@ -189,7 +199,7 @@ def test_performance_schema_waits_follow_the_pfs_factor(work, first_run):
 
 
 def test_build_compare_measures_every_build_it_names(work, first_run):
-    exp = yaml.safe_load((work / "config/smoke.yaml").read_text())["experiments"]["build_compare"]
+    exp = smoke_config(work)["experiments"]["build_compare"]
     assert {r["build"] for r in _csv(work, "build_compare_summary.csv")} == set(exp["builds"])
     versions = {json.loads((c / "manifest.json").read_text())["server"]["version"]
                 for c in (work / "data/raw/A3/build_compare").iterdir()}

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, ROOT, harness_cmd, harness_env, server_pids
+from conftest import BUILD, ROOT, cell_spec, harness_cmd, harness_env, server_pids
 
 from harness import placement
 from harness.server import Server
@@ -66,12 +66,9 @@ def test_server_runs_in_its_cpuset_without_tcp(build_dir, lock_entry, dataset, t
 
 
 def _cell_args(dataset: Path, build_dir: Path, out: Path, duration: int) -> list[str]:
-    settings = json.dumps({"warmup_s": 1, "duration_s": duration})
-    return harness_cmd("run-cell", "--study", "A3", "--experiment", "point_select", "--workload",
-                       "point_select", "--name", BUILD, "--build-dir", str(build_dir), "--dataset",
-                       str(dataset), "--engine", "InnoDB", "--tables", "1", "--table-size", "1000",
-                       "--cores", "1", "--users", "2", "--rep", "1", "--settings", settings,
-                       "--out", str(out))
+    spec = json.dumps(cell_spec({"warmup_s": 1, "duration_s": duration}))
+    return harness_cmd("run-cell", "--cell", out.name, "--cell-spec", spec, "--build-dir", str(build_dir),
+                       "--source", str(dataset), "--out", str(out))
 
 
 def _wait_for_server(proc, timeout=60) -> int:
@@ -95,7 +92,7 @@ def _no_leftovers(out: Path):
 
 
 def test_cell_measures_and_records_manifest(build_dir, dataset, tmp_path):
-    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_base_t1_c1_u2_r1"
     res = subprocess.run(_cell_args(dataset, build_dir, out, 2), capture_output=True, text=True,
                          env=harness_env(), cwd=ROOT)
     assert res.returncode == 0, res.stderr
@@ -105,8 +102,12 @@ def test_cell_measures_and_records_manifest(build_dir, dataset, tmp_path):
     assert not set(placement.parse_cpulist(m["placement"]["server_cpus"])) & \
         set(placement.parse_cpulist(m["placement"]["client_cpus"]))
     assert m["build"]["mysqld_sha256"] == "dfb30bc3cde88ceba19ed59004c64b075808d902d96b9741283021e9bd4ce00a"
-    assert m["sysbench"]["version"].startswith("1.0")
-    assert "--rand-type=uniform" in m["sysbench"]["args"]
+    assert m["schema"] == 2 and m["kind"] == "throughput"
+    assert m["driver"]["version"].startswith("1.0")
+    assert "--rand-type=uniform" in m["driver"]["args"]
+    assert m["driver"]["warmup_seed"] != m["driver"]["seed"], "the warm-up must not replay the measured keys"
+    assert 0 < m["driver"]["client_cpu_util"] <= 1.5
+    assert m["settings"]["ps"] == "off" and "--db-ps-mode=disable" in m["driver"]["args"]
     for key in ("cpu_model", "kernel", "governor", "smt"):
         assert key in m["host"]
     for f in ("sysbench.out", "intervals.csv", "status_before.tsv", "status_after.tsv", "my.cnf",
@@ -116,7 +117,7 @@ def test_cell_measures_and_records_manifest(build_dir, dataset, tmp_path):
 
 
 def test_kill9_of_mysqld_fails_the_cell_and_leaves_nothing(build_dir, dataset, tmp_path):
-    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_base_t1_c1_u2_r1"
     proc = subprocess.Popen(_cell_args(dataset, build_dir, out, 30), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=harness_env(), cwd=ROOT)
     pid = _wait_for_server(proc)
@@ -130,7 +131,7 @@ def test_kill9_of_mysqld_fails_the_cell_and_leaves_nothing(build_dir, dataset, t
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupting_the_harness_stops_its_server(build_dir, dataset, tmp_path, sig):
-    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_base_t1_c1_u2_r1"
     proc = subprocess.Popen(_cell_args(dataset, build_dir, out, 30), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=harness_env(), cwd=ROOT)
     _wait_for_server(proc)
@@ -142,7 +143,7 @@ def test_interrupting_the_harness_stops_its_server(build_dir, dataset, tmp_path,
 
 
 def test_sigkill_of_the_harness_takes_its_server_down(build_dir, dataset, tmp_path):
-    out = tmp_path / "raw" / f"{BUILD}_InnoDB_t1_c1_u2_r1"
+    out = tmp_path / "raw" / f"{BUILD}_InnoDB_base_t1_c1_u2_r1"
     proc = subprocess.Popen(_cell_args(dataset, build_dir, out, 30), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=harness_env(), cwd=ROOT)
     _wait_for_server(proc)

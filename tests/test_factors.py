@@ -1,0 +1,160 @@
+"""harness.factors: the one factor table: combinations, cell-name labels, what each factor sets,
+the studies' baselines, and the config checks that read it."""
+import pytest
+
+from harness import config, factors as variants, plan, sysbench
+
+FAMILY = "mysql-5.6"
+
+
+def test_no_factor_is_the_base_variant():
+    assert variants.expand({}) == [{}]
+    assert variants.label({}) == "base"
+    assert variants.parse("base") == {}
+
+
+def test_expand_crosses_factors_in_a_fixed_order():
+    got = variants.expand({"pfs": ["on", "off"], "ps": ["on", "off"]})
+    assert [variants.label(v) for v in got] == ["ps-on.pfs-on", "ps-on.pfs-off", "ps-off.pfs-on", "ps-off.pfs-off"]
+
+
+@pytest.mark.parametrize("spec", [
+    {"trx": ["on", "off"]}, {"spin_wait_delay": [6, 96, 256]}, {"innodb_read_only": ["off", "on"]},
+    {"key_cache": ["shared", "per_table"]}, {"ps": ["off"], "pfs": ["off"]},
+])
+def test_label_parse_round_trip_and_names_are_cell_safe(spec):
+    for v in variants.expand(spec):
+        text = variants.label(v)
+        assert "_" not in text, "cell names split on underscores"
+        assert variants.parse(text) == v
+
+
+def test_server_options_per_factor():
+    assert variants.server_options({"pfs": "off"}, FAMILY) == {"performance_schema": "OFF"}
+    on = variants.server_options({"pfs": "on"}, FAMILY)
+    assert on["performance_schema"] == "ON" and "wait/%=ON" in on["performance_schema_instrument"]
+    assert variants.server_options({"spin_wait_delay": 96}, FAMILY)["innodb_spin_wait_delay"] == 96
+    assert variants.server_options({"innodb_read_only": "on"}, FAMILY)["innodb_read_only"] == "ON"
+
+
+def test_a_family_without_startup_instruments_still_runs_the_base_variant():
+    opts = variants.server_options({"pfs": "on"}, "no-such-family")
+    assert "performance_schema_instrument" not in opts
+    assert variants.unsupported({}, FAMILY) is None
+
+
+def test_an_option_the_family_lacks_makes_the_variant_unsupported(monkeypatch):
+    # a family that has Performance Schema but no spin-wait knob (as MariaDB lacks some 5.6 options)
+    monkeypatch.setattr(variants.mycnf, "family_options", lambda family: frozenset({"performance-schema"}))
+    assert variants.unsupported({}, "f") is None
+    why = variants.unsupported({"spin_wait_delay": 6}, "f")
+    assert why and "innodb_spin_wait_delay" in why
+
+
+def test_a_factor_an_engine_lacks_gives_that_engine_one_cell_at_the_baseline():
+    """Key caches are MyISAM's: an InnoDB cell of a key-cache experiment exists once
+    (at the baseline value), never once per key-cache setting."""
+    assert variants.applies({"key_cache": "shared"}, "MyISAM")
+    assert not variants.applies({"key_cache": "shared"}, "InnoDB")
+    assert variants.applies({"key_cache": "per_table"}, "InnoDB")
+    assert variants.applies({"spin_wait_delay": 256}, "MyISAM") is False
+
+
+def test_sysbench_arguments_of_factors():
+    assert variants.driver_args({"trx": "off"}) == ["--skip-trx=on"]
+    assert variants.driver_args({"trx": "on"}) == ["--skip-trx=off"]
+    assert variants.driver_args({"ps": "off"}) == ["--db-ps-mode=disable"]
+    assert variants.driver_args({"ps": "on"}) == ["--db-ps-mode=auto"]
+
+
+def test_every_cell_sets_every_factor_that_applies_to_it_baseline_or_varied():
+    """Compare like with like: a cell that does not vary a factor runs it at the
+    studies' baseline, explicitly (prepared statements off, spin-wait 96, one
+    MyISAM key cache per table, transactions off)."""
+    base = variants.settings({}, "InnoDB", "point_select")
+    assert base == {"ps": "off", "pfs": "on", "spin_wait_delay": 96, "innodb_read_only": "off"}
+    assert variants.settings({}, "MyISAM", "oltp_ro") == {"trx": "off", "ps": "off", "pfs": "on",
+                                                          "key_cache": "per_table"}
+    assert variants.settings({"ps": "on"}, "MEMORY-BTREE", "point_select") == {"ps": "on", "pfs": "on"}
+    opts = variants.server_options(base, FAMILY)
+    assert opts["innodb_spin_wait_delay"] == 96 and opts["performance_schema"] == "ON"
+
+
+def test_config_variants_schema_comes_from_the_factor_table():
+    with pytest.raises(config.ConfigError, match=r"^experiments\.x\.variants\.nosuch: unknown key"):
+        config.resolve(_exp(variants={"nosuch": ["a"]}), cpus=[0, 1])
+    with pytest.raises(config.ConfigError, match=r"^experiments\.x\.variants\.ps\.0: 'maybe' is not one of"):
+        config.resolve(_exp(variants={"ps": ["maybe"]}), cpus=[0, 1])
+
+
+def test_every_workload_names_statements_that_exist():
+    for name, w in sysbench.WORKLOADS.items():
+        assert w["statements"], name
+        assert all(s in sysbench.STATEMENTS for s in w["statements"])
+        assert sysbench.script_path(name).exists()
+
+
+def _exp(**kw):
+    base = {"study": "A3", "workload": "point_select", "engines": ["InnoDB"], "tables": [1], "cores": [1],
+            "users": [1]}
+    base.update(kw)
+    return {"profile": "t", "builds": ["mysql-5.6.24"], "experiments": {"x": base}}
+
+
+def test_trx_on_a_workload_without_transactions_is_a_config_error():
+    with pytest.raises(config.ConfigError, match=r"^experiments\.x\.variants\.trx: .*; "):
+        config.resolve(_exp(variants={"trx": ["on", "off"]}), cpus=[0, 1])
+
+
+def test_key_cache_without_myisam_is_a_config_error():
+    with pytest.raises(config.ConfigError, match=r"^experiments\.x\.variants\.key_cache: "):
+        config.resolve(_exp(variants={"key_cache": ["per_table"]}), cpus=[0, 1])
+
+
+def test_experiment_defaults_are_filled():
+    cfg = config.resolve(_exp(), cpus=[0, 1])
+    assert cfg["experiments"]["x"]["variants"] == {}
+    assert cfg["experiments"]["x"]["repetitions"] == 1
+    assert cfg["experiments"]["x"]["kind"] == "throughput"
+
+
+def test_experiment_defaults_fill_only_what_an_experiment_leaves_out():
+    c = _exp()
+    del c["experiments"]["x"]["users"]
+    c["experiment_defaults"] = {"users": [2, 8], "repetitions": 3, "table_size": 500, "cores": [1]}
+    c["experiments"]["x"]["table_size"] = 700
+    x = config.resolve(c, cpus=[0, 1])["experiments"]["x"]
+    assert (x["users"], x["repetitions"], x["table_size"]) == ([2, 8], 3, 700)
+
+
+def test_experiment_defaults_skip_keys_a_kind_does_not_use():
+    c = _exp()
+    c["experiments"]["c"] = {"study": "C1", "kind": "steps", "script": "c_test_drive",
+                             "engines": ["InnoDB", "MyISAM"], "cores": [1]}
+    c["experiment_defaults"] = {"users": [4], "table_size": 500}
+    c_spec = config.resolve(c, cpus=[0, 1])["experiments"]["c"]
+    assert "users" not in c_spec and "table_size" not in c_spec and "dataset" not in c_spec
+
+
+def test_a_key_of_the_other_kind_is_a_config_error():
+    c = _exp()
+    c["experiments"]["c"] = {"study": "C1", "kind": "steps", "script": "c_test_drive",
+                             "engines": ["InnoDB"], "cores": [1], "users": [4]}
+    with pytest.raises(config.ConfigError, match=r"^experiments\.c\.users: not a key of a steps experiment"):
+        config.resolve(c, cpus=[0, 1])
+
+
+def test_cell_names_round_trip_through_each_kind():
+    c = _exp(variants={"ps": ["on", "off"]}, users=[1, 4])
+    c["experiments"]["c"] = {"study": "C1", "kind": "steps", "script": "c_test_drive",
+                             "engines": ["InnoDB", "MyISAM"], "cores": [1], "repetitions": 2}
+    cfg = config.resolve(c, cpus=[0, 1])
+    lock = config.builds.load_lock(config.LOCK)
+    names = plan.cell_names(cfg, lock, "x")
+    assert "mysql-5.6.24_InnoDB_ps-off_t1_c1_u4_r1" in names and len(names) == 4
+    for n in names:
+        assert plan.kind_of(cfg, "x").name(plan.parse_cell(cfg, "x", n)) == n
+    assert plan.cell_names(cfg, lock, "c") == ["mysql-5.6.24_base_c1_r1", "mysql-5.6.24_base_c1_r2"]
+    assert plan.dataset_path(cfg, "x", names[0]) == "data/datasets/mysql-5.6.24/sbtest/InnoDB_t1_n10000"
+    assert plan.dataset_path(cfg, "c", "mysql-5.6.24_base_c1_r1") is None
+
