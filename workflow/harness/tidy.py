@@ -64,9 +64,12 @@ def run_row(m: dict, cell_dir: Path | None = None) -> dict:
     r = m["result"]
     qps_server = ""
     status = _status(cell_dir)
-    if status:
+    if status:  # the deltas of the counters that changed: a window starting from zero
         window = r.get("total_time_s") or m["timing"]["duration_s"]
-        qps_server = counters.server_qps_from_delta({k: v["delta"] for k, v in status.items()}, window)
+        after = {k: int(float(v["delta"])) for k, v in status.items() if counters.counts_statements(k)}
+        if after:
+            qps_server = round(counters.server_qps({k: 0 for k in after}, after, window,
+                                                   counters.SNAPSHOT_STATEMENTS), 3)
     drv = m.get("driver", {})
     return {**key_row(m), "rep": m["factors"]["rep"], "qps": r["qps"], "qps_server": qps_server,
             "tps": r["tps"], "lat_p95_ms": r["lat_p95_ms"], "errors": r["errors"],
