@@ -362,6 +362,7 @@ def test_real_claims_csv_keeps_the_invariant_and_has_the_columns(real):
             "side", "n", "verdict", "reason"}
     assert need <= set(rows[0])
     assert C.invariant_violations(rows, C.DEFAULTS["level"]) == []
+    assert not [r["claim"] for r in rows if "cannot evaluate" in r["reason"]]
     assert [r["claim"] for r in rows] == [c.id for c in C.all_claims() for _ in
                                           range(sum(1 for r in rows if r["claim"] == c.id))]
 
@@ -372,6 +373,7 @@ def test_real_data_invariant_at_other_levels_and_without_the_gate(real, level, m
     cfg["claims"] = {"level": level, "contention_min_cores": min_cores}
     rows = C.evaluate(T.load(real["tidy"], cfg))
     assert C.invariant_violations(rows, level) == []
+    assert not [r["claim"] for r in rows if "cannot evaluate" in r["reason"]]
     judged = [r for r in rows if r["verdict"] in (C.REPRODUCED, C.NOT_REPRODUCED) and r["side"]]
     for r in judged:
         assert min(int(n) for n in r["n"].split("/")) >= 2

@@ -185,6 +185,8 @@ def test_claims_csv_and_table(real):
     assert r"0.80 [0.57, 1.16]\newline{\scriptsize 25\% coverage}" in tex
     assert r"not measurable here$^\dagger$\newline{\scriptsize (cores)}" in tex
     assert r"inconclusive$^\dagger$\newline{\scriptsize (one repetition)}" in tex
+    assert r"0.48\newline{\scriptsize no interval (one repetition)}" in tex
+    assert dict(macros_of(real["generated"]))["RatioOltpRoAuto"] == "0.48 (one repetition: no interval)"
     reasons = (real["generated"] / "reasons.tex").read_text()
     for r in rows:
         assert report.tex_tt(r["claim"]) in reasons

@@ -124,6 +124,8 @@ def measured_cell(row) -> str:
     """'0.96 [0.41, 2.25]' and its coverage (a ratio claim), else the measured text."""
     if row.get("ratio"):
         r, lo, hi, cov = (_f(row[k]) for k in ("ratio", "ratio_lo", "ratio_hi", "coverage"))
+        if not cov:
+            return f"{r:.2f}\\newline{{\\scriptsize no interval (one repetition)}}"
         return (f"{r:.2f} [{lo:.2f}, {hi:.2f}]\\newline{{\\scriptsize {fmt_coverage(cov)} coverage}}")
     return r"{\scriptsize %s}" % breakable(row.get("measured") or NA)
 
