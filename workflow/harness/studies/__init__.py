@@ -7,10 +7,11 @@ A study module declares, with nothing else to register:
                        \\input's them in this registry's order: generated/sections.tex)
     EXPERIMENTS        {experiment: (studies, what it measures)} it reads (design table)
     CLAIMS             its claims (harness.claims kinds), in the order of the table
-    FIGURES            {figure: dict(script, flag, inputs, extra, caption)} (harness.report.figures)
+    FIGURES            {figure: dict(script, flag, inputs, extra)} (harness.report.figures)
     SETUP              what the study used, for the generated deviations table:
                        a list of (aspect, the study's value, key) -- key names what the
-                       artifact did instead (see harness.report.deviations)
+                       artifact did instead (harness.report.tables._artifact: hardware,
+                       cores, users, table_size, duration, repetitions, builds, load, metric)
     macros(ctx, rows)  its numbers quoted in the text: [(macro name, LaTeX)]
 
 Adding a study: write studies/<name>.py and paper/sections/<name>.tex, then add
