@@ -103,6 +103,8 @@ def cmd_reap(a):
     # containers labelled with the session/run (docker rm -f; a no-op without an engine)
     removed = docker_backend.reap(session=a.session, run_id=a.run)
     killed = procs.reap(a.run, a.session)
+    from . import postgres
+    killed += postgres.reap(a.run, a.session)
     placement.remove_stale_cgroups()
     if removed:
         print(f"reaped labelled containers: {' '.join(c[:12] for c in removed)}", file=sys.stderr)

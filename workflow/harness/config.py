@@ -77,7 +77,7 @@ def _fill_defaults(schema: dict, node, root: dict):
 KIND_KEYS = {
     "throughput": {"workload", "dataset", "corpus", "engines", "tables", "table_size", "cores", "users",
                    "repetitions", "variants", "builds", "enabled"},
-    "steps": {"script", "rows", "engines", "cores", "repetitions", "variants", "builds", "enabled"},
+    "steps": {"script", "rows", "legacy", "engines", "cores", "repetitions", "variants", "builds", "enabled"},
 }
 
 
