@@ -117,6 +117,8 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
                                   rand_type=settings.get("rand_type", "uniform"),
                                   interval=settings.get("report_interval_s", 1))
         extra += factors.driver_args(values)
+        if workload == "fts" and values.get("ps") == "on":
+            extra.append("--fts-ps=on")  # one server-side prepared statement, the word bound
         argv = sysbench.command(workload, common, extra, "run")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         text = sysbench.run(argv, cpus=fr.client_cpus, run_id=fr.run_id, timeout=duration + 300)
