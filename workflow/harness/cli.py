@@ -74,10 +74,10 @@ def cmd_corpus(a):
     if a.source == "standin":
         info = corpus.generate(Path(a.out), rows=a.rows, seed=a.seed)
     else:
-        archive = Path(a.archive) if a.archive else Path(a.out).parent / "t9.filtering.tar.gz"
+        archive = Path(a.archive) if a.archive else Path(a.out).parent / corpus.OHSUMED_ARCHIVE
         if not archive.exists():
-            corpus.fetch_ohsumed(archive, a.url)
-        corpus.verify_archive(archive, corpus.ARCHIVE_SIZE, corpus.ARCHIVE_SHA256)
+            corpus.fetch_ohsumed(archive, a.url or corpus.OHSUMED_URL)
+        corpus.verify_archive(archive)  # size and sha256 before any parsing
         info = corpus.parse_ohsumed(archive, Path(a.out))
     print(f"corpus {a.out}: {info.get('rows', info.get('records'))} rows")
 
