@@ -315,10 +315,14 @@ def test_paper_profile_counts_fit_the_64_thread_host_and_not_the_2cpu_vm():
     lists = {f"experiments.{e}.cores": s["cores"] for e, s in paper["experiments"].items() if "cores" in s}
     lists["experiment_defaults.cores"] = paper["experiment_defaults"]["cores"]
     assert lists
+    from harness import config
     for key, value in lists.items():
-        assert cores.resolve_cores(value, INTEL, key=key) == value
+        assert value in ("auto", "max")  # the paper profile plans its cores from the host
+        got = config.plan_cores(value, cores.plan(INTEL), INTEL, key, 1)
+        assert got == ([4, 8, 16, 24, 32] if value == "auto" else [32])
+        assert config.plan_cores(value, cores.plan(VM2), VM2, key, 1) == [1]
         with pytest.raises(CoresError, match=f"^{key}: .* the largest that fits is 1"):
-            cores.resolve_cores(value, VM2, key=key)
+            cores.resolve_cores([4, 8], VM2, key=key)
 
 
 def test_cpus_for_has_placement_splits_shape_and_the_plans_cpus():

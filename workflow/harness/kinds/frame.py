@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import atomic, hostinfo, paths, placement
+from .. import atomic, cores as cores_mod, hostinfo, paths, placement
 from ..datasets import scratch
 from ..server import Server, ServerError
 
@@ -39,8 +39,11 @@ class Frame:
         self.source = Path(source)  # a dataset or template dir holding datadir/
         self.settings, self.options = settings, dict(options)
         self.max_connections = max_connections
-        self.server_cpus, self.client_cpus = placement.split(
-            sorted(os.sched_getaffinity(0)), cores, settings.get("client_cpus", 1))
+        # the host plan (harness.cores): server CPUs on one socket without SMT siblings,
+        # the client disjoint and sized from the server's cores
+        self.host_plan = cores_mod.plan(cores_mod.Topology.from_sys(),
+                                        client_min=settings.get("client_cpus", 1))
+        self.server_cpus, self.client_cpus = cores_mod.cpus_for(cores, self.host_plan)
         self.run_id = f"{self.out.name}-{os.getpid()}"
         self.server: Server | None = None
         self.observed: list[int] = []
@@ -130,6 +133,7 @@ class Frame:
                           "server_cpus": placement.cpulist(self.server_cpus),
                           "observed_server_cpus": placement.cpulist(self.observed),
                           "client_cpus": placement.cpulist(self.client_cpus),
+                          "plan_rule": self.host_plan.rule(),
                           "image": getattr(self, "image", None)},
             "host": hostinfo.host(),
             "timing": self.timing,
