@@ -7,8 +7,12 @@ Cell name: <build>_<variant>_c<cores>_r<rep>.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
+import tempfile
+from pathlib import Path
 
 from .. import factors
 
@@ -60,6 +64,27 @@ def server_options(spec: dict, d: dict, values: dict, family: str) -> dict:
 LEGACY_ENGINE = "PostgreSQL (legacy stand-in)"
 
 
+def _enterable_by_others(path: Path) -> bool:
+    return all(p.stat().st_mode & 0o001 for p in [path, *path.parents])
+
+
+@contextlib.contextmanager
+def _pg_parent(work: Path):
+    """A directory PostgreSQL's own user can enter for its datadir: the cell's work dir
+    when every parent lets others through (o+x), else a private one under /var/tmp
+    (the repository may sit in a home directory only root can enter)."""
+    os.chmod(work, 0o711)
+    if _enterable_by_others(work):
+        yield work
+        return
+    d = Path(tempfile.mkdtemp(prefix="mysqlbench-pg-", dir="/var/tmp"))
+    try:
+        os.chmod(d, 0o711)
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def legacy(fr, spec: dict, rec) -> dict:
     """The study's "legacy commercial RDBMS" row, stood in for by a real PostgreSQL
     (Debian's) on the same CPUs: its PL/pgSQL loop inserting the same rows one
@@ -67,9 +92,8 @@ def legacy(fr, spec: dict, rec) -> dict:
     from .. import postgres
     from ..datasets import scratch
     rows = spec.get("rows", 10000)
-    with scratch("pg") as run:
-        os.chmod(fr._work, 0o711)  # PostgreSQL runs as its own user, which must enter it
-        pgdata = fr._work / "pgdata"
+    with scratch("pg") as run, _pg_parent(fr._work) as parent:
+        pgdata = parent / "pgdata"
         with postgres.PgServer(datadir=pgdata, rundir=run, run_id=fr.run_id + "-pg", cpus=fr.server_cpus,
                                mechanism=fr.settings.get("mechanism", "auto"),
                                startup_timeout=fr.settings.get("startup_timeout_s", 120)) as pg:
