@@ -106,6 +106,11 @@ def cmd_reap(a):
     from . import postgres
     killed += postgres.reap(a.run, a.session)
     placement.remove_stale_cgroups()
+    from .kinds import frame
+    import shutil
+    for d in frame.stale_work_dirs():
+        shutil.rmtree(d, ignore_errors=True)
+        print(f"removed the work directory of a dead cell: {d}", file=sys.stderr)
     if removed:
         print(f"reaped labelled containers: {' '.join(c[:12] for c in removed)}", file=sys.stderr)
     if killed:

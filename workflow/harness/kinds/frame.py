@@ -22,6 +22,22 @@ from ..datasets import scratch
 from ..server import Server, ServerError
 
 SCHEMA_VERSION = 2
+OWNER = ".owner-pid"
+
+
+def stale_work_dirs() -> list[Path]:
+    """Work directories (copied datadirs) whose harness process is gone: left by a
+    SIGKILL, removed by `harness reap`."""
+    out = []
+    root = paths.work_dir()
+    for d in root.iterdir() if root.exists() else []:
+        try:
+            pid = int((d / OWNER).read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        if not Path(f"/proc/{pid}").exists():
+            out.append(d)
+    return out
 
 
 def now() -> str:
@@ -96,6 +112,7 @@ class Frame:
         self.run = self._scratch.__enter__()
         try:
             self._work = Path(tempfile.mkdtemp(prefix=f"{self.out.name[:40]}-", dir=paths.work_dir()))
+            (self._work / OWNER).write_text(f"{os.getpid()}\n")  # harness reap removes it if we die
             self.datadir = self._work / "datadir"
             shutil.copytree(self.source / "datadir", self.datadir, symlinks=True)
             self._start(self.options)
