@@ -205,20 +205,23 @@ mount_root() {
 
 clean_root() {
   # Stop, unmount, and remove $1 unless told to keep it; never removes through a mount.
-  local root=$1 keep=$2
+  local root=$1 keep=$2 n left
   [ -d "$root" ] || return 0
   stop_inside "$root"
+  n=$(mounts_under "$root" | wc -l)
   unmount_all "$root" || true
   if [ -n "$(mounts_under "$root")" ]; then
     say "mounts left under $root, not removing it: $(mounts_under "$root" | paste -sd' ')"
     return 1
   fi
-  if [ "$keep" = 0 ]; then
-    rm -rf --one-file-system "$root"
-  fi
-  local left
   left=$(pids_in_root "$root")
   [ -z "$left" ] || { say "processes left in $root: $left"; return 1; }
+  if [ "$keep" = 0 ]; then
+    rm -rf --one-file-system "$root"
+    say "cleaned up: $n mounts unmounted, no process left, $root removed"
+  else
+    say "cleaned up: $n mounts unmounted, no process left, $root kept"
+  fi
 }
 
 # -- one run at a time per work directory; clean up after a killed run ------------
@@ -351,7 +354,8 @@ if [ ! -e "$ROOT/$MARK" ]; then
   if [ -d /usr/local/share/ca-certificates ]; then
     mkdir -p "$ROOT/usr/local/share/ca-certificates"
     cp -a /usr/local/share/ca-certificates/. "$ROOT/usr/local/share/ca-certificates/"
-    in_root "$ROOT" /usr/sbin/update-ca-certificates >/dev/null
+    out=$(in_root "$ROOT" /usr/sbin/update-ca-certificates 2>&1) \
+      || die "update-ca-certificates failed in the root: $(tail -n 1 <<<"$out")"
   fi
   for kv in "${ROOT_ENV[@]}"; do
     # a CA bundle named by a variable but not made by update-ca-certificates
@@ -362,6 +366,19 @@ if [ ! -e "$ROOT/$MARK" ]; then
   chmod 755 "$ROOT/usr/sbin/policy-rc.d"
   touch "$ROOT/$MARK"
 fi
+
+# A variable naming a local path the root lacks (a host-only wheel directory,
+# say) is not carried: a fresh machine would not have it either.
+kept=()
+for kv in "${ROOT_ENV[@]}"; do
+  v=${kv#*=}
+  if [[ "$v" == /* && "$v" != *:* ]] && [ ! -e "$ROOT$v" ]; then
+    say "not carried: ${kv%%=*} ($v is not in the root)"
+    continue
+  fi
+  kept+=("$kv")
+done
+ROOT_ENV=("${kept[@]}")
 
 # -- 3. mounts, 4. clone --------------------------------------------------------
 mount_root
