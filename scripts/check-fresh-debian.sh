@@ -76,7 +76,7 @@ done
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (mmdebstrap, chroot and mounts need it); run it with sudo" 3
 command -v mmdebstrap >/dev/null 2>&1 || die "mmdebstrap is not installed; apt-get install -y mmdebstrap" 2
-for tool in git chroot mount umount flock readlink; do
+for tool in git chroot mount umount flock readlink setsid; do
   command -v "$tool" >/dev/null 2>&1 || die "$tool is not installed" 2
 done
 REPO=$(git -C "$HERE/.." rev-parse --show-toplevel 2>/dev/null) || die "$HERE/.. is not a git clone" 2
@@ -257,13 +257,13 @@ cleanup() {
   trap - EXIT INT TERM HUP
   set +e
   if [ -n "$CHILD" ] && kill -0 "$CHILD" 2>/dev/null; then
-    # Ctrl-C reached the tests too; a TERM/HUP to this script is passed on as
-    # SIGINT, so pytest reaps its own servers first (its sessionfinish).
-    [ "$SIGNAL" = INT ] || kill -INT "$CHILD" 2>/dev/null
-    say "waiting up to 60 s for the run inside to stop"
+    # What a Ctrl-C does to a foreground job: SIGINT to its process group, so
+    # pytest (or apt, pip) stops the way it handles that, reaping its own servers.
+    say "${SIGNAL:-stopping}: SIGINT to the run inside; waiting up to 60 s for it to stop"
+    kill -INT -- "-$CHILD" 2>/dev/null
     local _
     for _ in $(seq 1 300); do kill -0 "$CHILD" 2>/dev/null || break; sleep 0.2; done
-    kill -0 "$CHILD" 2>/dev/null && kill -TERM "$CHILD" 2>/dev/null
+    kill -0 "$CHILD" 2>/dev/null && kill -TERM -- "-$CHILD" 2>/dev/null
     wait "$CHILD" 2>/dev/null
   fi
   if ! clean_root "$ROOT" "$KEEP"; then
@@ -280,10 +280,13 @@ trap 'SIGNAL=HUP; exit 129' HUP
 
 run_logged() {
   # Run a command inside the root in the background (so a signal to this script
-  # is handled at once), its output to LOG and to the terminal; its status.
+  # is handled at once) and in its own process group (which cleanup() signals),
+  # its output to LOG and to the terminal; its status. (setsid does not fork
+  # here: the subshell is not a group leader, so $! is the command's pid.)
   local log=$1; shift
   : >"$log"
-  ( trap - INT QUIT; exec chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" "$@" ) </dev/null >>"$log" 2>&1 &
+  ( trap - INT QUIT; exec setsid chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" "$@" ) \
+    </dev/null >>"$log" 2>&1 &
   CHILD=$!
   tail -n +1 -f --pid="$CHILD" "$log" &
   TAIL=$!
