@@ -285,8 +285,10 @@ run_logged() {
   # here: the subshell is not a group leader, so $! is the command's pid.)
   local log=$1; shift
   : >"$log"
+  # (fd 9, the lock, is not inherited: a run left behind by a killed check must
+  # not keep the next check from cleaning it up)
   ( trap - INT QUIT; exec setsid chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" "$@" ) \
-    </dev/null >>"$log" 2>&1 &
+    </dev/null >>"$log" 2>&1 9>&- &
   CHILD=$!
   tail -n +1 -f --pid="$CHILD" "$log" &
   TAIL=$!
