@@ -290,7 +290,7 @@ run_logged() {
   ( trap - INT QUIT; exec setsid chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" "$@" ) \
     </dev/null >>"$log" 2>&1 9>&- &
   CHILD=$!
-  tail -n +1 -f --pid="$CHILD" "$log" &
+  tail -n +1 -f --pid="$CHILD" "$log" 9>&- &
   TAIL=$!
   local rc=0
   wait "$CHILD" || rc=$?
