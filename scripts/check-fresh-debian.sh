@@ -48,7 +48,8 @@ options:
                  output goes to DIR/setup.log and DIR/test.log
   --keep         keep the root in DIR/root and reuse it next time (the packages
                  setup installed stay; the clone is made anew); without it every
-                 run bootstraps a new root and removes it at the end
+                 run bootstraps a new root and removes it at the end (a kept
+                 root is left alone; drop it with rm -rf --one-file-system DIR/root)
   -h, --help     this text
 Arguments after -- (or from the first one that is not an option) go to pytest:
   scripts/check-fresh-debian.sh -- -x -q tests/test_config.py -k "not docker"
@@ -219,7 +220,7 @@ clean_root() {
   if [ "$keep" = 0 ]; then
     rm -rf --one-file-system "$root"
     say "cleaned up: $n mounts unmounted, no process left, $root removed"
-  else
+  elif ((n)); then
     say "cleaned up: $n mounts unmounted, no process left, $root kept"
   fi
 }
