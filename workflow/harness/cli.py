@@ -40,7 +40,7 @@ def cmd_check_config(a):
 def cmd_fetch_build(a):
     entry = _lock_entry(a.lock, a.name)
     builds.fetch(a.name, entry, Path(a.out), Path(a.artifact) if a.artifact else None,
-                 lock_path=Path(a.lock))
+                 lock_path=Path(a.lock), provider=a.provider)
 
 
 def cmd_verify_build(a):
@@ -135,6 +135,8 @@ def parser() -> argparse.ArgumentParser:
         if name == "fetch-build":
             s.add_argument("--out", required=True)
             s.add_argument("--artifact", help="use this downloaded artifact instead of fetching")
+            s.add_argument("--provider", default="direct", choices=list(builds.BUILD_PROVIDERS),
+                           help="direct (the lock's package client), nix (a Nix store path), auto")
         else:
             s.add_argument("--build-dir", required=True)
         if name == "bootstrap":

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import atomic, cores as cores_mod, hostinfo, paths, placement
+from .. import atomic, builds, cores as cores_mod, hostinfo, paths, placement
 from ..datasets import scratch
 from ..server import Server, ServerError
 
@@ -144,7 +144,9 @@ class Frame:
             "cell": self.out.name, "factors": factors,
             "build": {"name": self.name, "version": self.entry["version"], "provider": self.entry["provider"],
                       "family": self.entry["family"], "artifact_sha256": self.entry.get("artifact_sha256"),
-                      "mysqld_sha256": self.entry["mysqld_sha256"], "basedir": str(self.build_dir)},
+                      "mysqld_sha256": self.entry["mysqld_sha256"], "basedir": str(self.build_dir.resolve()),
+                      **{k: v for k, v in builds.provenance(self.name, self.entry, self.build_dir).items()
+                         if k in ("provider", "fetched_with", "store_path", "nar_hash")}},
             "server": {"my_cnf": cnf, "my_cnf_sha256": hashlib.sha256(cnf.encode()).hexdigest()},
             "placement": {"backend": getattr(self, "backend", ""), "mechanism": getattr(self, "mechanism", ""),
                           "server_cpus": placement.cpulist(self.server_cpus),
