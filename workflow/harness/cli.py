@@ -98,6 +98,27 @@ def cmd_tidy(a):
               a.cv_threshold, a.profile, Path(a.extra_dir) if a.extra_dir else None)
 
 
+def cmd_claims_print(a):
+    """One line per declared claim, from the same claims.csv the paper's table is made of."""
+    import csv
+    with open(a.claims, newline="") as f:
+        rows = list(csv.DictReader(f))
+    width = max((len(r.get("claim") or r.get("id", "")) for r in rows), default=10)
+    for r in rows:
+        cid = r.get("claim") or r.get("id", "")
+        interval = ""
+        if r.get("ratio_lo") not in (None, "") and r.get("ratio_hi") not in (None, ""):
+            cov = r.get("coverage", "")
+            interval = f" [{float(r['ratio_lo']):.3g}, {float(r['ratio_hi']):.3g}]" + \
+                (f" ({float(cov) * 100:.0f}% coverage)" if cov not in (None, "") else "")
+        print(f"{cid:<{width}}  {r.get('verdict', ''):<19}  published {r.get('published', '')};"
+              f" measured {r.get('measured', '')}{interval}; {r.get('reason', '')}")
+    counts = {}
+    for r in rows:
+        counts[r.get("verdict", "")] = counts.get(r.get("verdict", ""), 0) + 1
+    print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())), file=sys.stderr)
+
+
 def cmd_reap(a):
     from . import docker_backend
     # containers labelled with the session/run (docker rm -f; a no-op without an engine)
@@ -194,6 +215,10 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_tidy)
 
     sub.add_parser("report", help="paper/generated/*.tex from tidy data (see harness.report)")
+
+    s = sub.add_parser("claims-print", help="one line per claim of a claims.csv")
+    s.add_argument("claims")
+    s.set_defaults(fn=cmd_claims_print)
 
     s = sub.add_parser("reap", help="kill labelled servers, remove stale cgroups")
     s.add_argument("--run", help="only this run id")
