@@ -147,8 +147,9 @@ def test_replot_after_code_changes_rebuilds_the_paper_and_measures_nothing(work,
     assert {"tidy_throughput", "generated_tex", "paper"} <= ran, ran
     assert pdf.stat().st_mtime > before
     # and a profile asking for cells that do not exist lists them instead of measuring
-    res = snakemake(work, "--cores", "all", "--configfile", "config/smoke.yaml", "--profile", "profiles/replot",
-                    "--config", "experiment_defaults={'users': [2]}", "-n")
+    (work / "more-users.yaml").write_text("experiment_defaults: {users: [2]}\n")
+    res = snakemake(work, "--cores", "all", "--configfile", "config/smoke.yaml", "more-users.yaml",
+                    "--profile", "profiles/replot", "-n")
     assert "not measured and stay out" in res.stderr
     assert not set(planned_jobs(res.stdout + res.stderr)) & MEASURING
 
