@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 PKGS=(sysbench r-base-core r-cran-ggplot2 r-cran-data.table
       texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk
-      poppler-utils python3 python3-venv git ca-certificates procps util-linux)
+      poppler-utils python3 python3-venv git ca-certificates procps util-linux
+      postgresql)  # study C's legacy-RDBMS stand-in (its service is not used: the harness starts its own)
 command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 # build providers, the Docker backend and the flake check; a host that already
 # has Docker CE, Maven or Nix keeps its own
@@ -29,8 +30,20 @@ if ((${#missing[@]})); then
   fi
   echo "setup: installing Debian packages: ${missing[*]}"
   $SUDO apt-get update -qq
+  # no package may start its service (PostgreSQL's cluster, Docker's engine): the
+  # harness starts and reaps its own servers; a policy of our own only while installing
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null && $SUDO chmod +x "$policy"
+    trap '$SUDO rm -f "$policy"' EXIT
+  fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  [ -n "$policy" ] && $SUDO rm -f "$policy" && trap - EXIT
 fi
+
+# Debian's nix-bin as the build provider (a single-user store; harmless without nix)
+bash scripts/nix-setup.sh
 
 # The venv is rebuilt only when pyproject.toml (the pins) changes.
 stamp=.venv/.pyproject.sha256

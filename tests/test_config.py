@@ -59,7 +59,7 @@ MALFORMED = [
     ("unknown-engine", _set("experiments", "point_select", "engines", ["InnoDB", "RocksDB"]),
      "experiments.point_select.engines.1"),
     ("cores-beyond-host", _set("experiments", "point_select", "cores", [len(HOST_CPUS)]),
-     "experiments.point_select.cores.0"),
+     "experiments.point_select.cores"),
     ("users-zero", _set("experiments", "point_select", "users", [0, 4]),
      "experiments.point_select.users.0"),
     ("users-negative", _set("experiments", "point_select", "users", [1, -1]),
@@ -127,7 +127,7 @@ def test_cores_are_checked_against_given_cpus_minus_client():
     cfg = smoke()
     ps(cfg)["cores"] = [2]
     assert config.resolve(cfg, cpus=[0, 1, 2])["experiments"]["point_select"]["cores"] == [2]
-    with pytest.raises(config.ConfigError, match=r"^experiments\.point_select\.cores\.0: .*use at most 1"):
+    with pytest.raises(config.ConfigError, match=r"^experiments\.point_select\.cores: .*the largest that fits is 1"):
         config.resolve(cfg, cpus=[0, 1])
 
 
@@ -230,11 +230,14 @@ def test_snakemake_dry_run_stops_with_one_config_error_line(tmp_path, mutate, ke
     assert "Traceback" not in out
 
 
-def test_paper_profile_resolves_on_a_64_cpu_host_and_not_here():
+def test_paper_profile_plans_the_studies_cores_on_a_64_cpu_host_and_what_fits_here():
     cfg = {}
     for f in ("default.yaml", "paper.yaml"):
         config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / f).read_text()))
     out = config.resolve(cfg, cpus=list(range(64)))
-    assert out["profile"] == "paper" and max(out["experiments"]["point_select"]["cores"]) == 32
-    with pytest.raises(config.ConfigError, match=r"^placement\.client_cpus: "):
-        config.resolve(cfg, cpus=[0, 1])
+    assert out["profile"] == "paper" and out["experiments"]["point_select"]["cores"] == [4, 8, 16, 24, 32]
+    assert out["experiments"]["ps_pfs"]["cores"] == [32]  # cores: max
+    # planned from the host: here the sweep shrinks to what fits, and the plan says so
+    here = config.resolve(cfg, cpus=[0, 1])
+    assert here["experiments"]["point_select"]["cores"] == [1]
+    assert "does not fit" in here["host"]["plan"]

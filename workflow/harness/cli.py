@@ -40,7 +40,7 @@ def cmd_check_config(a):
 def cmd_fetch_build(a):
     entry = _lock_entry(a.lock, a.name)
     builds.fetch(a.name, entry, Path(a.out), Path(a.artifact) if a.artifact else None,
-                 lock_path=Path(a.lock))
+                 lock_path=Path(a.lock), provider=a.provider)
 
 
 def cmd_verify_build(a):
@@ -74,10 +74,10 @@ def cmd_corpus(a):
     if a.source == "standin":
         info = corpus.generate(Path(a.out), rows=a.rows, seed=a.seed)
     else:
-        archive = Path(a.archive) if a.archive else Path(a.out).parent / "t9.filtering.tar.gz"
+        archive = Path(a.archive) if a.archive else Path(a.out).parent / corpus.OHSUMED_ARCHIVE
         if not archive.exists():
-            corpus.fetch_ohsumed(archive, a.url)
-        corpus.verify_archive(archive, corpus.ARCHIVE_SIZE, corpus.ARCHIVE_SHA256)
+            corpus.fetch_ohsumed(archive, a.url or corpus.OHSUMED_URL)
+        corpus.verify_archive(archive)  # size and sha256 before any parsing
         info = corpus.parse_ohsumed(archive, Path(a.out))
     print(f"corpus {a.out}: {info.get('rows', info.get('records'))} rows")
 
@@ -98,12 +98,40 @@ def cmd_tidy(a):
               a.cv_threshold, a.profile, Path(a.extra_dir) if a.extra_dir else None)
 
 
+def cmd_claims_print(a):
+    """One line per declared claim, from the same claims.csv the paper's table is made of."""
+    import csv
+    with open(a.claims, newline="") as f:
+        rows = list(csv.DictReader(f))
+    width = max((len(r.get("claim") or r.get("id", "")) for r in rows), default=10)
+    for r in rows:
+        cid = r.get("claim") or r.get("id", "")
+        interval = ""
+        if r.get("ratio_lo") not in (None, "") and r.get("ratio_hi") not in (None, ""):
+            cov = r.get("coverage", "")
+            interval = f" [{float(r['ratio_lo']):.3g}, {float(r['ratio_hi']):.3g}]" + \
+                (f" ({float(cov) * 100:.0f}% coverage)" if cov not in (None, "") else "")
+        print(f"{cid:<{width}}  {r.get('verdict', ''):<19}  published {r.get('published', '')};"
+              f" measured {r.get('measured', '')}{interval}; {r.get('reason', '')}")
+    counts = {}
+    for r in rows:
+        counts[r.get("verdict", "")] = counts.get(r.get("verdict", ""), 0) + 1
+    print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())), file=sys.stderr)
+
+
 def cmd_reap(a):
     from . import docker_backend
     # containers labelled with the session/run (docker rm -f; a no-op without an engine)
     removed = docker_backend.reap(session=a.session, run_id=a.run)
     killed = procs.reap(a.run, a.session)
+    from . import postgres
+    killed += postgres.reap(a.run, a.session)
     placement.remove_stale_cgroups()
+    from .kinds import frame
+    import shutil
+    for d in frame.stale_work_dirs():
+        shutil.rmtree(d, ignore_errors=True)
+        print(f"removed the work directory of a dead cell: {d}", file=sys.stderr)
     if removed:
         print(f"reaped labelled containers: {' '.join(c[:12] for c in removed)}", file=sys.stderr)
     if killed:
@@ -128,6 +156,8 @@ def parser() -> argparse.ArgumentParser:
         if name == "fetch-build":
             s.add_argument("--out", required=True)
             s.add_argument("--artifact", help="use this downloaded artifact instead of fetching")
+            s.add_argument("--provider", default="direct", choices=list(builds.BUILD_PROVIDERS),
+                           help="direct (the lock's package client), nix (a Nix store path), auto")
         else:
             s.add_argument("--build-dir", required=True)
         if name == "bootstrap":
@@ -185,6 +215,10 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_tidy)
 
     sub.add_parser("report", help="paper/generated/*.tex from tidy data (see harness.report)")
+
+    s = sub.add_parser("claims-print", help="one line per claim of a claims.csv")
+    s.add_argument("claims")
+    s.set_defaults(fn=cmd_claims_print)
 
     s = sub.add_parser("reap", help="kill labelled servers, remove stale cgroups")
     s.add_argument("--run", help="only this run id")

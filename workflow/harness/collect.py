@@ -7,7 +7,8 @@ import pymysql
 
 from .sysbench import STATEMENTS, WORKLOADS
 
-KEY_CACHE_SIZE = "16M"
+KEY_CACHE_SIZE = "16M"  # the smallest per-table key cache; larger when the table's index is
+MIB = 1 << 20
 
 
 def _rows(srv, sql: str, db: str | None = None) -> tuple[list[str], list[tuple]]:
@@ -32,7 +33,10 @@ def key_caches(srv, tables: int, mode: str) -> list[tuple]:
         cache = "default"
         if mode == "per_table":
             cache = f"kc{i}"
-            srv.query(f"SET GLOBAL {cache}.key_buffer_size = {_bytes(KEY_CACHE_SIZE)}")
+            index = srv.query("SELECT index_length FROM information_schema.tables "
+                              f"WHERE table_schema='sbtest' AND table_name='{t}'")[0][0] or 0
+            size = max(_bytes(KEY_CACHE_SIZE), -(-int(index * 1.25) // MIB) * MIB)
+            srv.query(f"SET GLOBAL {cache}.key_buffer_size = {size}")
             _, res = _rows(srv, f"CACHE INDEX {t} IN {cache}", "sbtest")
             assert res and res[-1][-1] == "OK", f"CACHE INDEX {t} IN {cache}: {res}"
         _, load = _rows(srv, f"LOAD INDEX INTO CACHE {t}", "sbtest")
@@ -91,6 +95,32 @@ def status_delta(before, after) -> list[tuple]:
         if x != y:
             d = y - x
             out.append((name, b[name], v, int(d) if d.is_integer() else d))
+    return out
+
+
+def memory_fit(srv, db: str, engine: str, delta: dict) -> dict:
+    """Do the data fit in memory? From the server's answers, not an estimate:
+    the schema's data and index bytes against the buffer that holds them, and
+    the disk reads the measured run made (Innodb_buffer_pool_reads for InnoDB,
+    Key_reads for MyISAM's default key cache); MEMORY tables are memory."""
+    data, index = srv.query("SELECT COALESCE(SUM(data_length),0), COALESCE(SUM(index_length),0) "
+                            f"FROM information_schema.tables WHERE table_schema='{db}'")[0]
+    data, index = int(data), int(index)
+    base = engine.split("-")[0]
+    out = {"engine": engine, "data_bytes": data, "index_bytes": index}
+    if base == "InnoDB":
+        buf = int(srv.query("SELECT @@innodb_buffer_pool_size")[0][0])
+        reads = int(float(delta.get("Innodb_buffer_pool_reads", 0) or 0))
+        out.update(buffer="innodb_buffer_pool_size", buffer_bytes=buf, disk_reads=reads,
+                   fits=data + index <= buf and reads == 0)
+    elif base == "MyISAM":
+        caches = srv.query("SELECT @@global.key_buffer_size")[0][0]
+        reads = int(float(delta.get("Key_reads", 0) or 0))
+        out.update(buffer="key caches (index) + OS page cache (rows)", buffer_bytes=int(caches),
+                   disk_reads=reads, fits=reads == 0)
+    else:
+        out.update(buffer="max_heap_table_size", buffer_bytes=int(srv.query("SELECT @@max_heap_table_size")[0][0]),
+                   disk_reads=0, fits=True)
     return out
 
 

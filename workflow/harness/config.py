@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from . import builds, factors, mycnf, paths
+from . import builds, cores as cores_mod, factors, mycnf, paths
 
 ROOT = paths.ROOT
 SCHEMA = paths.SCHEMA
@@ -77,7 +77,7 @@ def _fill_defaults(schema: dict, node, root: dict):
 KIND_KEYS = {
     "throughput": {"workload", "dataset", "corpus", "engines", "tables", "table_size", "cores", "users",
                    "repetitions", "variants", "builds", "enabled"},
-    "steps": {"script", "rows", "engines", "cores", "repetitions", "variants", "builds", "enabled"},
+    "steps": {"script", "rows", "legacy", "engines", "cores", "repetitions", "variants", "builds", "enabled"},
 }
 
 
@@ -152,7 +152,8 @@ def host_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
 
-def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None) -> dict:
+def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
+            topo: "cores_mod.Topology | None" = None) -> dict:
     """Schema check, defaults, then the checks that need the host and the lock."""
     if not isinstance(cfg, dict) or not cfg:
         raise ConfigError("<top level>: empty config; pass a profile, e.g. --configfile config/smoke.yaml")
@@ -162,7 +163,10 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None) ->
                 raise ConfigError(f"experiment_defaults.{k}: unknown key; allowed: "
                                   f"{', '.join(sorted(set().union(*KIND_KEYS.values())))}")
     out = validate_schema(apply_experiment_defaults(cfg))
+    cpus_given = cpus is not None
     cpus = host_cpus() if cpus is None else cpus
+    if topo is not None:
+        cpus = list(topo.ids)
     client = out["placement"]["client_cpus"]
     room = len(cpus) - client
     if len(cpus) < 2:
@@ -187,6 +191,8 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None) ->
                     f"`python -m harness fetch-build --name {name} --out resources/builds/{name}` on a host with "
                     f"internet (or add --artifact FILE for a file downloaded elsewhere), or remove it")
 
+    topo = topo if topo is not None else topology(cpus if cpus_given else None)
+    host_plan = cores_mod.plan(topo, client_min=client)
     check_builds(out["builds"], "builds")
     for exp, spec in out["experiments"].items():
         if "builds" in spec:
@@ -232,12 +238,31 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None) ->
                 if arch and not Path(arch).is_file():
                     raise ConfigError(f"experiments.{exp}.corpus.archive: {arch} does not exist; give the path "
                                       f"of t9.filtering.tar.gz, or remove it to download the archive")
-        for i, cores in enumerate(spec["cores"]):
-            if cores > room:
-                raise ConfigError(
-                    f"experiments.{exp}.cores.{i}: {cores} cores exceed this host's {len(cpus)} CPUs "
-                    f"less placement.client_cpus={client}; use at most {room}")
+        try:
+            spec["cores"] = plan_cores(spec["cores"], host_plan, topo, f"experiments.{exp}.cores", client)
+        except cores_mod.CoresError as e:
+            raise ConfigError(str(e)) from None
+    out["host"] = {"cpus": len(cpus), "plan": host_plan.describe(), "counts": host_plan.counts}
     return out
+
+
+def plan_cores(value, host_plan, topo, key: str, client_min: int) -> list[int]:
+    """`auto`: every core count the host plan has (the studies' where they fit);
+    `max`: its largest; a list: checked to fit (one-line error naming the key)."""
+    if value == "auto":
+        return list(host_plan.counts)
+    if value == "max":
+        return host_plan.counts[-1:]
+    return cores_mod.resolve_cores(value, topo, key=key, client_min=client_min)
+
+
+def topology(cpus: list[int] | None = None) -> "cores_mod.Topology":
+    """This host's topology (sysfs), or a flat one of `cpus` (one core each, one socket) for a
+    host described only by its CPU list."""
+    if cpus is None:
+        return cores_mod.Topology.from_sys()
+    return cores_mod.Topology(cpus=tuple(cores_mod.Cpu(cpu=c, package=0, core=c, siblings=(c,), node=0)
+                                         for c in cpus), source="cpu list")
 
 
 def tidy_captures() -> list[str]:

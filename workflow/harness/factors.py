@@ -75,6 +75,12 @@ FACTORS: dict[str, Factor] = {f.name: f for f in (
     Factor("innodb_read_only", "ro", "innodb_read_only", ("off", "on"), "off",
            server=lambda v, fam: {"innodb_read_only": v.upper()}, engines=("InnoDB",),
            note="off; on stands in for the study's read-only prototype"),
+    Factor("mdl_hash_instances", "mdl", "metadata_locks_hash_instances", ("default", "1"), "default",
+           server=lambda v, fam: {} if v == "default" else {"metadata_locks_hash_instances": v},
+           note="the build's default (8 in MySQL 5.6); 1 stands in for 5.6-rc1, which had one MDL hash"),
+    Factor("myisam_mmap", "mmap", "myisam_use_mmap", ("off", "on"), "off",
+           server=lambda v, fam: {"myisam_use_mmap": 1 if v == "on" else 0}, engines=("MyISAM",),
+           note="off (the server default); study A1 tried on, which did not help MyISAM"),
     Factor("key_cache", "kc", "MyISAM key cache", ("shared", "per_table"), "per_table",
            engines=("MyISAM",),
            note="one key cache per table, as study A3's 8-table MyISAM runs"),
@@ -122,10 +128,17 @@ def settings(variant: dict, engine: str, workload: str | None = None) -> dict:
 
 
 def server_options(values: dict, family: str) -> dict:
+    """my.cnf options of the factors' values. A baseline value whose option the build
+    family does not have is left out (the build lacks the feature, and the baseline is
+    what it does anyway: MySQL 5.5 has no innodb_read_only); a varied value the family
+    lacks makes the cell unsupported instead (`unsupported`)."""
     opts = {}
     for n, v in values.items():
         if FACTORS[n].server:
-            opts.update(FACTORS[n].server(v, family))
+            for opt, val in FACTORS[n].server(v, family).items():
+                if v == FACTORS[n].baseline and not mycnf.known_option(family, opt):
+                    continue
+                opts[opt] = val
     return opts
 
 
@@ -139,9 +152,10 @@ def driver_args(values: dict) -> list[str]:
 
 def unsupported(variant: dict, family: str) -> str | None:
     """Why a build family cannot run this variant (None if it can)."""
-    for opt in server_options(variant, family):
-        if not mycnf.known_option(family, opt):
-            return f"{opt} is not an option of {family}"
+    for n, v in variant.items():
+        for opt in (FACTORS[n].server(v, family) if FACTORS[n].server else {}):
+            if not mycnf.known_option(family, opt):
+                return f"{opt} is not an option of {family}"
     return None
 
 

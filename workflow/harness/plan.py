@@ -61,9 +61,10 @@ def unsupported(cfg: dict, lock: dict) -> list[list[str]]:
     out = []
     for exp in experiments(cfg):
         for d, reason in combos(cfg, lock, exp):
-            if reason is not None:
-                out.append([exp, d["build"], d.get("engine", "+".join(cfg["experiments"][exp]["engines"])),
-                            d["variant"], reason])
+            row = [exp, d["build"], d.get("engine", "+".join(cfg["experiments"][exp]["engines"])),
+                   d["variant"], reason]
+            if reason is not None and row not in out:  # once per combination, not per users/cores
+                out.append(row)
     return out
 
 

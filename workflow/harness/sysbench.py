@@ -31,6 +31,8 @@ WORKLOADS = {
     "oltp_rw": {"script": "read_write.lua", "args": ["--mysql-ignore-errors=1062,1213,1205,1020"],
                 "statements": ["point", "simple_range", "sum_range", "order_range", "distinct_range",
                                "index_update", "non_index_update", "delete"]},
+    # A1 full-text search: each user loops over the 30 keywords in order (workflow/lua/fts.lua)
+    "fts": {"script": "fts.lua", "args": [], "statements": []},
 }
 
 # Workloads whose ignored errors are expected and reported (not a failed cell):

@@ -88,6 +88,14 @@ def step_rows(m: dict, cell_dir: Path) -> list[dict]:
     return out
 
 
+def _float(x) -> float | None:
+    """A number, or None for blanks and words (a steps row may hold text, e.g. how a table was reset)."""
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
 def summarize(rows: list[dict], cv_threshold: float, kind=_T) -> list[dict]:
     keys = [*kind.KEY_HEAD, *FACTOR_FIELDS, *kind.KEY_TAIL, *getattr(kind, "ROW_KEYS", [])]
     groups = defaultdict(list)
@@ -99,7 +107,7 @@ def summarize(rows: list[dict], cv_threshold: float, kind=_T) -> list[dict]:
         row = dict(zip(keys, key))
         unstable = False
         for metric in kind.SUMMARY_METRICS:
-            values = [float(r[metric]) for r in runs if r.get(metric) not in ("", None)]
+            values = [v for v in (_float(r.get(metric)) for r in runs) if v is not None]
             if not values:
                 row.update({f"{metric}_{s}": "" for s in ("median", "ci_lo", "ci_hi", "ci_coverage", "cv")})
                 continue

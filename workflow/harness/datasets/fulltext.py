@@ -48,7 +48,8 @@ def load(srv, params: dict, *, cpus, run_id: str, corpus_dir=None, out=None) -> 
     engine = params["engine"]
     srv.query(f"CREATE DATABASE {DB}")
     info = fulltext.load(srv, engine, Path(corpus_dir), db=DB, table=table(engine))
-    meta = corpus.read_manifest(Path(corpus_dir)) if hasattr(corpus, "read_manifest") else {}
+    meta = corpus.read_meta(Path(corpus_dir))
     expected = corpus.expected_counts() if params["corpus"].startswith("standin") else None
     gate = fulltext.count_gate(srv, {engine: table(engine)}, expected, db=DB)
-    return {"load": info, "gate": gate, "corpus_manifest": meta}
+    return {"load": info, "gate": gate, "corpus_manifest": meta,
+            "tokenizer": fulltext.tokenizer_settings(srv)}

@@ -21,6 +21,7 @@ from ..server import ServerError
 
 NAME = re.compile(r"(?P<build>[a-z0-9][a-z0-9.-]*)_(?P<engine>[A-Za-z]+(?:-[A-Za-z]+)?)_(?P<variant>[a-z0-9.-]+)"
                   r"_t(?P<tables>\d+)_c(?P<cores>\d+)_u(?P<users>\d+)_r(?P<rep>\d+)")
+CLIENT_SATURATED = 0.9  # a load generator busier than this on its CPUs may measure itself
 WARMUP_SEED_OFFSET = 100003  # the warm-up's seed: far from every measured seed (seed + rep)
 
 # tidy: the columns naming a cell besides the factor columns, and the per-run metrics
@@ -67,9 +68,12 @@ def parse(text: str) -> dict:
 
 
 def server_options(spec: dict, d: dict, values: dict, family: str) -> dict:
-    opts = factors.server_options(values, family)
-    if spec.get("dataset") == "fulltext":
-        opts.update(fulltext_ds.server_options({}, family))
+    """The dataset's options (buffers, tokenizer) and the factors' (which win)."""
+    if spec.get("dataset", "sbtest") == "fulltext":
+        opts = fulltext_ds.server_options({}, family)
+    else:
+        opts = sbtest.server_options({"tables": d["tables"], "table_size": spec["table_size"]}, family)
+    opts.update(factors.server_options(values, family))
     return opts
 
 
@@ -113,6 +117,8 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
                                   rand_type=settings.get("rand_type", "uniform"),
                                   interval=settings.get("report_interval_s", 1))
         extra += factors.driver_args(values)
+        if workload == "fts" and values.get("ps") == "on":
+            extra.append("--fts-ps=on")  # one server-side prepared statement, the word bound
         argv = sysbench.command(workload, common, extra, "run")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         text = sysbench.run(argv, cpus=fr.client_cpus, run_id=fr.run_id, timeout=duration + 300)
@@ -148,7 +154,11 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
                                                collect.status_delta(before, after))
     for fname, body in captures.items():
         (tmp / fname).write_text(body)
+    delta = {r[0]: r[3] for r in collect.status_delta(before, after)}
+    db = fulltext_ds.DB if spec.get("dataset") == "fulltext" else "sbtest"
+    memory = collect.memory_fit(srv, db, engine, delta)
     window = result["total_time_s"] or timing["duration_s"]
+    util = client_cpu_s / (window * max(1, len(fr.client_cpus)))
     return {
         "captures": sorted(captures) + ["status_before.tsv", "status_after.tsv"],
         "performance_schema": pfs,
@@ -159,7 +169,9 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
                    "args": [a for a in argv[1:] if not a.startswith("--mysql-socket")],
                    "seed": seed, "warmup_seed": seed + WARMUP_SEED_OFFSET,
                    "client_cpu_s": round(client_cpu_s, 3),
-                   "client_cpu_util": round(client_cpu_s / (window * max(1, len(fr.client_cpus))), 4)},
+                   "client_cpu_util": round(util, 4),
+                   "client_saturated": util > CLIENT_SATURATED},
         "result": {k: result[k] for k in ("qps", "tps", "lat_p95_ms", "errors", "reconnects", "total_time_s")},
         "intervals": len(intervals),
+        "memory": memory,
     }
