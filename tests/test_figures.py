@@ -356,3 +356,16 @@ def test_a_build_without_an_engine_is_shown_absent_not_zero(tmp_path, smoke):
     assert_pdf(rscript("fig_builds.R", tmp_path / "s.csv", tmp_path / "u.csv", out), out)
     text = subprocess.run(["pdftotext", str(out), "-"], capture_output=True, text=True).stdout
     assert "absent: mysql-5.5.9" in text.replace("\u2212", "-")  # R's pdf device draws '-' as a minus sign
+
+
+def test_memory_draws_a_panel_per_simple_ranges_experiment(tmp_path, smoke):
+    """simple_ranges and simple_ranges_scale share a workload: one panel each, named."""
+    scale = rewrite(smoke / "simple_ranges_summary.csv", tmp_path / "simple_ranges_scale_summary.csv",
+                    keep=lambda r: r["engine"].startswith("MEMORY"),
+                    change=lambda r: dict(r, experiment="simple_ranges_scale"))
+    out = tmp_path / "out.pdf"
+    assert_pdf(rscript("fig_memory.R", smoke / "simple_ranges_summary.csv", scale,
+                       smoke / "read_write_summary.csv", smoke / "factors.csv", out), out)
+    if shutil.which("pdftotext"):
+        text = subprocess.run(["pdftotext", str(out), "-"], capture_output=True, text=True).stdout
+        assert "simple_ranges_scale" in text and "(c)" in text

@@ -101,7 +101,7 @@ def test_every_macro_defined_exactly_once_letters_only(real):
 
 def test_macro_values_from_the_real_cells(real):
     m = dict(macros_of(real["generated"]))
-    assert m["NumExperiments"] == "9" and m["ExperimentsNotRun"] == r"mdl\_hash"
+    assert m["NumExperiments"] == "9" and m["ExperimentsNotRun"] == r"mdl\_hash and simple\_ranges\_scale"
     assert m["NumCells"] == "50" and m["NumRuns"] == "58" and m["NumReps"] == "1--2"
     assert m["NumUnstable"] == "50"          # one or two repetitions: none shown stable
     assert m["ConfigProfile"] == "smoke" and m["PrimaryBuild"].startswith(r"\texttt{mysql-")

@@ -10,8 +10,9 @@
 # A panel whose input is not given is left out; absent engines are absent.
 #
 # Usage: Rscript workflow/R/fig_memory.R <summary.csv>... [factors.csv] <out.pdf>
-#   (any of simple_ranges_summary.csv, oltp_ro_summary.csv,
-#    read_write_summary.csv; recognised by their workload column)
+#   (any of simple_ranges_summary.csv, simple_ranges_scale_summary.csv,
+#    oltp_ro_summary.csv, read_write_summary.csv; recognised by their workload
+#    column, one panel per experiment)
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 PANELS <- c(simple_ranges = "Simple-Ranges (log scale)",
@@ -100,14 +101,17 @@ main <- function(args) {
   widths <- c()
   letter <- 1
   for (w in names(PANELS)) {
-    dw <- d[d$workload == w, , drop = FALSE]
-    if (nrow(dw) == 0) next
-    cmp <- as_compared(dw, inp$factors)
-    dw <- cmp$d
-    title <- paste0("(", letters[letter], ") ", PANELS[[w]], "\n", cmp$note)
-    plots[[length(plots) + 1]] <- if (w == "simple_ranges") panel_ranges(dw, title) else panel_bars(dw, title)
-    widths <- c(widths, 0.6 + length(unique(dw$engine)))
-    letter <- letter + 1
+    exps <- unique(d$experiment[d$workload == w])
+    for (e in exps) {  # a panel per experiment (e.g. Simple-Ranges at two table sizes)
+      dw <- d[d$workload == w & d$experiment == e, , drop = FALSE]
+      cmp <- as_compared(dw, inp$factors)
+      dw <- cmp$d
+      name <- if (length(exps) > 1) paste0(PANELS[[w]], ", ", e) else PANELS[[w]]
+      title <- paste0("(", letters[letter], ") ", name, "\n", cmp$note)
+      plots[[length(plots) + 1]] <- if (w == "simple_ranges") panel_ranges(dw, title) else panel_bars(dw, title)
+      widths <- c(widths, 0.6 + length(unique(dw$engine)))
+      letter <- letter + 1
+    }
   }
   g <- arrange_panels(plots, widths = widths)
   save_figure(g, args[length(args)], width = 7,

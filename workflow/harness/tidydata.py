@@ -92,6 +92,11 @@ class Cell:
         return int(v) if v is not None else 0
 
     @property
+    def reps(self) -> int:
+        """Repetitions of the cell (a steps cell has several rows per repetition)."""
+        return len({r.get("rep") for r in self.runs})
+
+    @property
     def build(self):
         return self.key.get("build", "")
 

@@ -24,7 +24,7 @@ def known_experiments(tidy) -> list[str]:
 
 
 def _reps(cells) -> str:
-    counts = sorted({len(c.runs) for c in cells})
+    counts = sorted({c.reps for c in cells})
     if not counts:
         return L.NA
     return str(counts[0]) if len(counts) == 1 else f"{counts[0]}--{counts[-1]}"
@@ -91,7 +91,7 @@ def build_macros(ctx, rows) -> list:
             for col in ("qps_server_ci_coverage",) if s.get(col) not in (None, "")]
     out = [
         ("NumCells", str(len(cells))),
-        ("NumRuns", str(sum(len(c.runs) for c in cells))),
+        ("NumRuns", str(sum(c.reps for c in cells))),
         ("NumReps", _reps(cells)),
         ("NumUnstable", str(sum(1 for c in cells if c.unstable))),
         ("NumExperiments", str(len(run_here))),

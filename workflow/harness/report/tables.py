@@ -318,7 +318,7 @@ def _artifact(tidy, key) -> str:
             return NA
         return f"{fmt_num(sb.get('warmup_s'))}\\,s discarded warm-up, then {fmt_num(sb['duration_s'])}\\,s"
     if key == "repetitions":
-        ns = sorted({len(c.runs) for c in cells})
+        ns = sorted({c.reps for c in cells})
         return (f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}--{ns[-1]}") + " per cell" if ns else NA
     if key == "builds":
         return ", ".join(tex_tt(b.get("name")) for b in prov.get("builds") or [] if b.get("name")) or NA

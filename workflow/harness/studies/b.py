@@ -14,6 +14,7 @@ TITLE = "Study B: the MEMORY engine"
 SECTION = "sections/b.tex"
 
 EXPERIMENTS = {
+    "simple_ranges_scale": ("B1", "Simple-Ranges, MEMORY HASH vs BTREE on tables where a full scan costs"),
     "read_write": ("B3", "the read-write mix, table locks"),
 }
 
@@ -44,9 +45,9 @@ def _plans(plans):
     return "/".join(f"{t or '?'}" + (f" ({rows} rows)" if rows else "") for t, _, rows in plans)
 
 
-def full_scan(ctx, build):
-    hash_plans = explain_of(ctx, "simple_ranges", build, "MEMORY")
-    btree_plans = explain_of(ctx, "simple_ranges", build, "MEMORY-BTREE")
+def full_scan(ctx, build, experiment="simple_ranges"):
+    hash_plans = explain_of(ctx, experiment, build, "MEMORY")
+    btree_plans = explain_of(ctx, experiment, build, "MEMORY-BTREE")
     if not hash_plans or not btree_plans:
         gone = [e for e, p in (("MEMORY", hash_plans), ("MEMORY-BTREE", btree_plans)) if not p]
         return C.missing("data", f"no EXPLAIN of a range statement for {' and '.join(gone)}")
@@ -56,11 +57,11 @@ def full_scan(ctx, build):
                     "EXPLAIN types as published" if ok else "EXPLAIN types differ from the published ALL / range")
 
 
-def work_bound(ctx, build):
+def work_bound(ctx, build, experiment="simple_ranges"):
     """(rows a HASH range query scans, rows the BTREE range examines): the slowdown a
     full scan can cause is at most their ratio (the query's fixed cost only lowers it)."""
     def rows(engine, kind):
-        vals = [T.number(r) for t, _, r in explain_of(ctx, "simple_ranges", build, engine) if t == kind]
+        vals = [T.number(r) for t, _, r in explain_of(ctx, experiment, build, engine) if t == kind]
         vals = [v for v in vals if v]
         return max(vals) if vals else None
     return rows("MEMORY", "ALL"), rows("MEMORY-BTREE", "range")
@@ -76,7 +77,7 @@ class Collapse(C.EngineRatio):
         res = super().evaluate(ctx, build)
         if res.verdict == C.NOT_MEASURABLE:
             return res
-        scan, rng = work_bound(ctx, build)
+        scan, rng = work_bound(ctx, build, self.experiment_name)
         if not scan or not rng:
             return replace(res, verdict=C.NOT_MEASURABLE,
                            reason="data: no EXPLAIN row estimates to tell whether a full scan can cost "
@@ -119,14 +120,17 @@ CLAIMS = [
                   "an index USING BTREE restores range scans",
         published="EXPLAIN: ALL with HASH, range with BTREE", macro="MemoryHashScan",
         experiments=("simple_ranges",), fn=full_scan),
-    Collapse(
-        id="B1-HASH-range-throughput", study="B1",
-        statement=f"Simple-Ranges: with HASH, MEMORY collapses (full scans); BTREE restores throughput "
-                  f"(BTREE ÷ HASH)",
+    *[Collapse(
+        id=f"B1-HASH-range-throughput{suffix}", study="B1",
+        statement=f"Simple-Ranges{where}: with HASH, MEMORY collapses (full scans); BTREE restores "
+                  f"throughput (BTREE ÷ HASH)",
         published="0–2 TPS with HASH", published_ratio=None,
         rule=C.above(COLLAPSE, "a collapse to 0–2 TPS is at least an order of magnitude"),
-        macro="MemoryHashGap", experiments=("simple_ranges",), experiment_name="simple_ranges",
-        a="MEMORY-BTREE", b="MEMORY"),
+        macro=macro, experiments=(exp,), experiment_name=exp, a="MEMORY-BTREE", b="MEMORY")
+      for exp, suffix, where, macro in (
+          ("simple_ranges", "", "", "MemoryHashGap"),
+          ("simple_ranges_scale", "-at-scale", " on the larger tables of simple_ranges_scale",
+           "MemoryHashGapScale"))],
     C.EngineRatio(
         id="B2-MEMORY-8pct-over-InnoDB", study="B2",
         statement=f"Read-only (OLTP_RO, {{levels}}): MEMORY-BTREE only about 8% faster than InnoDB "
@@ -162,8 +166,8 @@ CLAIMS = [
 
 FIGURES = {
     "b_memory": dict(script="fig_memory.R", flag="Memory",
-                     inputs=[("simple_ranges", "summary"), ("oltp_ro", "summary"),
-                             ("read_write", "summary")], extra=["factors.csv"]),
+                     inputs=[("simple_ranges", "summary"), ("simple_ranges_scale", "summary"),
+                             ("oltp_ro", "summary"), ("read_write", "summary")], extra=["factors.csv"]),
 }
 
 
@@ -175,11 +179,13 @@ def macros(ctx, rows, fmt):
         p = plans[e]
         out += [(f"Memory{name}Type", fmt.tex_escape("/".join(T_distinct(t for t, _, _ in p))) if p else fmt.NA),
                 (f"Memory{name}Rows", fmt.tex_escape("/".join(T_distinct(r for _, _, r in p))) if p else fmt.NA)]
-    scan, rng = work_bound(ctx, build)
-    size = ctx.tidy.spec("simple_ranges").get("table_size")
-    out += [("MemoryTableSize", fmt.fmt_int(size) if size else fmt.NA),
-            ("MemoryWorkBound", fmt.fmt_ratio(scan / rng if scan and rng else None, 1)),
-            ("MemoryCollapse", fmt.fmt_num(COLLAPSE))]
+    out.append(("MemoryCollapse", fmt.fmt_num(COLLAPSE)))
+    for exp, name in (("simple_ranges", ""), ("simple_ranges_scale", "Scale")):
+        b = (ctx.tidy.builds(exp) or [""])[0]
+        scan, rng = work_bound(ctx, b, exp)
+        size = ctx.tidy.spec(exp).get("table_size")
+        out += [(f"MemoryTableSize{name}", fmt.fmt_int(size) if size else fmt.NA),
+                (f"MemoryWorkBound{name}", fmt.fmt_ratio(scan / rng if scan and rng else None, 1))]
     return out
 
 
