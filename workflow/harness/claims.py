@@ -313,7 +313,9 @@ def _ratio(x, y):
 
 
 def _interval(ci: V.RatioCI) -> str:
-    return (f"{ci.point:.2f}× [{ci.lo:.2f}, {ci.hi:.2f}] at {100 * ci.coverage:.0f}% coverage")
+    if not ci.coverage:
+        return f"{ci.point:.2f}× (one repetition: no interval)"
+    return f"{ci.point:.2f}× [{ci.lo:.2f}, {ci.hi:.2f}] at {100 * ci.coverage:.0f}% coverage"
 
 
 def cell_where(a: T.Cell, b: T.Cell) -> str:
