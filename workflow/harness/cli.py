@@ -103,16 +103,10 @@ def cmd_claims_print(a):
     import csv
     with open(a.claims, newline="") as f:
         rows = list(csv.DictReader(f))
-    width = max((len(r.get("claim") or r.get("id", "")) for r in rows), default=10)
+    width = max((len(r.get("claim", "")) for r in rows), default=10)
     for r in rows:
-        cid = r.get("claim") or r.get("id", "")
-        interval = ""
-        if r.get("ratio_lo") not in (None, "") and r.get("ratio_hi") not in (None, ""):
-            cov = r.get("coverage", "")
-            interval = f" [{float(r['ratio_lo']):.3g}, {float(r['ratio_hi']):.3g}]" + \
-                (f" ({float(cov) * 100:.0f}% coverage)" if cov not in (None, "") else "")
-        print(f"{cid:<{width}}  {r.get('verdict', ''):<19}  published {r.get('published', '')};"
-              f" measured {r.get('measured', '')}{interval}; {r.get('reason', '')}")
+        print(f"{r.get('claim', ''):<{width}}  {r.get('verdict', ''):<19}  published {r.get('published', '')};"
+              f" measured {r.get('measured', '')}; {r.get('reason', '')}")
     counts = {}
     for r in rows:
         counts[r.get("verdict", "")] = counts.get(r.get("verdict", ""), 0) + 1

@@ -27,7 +27,8 @@ WARMUP_SEED_OFFSET = 100003  # the warm-up's seed: far from every measured seed 
 # tidy: the columns naming a cell besides the factor columns, and the per-run metrics
 KEY_HEAD = ["study", "experiment", "workload", "build", "engine", "variant"]
 KEY_TAIL = ["tables", "cores", "users"]
-METRICS = ["qps", "qps_server", "tps", "lat_p95_ms", "errors", "client_cpu_util"]
+METRICS = ["qps", "qps_server", "tps", "lat_p95_ms", "errors", "client_cpu_util", "client_saturated",
+           "memory_fits", "data_bytes", "buffer_bytes"]
 SUMMARY_METRICS = ["qps", "qps_server"]
 
 
