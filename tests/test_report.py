@@ -101,9 +101,10 @@ def test_every_macro_defined_exactly_once_letters_only(real):
 
 def test_macro_values_from_the_real_cells(real):
     m = dict(macros_of(real["generated"]))
-    assert m["NumExperiments"] == "9" and m["ExperimentsNotRun"] == r"mdl\_hash and simple\_ranges\_scale"
-    assert m["NumCells"] == "50" and m["NumRuns"] == "58" and m["NumReps"] == "1--2"
-    assert m["NumUnstable"] == "50"          # one or two repetitions: none shown stable
+    # 9 sysbench experiments (50 cells, 58 runs) + test_drive (2 cells of one repetition, Study C)
+    assert m["NumExperiments"] == "10" and m["ExperimentsNotRun"] == r"mdl\_hash and simple\_ranges\_scale"
+    assert m["NumCells"] == "52" and m["NumRuns"] == "60" and m["NumReps"] == "1--2"
+    assert m["NumUnstable"] == "52"          # one or two repetitions: none shown stable
     assert m["ConfigProfile"] == "smoke" and m["PrimaryBuild"].startswith(r"\texttt{mysql-")
     assert m["PrimaryBuildVersion"] == "5.6.24"
     assert m["ClaimLevel"] == "90" and m["RepsNeeded"] == "6" and m["ContentionMinCores"] == "2"
@@ -176,7 +177,9 @@ def test_empty_provenance_and_config_give_na():
 def test_claims_csv_and_table(real):
     rows = read_claims_csv(real["generated"])
     assert tuple(rows[0]) == C.CSV_FIELDS
-    assert [r["claim"] for r in rows] == [c.id for c in C.all_claims()]   # one build: one row each
+    # one build: one row each; Study C's test_drive ran on its two builds: two rows each
+    assert [r["claim"] for r in rows] == [c.id for c in C.all_claims()
+                                          for _ in range(2 if c in STUDIES["c"].CLAIMS else 1)]
     assert all(r["verdict"] in C.VERDICTS for r in rows)
     assert C.invariant_violations(rows, 0.9) == []
     tex = (real["generated"] / "claims.tex").read_text()
@@ -230,7 +233,7 @@ def test_missing_tidy_dir_or_bad_level_is_an_error(tmp_path, real):
 
 def test_disabled_experiments_flags_and_stale_files_ignored(tmp_path, real):
     cfg = config_of(real)
-    for e in ("read_write", "ps_pfs", "spin_wait", "read_only", "key_cache", "build_compare"):
+    for e in ("read_write", "ps_pfs", "spin_wait", "read_only", "key_cache", "build_compare", "test_drive"):
         cfg["experiments"][e]["enabled"] = False
     out = run_report(tmp_path / "gen", real["tidy"], write_config(tmp_path, cfg))
     flags = flags_of(out)
@@ -306,10 +309,10 @@ def test_memory_sentence_only_from_the_check(tmp_path, tidy_copy, real):
                 w.writeheader()
                 w.writerows(rows)
     tidy = T.load(tidy_copy, cfg)
-    assert tables.memory_sentence(tidy) == ("the data fit in the server's buffers in every one of the 50 cells "
+    assert tables.memory_sentence(tidy) == ("the data fit in the server's buffers in every one of the 52 cells "
                                             "(checked per cell; at most 3 MB of data, buffers up to 128 MB)")
     tidy.all_cells()[0].runs[0]["memory_fits"] = "False"
-    assert tables.memory_sentence(tidy).endswith("did not fit in 1 of 50 cells")
+    assert tables.memory_sentence(tidy).endswith("did not fit in 1 of 52 cells")
     assert htidy  # the check reads run columns the tidy step adds from manifest['memory']
 
 
