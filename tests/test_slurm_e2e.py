@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,7 @@ class Cluster:
         key.write_bytes(os.urandom(1024))
         key.chmod(0o600)
         self.conf.write_text(slurm_conf(self.d, self.host))
+        self._client_shims()
         m = self.d / "munge"
         self._spawn("munged", DAEMONS["munged"], "--foreground", "--force", f"--key-file={key}",
                     f"--socket={m}/munge.socket", f"--pid-file={m}/munged.pid", f"--log-file={m}/munged.log",
@@ -150,6 +152,20 @@ class Cluster:
         _wait(lambda: self.run("sinfo", "-h", check=False).returncode == 0, 60, "slurmctld did not answer")
         self._spawn("slurmd", DAEMONS["slurmd"], "-D", "-f", str(self.conf), "-N", self.host)
         _wait(self.idle, 90, "the node did not become idle: " + self.run("sinfo", "-N", "-l", check=False).stdout)
+
+    def _client_shims(self) -> None:
+        """bin/<client> = the real client with this cluster's SLURM_CONF. On a real
+        cluster clients find /etc/slurm/slurm.conf; here the conf is private, and the
+        executor's job step drops SLURM_* from the environment before it calls srun,
+        so the jobs find the conf through PATH (exported with the job) instead."""
+        self.bin = self.d / "bin"
+        self.bin.mkdir(exist_ok=True)
+        for c in (*CLIENTS, "scontrol", "sacct", "sacctmgr", "sshare"):
+            real = shutil.which(c)
+            if real:
+                shim = self.bin / c
+                shim.write_text(f'#!/bin/sh\nSLURM_CONF={self.conf} exec {real} "$@"\n')
+                shim.chmod(0o755)
 
     def _spawn(self, name: str, *cmd: str) -> None:
         log = open(self.d / "log" / f"{name}.out", "w")
@@ -278,7 +294,7 @@ def local_run(tmp_path_factory):
 def slurm_run(slurm, tmp_path_factory):
     """The same sweep submitted to the one-node cluster through the executor plugin."""
     work = copy_repo(tmp_path_factory.mktemp("cluster"))
-    env = {**os.environ, "SLURM_CONF": str(slurm.conf)}
+    env = {**os.environ, "SLURM_CONF": str(slurm.conf), "PATH": f"{slurm.bin}{os.pathsep}{os.environ['PATH']}"}
     # no accounting database on this cluster: job states come from squeue (MinJobAge keeps them)
     out = snakemake(work, "--profile", "profiles/slurm", *sweep_args(work), "--jobs", "4",
                     "--slurm-status-command", "squeue", "--slurm-no-account",
@@ -321,11 +337,20 @@ def test_slurm_sweep_ends_in_the_paper(slurm, slurm_run):
     jobs = slurm.run("squeue", "-h", "-t", "all", "-o", "%i|%k|%t").stdout.splitlines()
     measured = [j for j in jobs if re.search(r"rule_(run_cell|dataset)", j)]
     assert len(measured) >= 8 + 4, jobs
+    times = []
     for j in measured:
         jid, _, state = j.split("|")
         assert state == "CD", j
         info = slurm.run("scontrol", "show", "job", jid).stdout
         assert "OverSubscribe=NO" in info, info  # --exclusive
+        t = {k: datetime.fromisoformat(v) for k, v in re.findall(r"\b(SubmitTime|StartTime|EndTime)=(\S+)", info)}
+        times.append((t["StartTime"], t["EndTime"], t["SubmitTime"], jid))
+    times.sort()
+    # the node ran one measurement at a time (exclusive) ...
+    for (s1, e1, _, a), (s2, e2, _, b) in zip(times, times[1:]):
+        assert e1 <= s2, f"SLURM jobs {a} and {b} shared the node"
+    # ... while Snakemake had several queued at once: no `bench` slot serialised them
+    assert any(sub < e1 for (_, e1, _, a) in times for (s2, _, sub, b) in times if b != a and s2 >= e1), times
     for name, c in cells(work).items():
         host = json.loads((c / "manifest.json").read_text())["host"]
         assert host["hostname"].split(".")[0] == slurm.host and host["cpu_model"], (name, host)
@@ -395,3 +420,5 @@ def test_paper_profile_dry_run_lists_measurements_as_cluster_jobs(tmp_path):
     assert prof["executor"] == "slurm"
     for rule in MEASUREMENT_RULES:
         assert "--exclusive" in prof["set-resources"][rule]["slurm_extra"], rule
+        # the one-host slot (profiles/default's bench=1, applied as the workflow profile) is not taken
+        assert prof["set-resources"][rule].get("bench", 0) == 0, rule
