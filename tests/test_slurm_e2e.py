@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import BUILD, ROOT
 from test_e2e_pipeline import planned_jobs, smoke_config
 
 pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
@@ -262,10 +262,10 @@ def copy_repo(dest: Path) -> Path:
         if src.is_file():
             (dest / f).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / f)
-    # the pinned build, already fetched and verified: the pipeline re-verifies its hashes
-    builds = ROOT / "resources" / "builds"
-    if builds.is_dir():
-        shutil.copytree(builds, dest / "resources" / "builds", symlinks=True)
+    # the sweep's one build, if already fetched: the pipeline re-verifies its hashes (else it fetches it)
+    build = ROOT / "resources" / "builds" / BUILD
+    if build.is_dir():
+        shutil.copytree(build, dest / "resources" / "builds" / BUILD, symlinks=True)
     return dest
 
 
@@ -318,7 +318,7 @@ def shape(x):
 
 def submitted_rules(out: str) -> tuple[set[str], set[str]]:
     """(rules submitted to the cluster, rules run here) from a real run's log."""
-    cluster = set(re.findall(r"^rule (\w+):", out, re.M))
+    cluster = set(re.findall(r"submitted with SLURM jobid \d+ \(log: \S*/slurm_logs/rule_(\w+)/", out))
     local = set(re.findall(r"^localrule (\w+):", out, re.M))
     return cluster, local
 
