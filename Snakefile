@@ -11,6 +11,10 @@ include: "workflow/rules/tidy.smk"
 include: "workflow/rules/paper.smk"
 
 
+# On a cluster (profiles/slurm) only jobs that start a server are submitted; these run here.
+localrules: all, fetch_build, corpus, official_check, repetition_done, tidy_throughput, tidy_steps, unsupported_cells, resolved_config, factor_table, figure, generated_tex, paper
+
+
 rule all:
     default_target: True
     input:

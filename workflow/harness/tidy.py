@@ -14,7 +14,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from . import atomic, counters, factors, kinds, stats
+from . import atomic, counters, factors, hosttype, kinds, stats
 
 FACTOR_FIELDS = list(factors.ORDER)
 _T = kinds.throughput
@@ -215,6 +215,7 @@ def tidy(cells: list[Path], runs_out: Path, summary_out: Path, provenance_out: P
     """Write the tidy tables; for throughput cells with `extra_dir`, also
     <experiment>_{intervals,waits,explain,keycaches,status}.csv there."""
     manifests = [load_manifest(c) for c in cells]
+    hosttype.refuse_mixed(cells, manifests)  # never average cells of different CPU models
     kind = kind_of(manifests[0]) if manifests else _T
     if any(kind_of(m) is not kind for m in manifests):
         raise ValueError("tidy: cells of different measurement kinds in one experiment")
