@@ -23,7 +23,7 @@ import sys
 
 from . import atomic
 
-GATE_FIELDS = ("build", "engine", "corpus", "source", "keyword", "rank", "published", "measured")
+GATE_FIELDS = ("build", "engine", "corpus", "source", "keyword", "rank", "published", "planted", "measured")
 LOAD_FIELDS = ("build", "engine", "corpus", "source", "rows", "bytes", "load_s", "index_s")
 TOKENIZER_PREFIX = "tok_"   # load columns: tok_<server variable> (union over the datasets)
 
@@ -56,12 +56,15 @@ def source_of(d: dict) -> str:
 
 
 def gate_rows(d: dict) -> list[dict]:
-    """One row per keyword, in the study's order (rank 1..30)."""
+    """One row per keyword, in the study's order (rank 1..30); `planted` is the
+    stand-in's own count of the keyword (its manifest), blank for the real corpus."""
+    planted = ((d.get("corpus_manifest") or {}).get("keywords") or {}) if source_of(d) == "standin" else {}
     out = []
     for rank, g in enumerate(d["gate"], 1):
         out.append({"build": d["build"], "engine": d.get("engine") or g.get("engine", ""),
                     "corpus": d["corpus"], "source": source_of(d), "keyword": g["keyword"],
-                    "rank": rank, "published": g.get("published", ""), "measured": g.get("measured", "")})
+                    "rank": rank, "published": g.get("published", ""),
+                    "planted": planted.get(g["keyword"], ""), "measured": g.get("measured", "")})
     return out
 
 

@@ -169,7 +169,7 @@ FIGURES = {
     "a1_fts_load": dict(script="fig_fts_load.R", flag="FtsLoad", inputs=[("fts", "load")]),
     "a1_fts_counts": dict(script="fig_fts_counts.R", flag="FtsCounts",
                           inputs=[("fts", "gate"), ("fts", "load")]),
-    "a1_fts_waits": dict(script="fig_fts_waits.R", flag="FtsWaits", inputs=[("fts", "waits")]),
+    "a1_fts_waits": dict(script="fig_waits.R", flag="FtsWaits", inputs=[("fts", "waits")]),
 }
 
 
