@@ -7,7 +7,8 @@
 # published one is printed in bold red. The footer states the corpus and
 # tokenizer settings (data/tidy/fts_load.csv).
 #
-# Usage: Rscript workflow/R/fig_fts_counts.R <fts_gate.csv> <fts_load.csv> <out.pdf>
+# Usage: Rscript workflow/R/fig_fts_counts.R <fts_gate.csv> [fts_load.csv] <out.pdf>
+#   (without fts_load.csv the footer names the corpus from the gate rows only)
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 GATE_COLUMNS <- c("build", "engine", "corpus", "source", "keyword", "rank", "published", "planted", "measured")
@@ -54,20 +55,23 @@ plot_counts <- function(tab, caption) {
 }
 
 main <- function(args) {
-  if (length(args) != 3) die("usage: Rscript ", SCRIPT, " <fts_gate.csv> <fts_load.csv> <out.pdf>")
+  if (!length(args) %in% c(2, 3)) die("usage: Rscript ", SCRIPT, " <fts_gate.csv> [fts_load.csv] <out.pdf>")
   g <- read_tidy(args[1], required = GATE_COLUMNS, numeric = c("rank"))
-  ld <- read_tidy(args[2], required = LOAD_COLUMNS, numeric = c("rows", "bytes"))
-  tok <- grep("^tok_(ft_min|innodb_ft_min|ft_stopword|innodb_ft_enable_stop)", names(ld), value = TRUE)
+  ld <- if (length(args) == 3) read_tidy(args[2], required = LOAD_COLUMNS, numeric = c("rows", "bytes")) else NULL
+  tok <- if (is.null(ld)) character() else
+    grep("^tok_(ft_min|innodb_ft_min|ft_stopword|innodb_ft_enable_stop)", names(ld), value = TRUE)
   tokw <- vapply(tok, function(c) { v <- unique(ld[[c]][ld[[c]] != ""])
     if (length(v)) paste0(sub("^tok_", "", c), "=", paste(v, collapse = "/")) else "" }, "")
-  src <- unique(ifelse(ld$source == "ohsumed", "OHSUMED", "seeded stand-in"))
+  src <- unique(ifelse(g$source == "ohsumed", "OHSUMED", "seeded stand-in"))
+  rows <- if (is.null(ld)) unique(g$corpus) else paste(format(unique(ld$rows), big.mark = ","), "rows")
   builds <- sort(unique(g$build))
   caption <- paste(strwrap(paste0(
-    "Corpus: ", paste(src, collapse = ", "), ", ", paste(format(unique(ld$rows), big.mark = ","), collapse = "/"),
-    " rows. Builds: ", paste(builds, collapse = ", "), ". Tokenizer: ", paste(tokw[tokw != ""], collapse = ", "),
+    "Corpus: ", paste(src, collapse = ", "), " (", paste(rows, collapse = "; "), "). Builds: ",
+    paste(builds, collapse = ", "), ". Tokenizer: ",
+    if (any(tokw != "")) paste(tokw[tokw != ""], collapse = ", ") else "not given",
     ". Red: differs from the published count."), 130), collapse = "\n")
   tab <- count_table(g)
-  save_figure(plot_counts(tab, caption), args[3], width = 5.5, height = 0.75 + 0.125 * nrow(tab))
+  save_figure(plot_counts(tab, caption), args[length(args)], width = 5.5, height = 0.75 + 0.125 * nrow(tab))
 }
 
 run_figure(main)
