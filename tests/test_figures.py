@@ -24,7 +24,8 @@ R_DIR = ROOT / "workflow" / "R"
 pytestmark = pytest.mark.skipif(not shutil.which("Rscript"), reason="Rscript not installed")
 
 ALL_EXPERIMENTS = {"point_select", "oltp_ro", "simple_ranges", "ps_pfs", "spin_wait",
-                   "read_only", "key_cache", "read_write", "build_compare", "fts", "fts_builds", "fts_mmap"}
+                   "read_only", "key_cache", "read_write", "build_compare", "test_drive", "fts", "fts_builds",
+                   "fts_mmap"}
 
 
 @pytest.fixture(scope="module")
@@ -211,6 +212,26 @@ def test_timeseries_without_rep_1(tmp_path, smoke):
                 keep=lambda r: r["rep"] == "2")
     out = tmp_path / "out.pdf"
     assert_pdf(rscript("fig_timeseries.R", p, out), out)
+
+
+@pytest.mark.parametrize("name", ["c_inserts", "c_scans", "c_storage"])
+def test_study_c_one_build(tmp_path, smoke, name):
+    """Study C's figures with one build only (mariadb-10.11, which adds Aria)."""
+    src = inputs(name, smoke)[0]
+    one = rewrite(src, tmp_path / Path(src).name, keep=lambda r: r["build"] == "mariadb-10.11")
+    out = tmp_path / "out.pdf"
+    assert_pdf(rscript(report.FIGURES[name]["script"], one, out), out, min_size=4000)
+
+
+def test_study_c_inserts_need_innodb(tmp_path, smoke):
+    """Without InnoDB's insert time there is nothing to normalise to: one-line error."""
+    src = inputs("c_inserts", smoke)[0]
+    bad = rewrite(src, tmp_path / Path(src).name,
+                  keep=lambda r: not (r["step"] == "C1" and r["engine"] == "InnoDB"))
+    out = tmp_path / "out.pdf"
+    proc = rscript("fig_c_inserts.R", bad, out)
+    assert_one_line_error(proc, out)
+    assert "InnoDB" in proc.stderr
 
 
 # --- bad input: one line on stderr, exit status 1, no output -------------------------

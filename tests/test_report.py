@@ -101,9 +101,11 @@ def test_every_macro_defined_exactly_once_letters_only(real):
 
 def test_macro_values_from_the_real_cells(real):
     m = dict(macros_of(real["generated"]))
-    assert m["NumExperiments"] == "12" and m["ExperimentsNotRun"] == r"mdl\_hash and simple\_ranges\_scale"
-    assert m["NumCells"] == "61" and m["NumRuns"] == "69" and m["NumReps"] == "1--2"
-    assert m["NumUnstable"] == "61"          # one or two repetitions: none shown stable
+    # 9 sysbench experiments (50 cells, 58 runs) + test_drive (2 cells of one repetition, Study C)
+    # + 3 of Study A1 (11 cells of one repetition)
+    assert m["NumExperiments"] == "13" and m["ExperimentsNotRun"] == r"mdl\_hash and simple\_ranges\_scale"
+    assert m["NumCells"] == "63" and m["NumRuns"] == "71" and m["NumReps"] == "1--2"
+    assert m["NumUnstable"] == "63"          # one or two repetitions: none shown stable
     assert m["ConfigProfile"] == "smoke" and m["PrimaryBuild"].startswith(r"\texttt{mysql-")
     assert m["PrimaryBuildVersion"] == "5.6.24"
     assert m["ClaimLevel"] == "90" and m["RepsNeeded"] == "6" and m["ContentionMinCores"] == "2"
@@ -177,7 +179,8 @@ def test_empty_provenance_and_config_give_na():
 def test_claims_csv_and_table(real):
     rows = read_claims_csv(real["generated"])
     assert tuple(rows[0]) == C.CSV_FIELDS
-    assert list(dict.fromkeys(r["claim"] for r in rows)) == [c.id for c in C.all_claims()]   # a row per build
+    # a row per build: Study C's test_drive ran on its two builds, A1's fts_builds on four
+    assert list(dict.fromkeys(r["claim"] for r in rows)) == [c.id for c in C.all_claims()]
     assert all(r["verdict"] in C.VERDICTS for r in rows)
     assert C.invariant_violations(rows, 0.9) == []
     tex = (real["generated"] / "claims.tex").read_text()
@@ -231,7 +234,7 @@ def test_missing_tidy_dir_or_bad_level_is_an_error(tmp_path, real):
 
 def test_disabled_experiments_flags_and_stale_files_ignored(tmp_path, real):
     cfg = config_of(real)
-    for e in ("read_write", "ps_pfs", "spin_wait", "read_only", "key_cache", "build_compare"):
+    for e in ("read_write", "ps_pfs", "spin_wait", "read_only", "key_cache", "build_compare", "test_drive"):
         cfg["experiments"][e]["enabled"] = False
     out = run_report(tmp_path / "gen", real["tidy"], write_config(tmp_path, cfg))
     flags = flags_of(out)
@@ -307,10 +310,10 @@ def test_memory_sentence_only_from_the_check(tmp_path, tidy_copy, real):
                 w.writeheader()
                 w.writerows(rows)
     tidy = T.load(tidy_copy, cfg)
-    assert tables.memory_sentence(tidy) == ("the data fit in the server's buffers in every one of the 61 cells "
+    assert tables.memory_sentence(tidy) == ("the data fit in the server's buffers in every one of the 63 cells "
                                             "(checked per cell; at most 3 MB of data, buffers up to 128 MB)")
     tidy.all_cells()[0].runs[0]["memory_fits"] = "False"
-    assert tables.memory_sentence(tidy).endswith("did not fit in 1 of 61 cells")
+    assert tables.memory_sentence(tidy).endswith("did not fit in 1 of 63 cells")
     assert htidy  # the check reads run columns the tidy step adds from manifest['memory']
 
 
