@@ -8,6 +8,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/builds.smk"
 include: "workflow/rules/measure.smk"
 include: "workflow/rules/tidy.smk"
+include: "workflow/rules/fts.smk"
 include: "workflow/rules/paper.smk"
 
 

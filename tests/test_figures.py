@@ -24,7 +24,8 @@ R_DIR = ROOT / "workflow" / "R"
 pytestmark = pytest.mark.skipif(not shutil.which("Rscript"), reason="Rscript not installed")
 
 ALL_EXPERIMENTS = {"point_select", "oltp_ro", "simple_ranges", "ps_pfs", "spin_wait",
-                   "read_only", "key_cache", "read_write", "build_compare", "test_drive"}
+                   "read_only", "key_cache", "read_write", "build_compare", "test_drive", "fts", "fts_builds",
+                   "fts_mmap"}
 
 
 @pytest.fixture(scope="module")

@@ -61,6 +61,14 @@ def retidy(raw_dir: Path, out_dir: Path) -> dict:
              "--provenance", str(tidy_dir / f"{exp}_provenance.json"),
              "--cv-threshold", str(config["stats"]["cv_threshold"]),
              "--profile", str(config["profile"]), "--extra-dir", str(tidy_dir)])
+    # study A1: the recorded fulltext datasets' dataset.json (gate and load) -> fts_gate/fts_load.csv
+    datasets = sorted(str(p) for p in (raw_dir / "datasets").glob("*.json"))
+    if datasets:
+        p = subprocess.run([sys.executable, "-m", "harness.fts_export", "--datasets", *datasets,
+                            "--gate-out", str(tidy_dir / "fts_gate.csv"),
+                            "--load-out", str(tidy_dir / "fts_load.csv")],
+                           cwd=out_dir, env=env, capture_output=True, text=True)
+        assert p.returncode == 0, f"harness.fts_export failed:\n{p.stderr[-3000:]}"
     run(["report", "--tidy-dir", str(tidy_dir), "--config", str(tidy_dir / "config.resolved.yaml"),
          "--out", str(gen_dir)])
     # the figures the pipeline would draw for these experiments (workflow/rules/paper.smk)
@@ -149,6 +157,14 @@ def test_same_tidy_rows(redone, experiment, table):
     assert_same_rows(EXPECTED / name, redone["tidy"] / name)
 
 
+@pytest.mark.parametrize("name", ["fts_gate.csv", "fts_load.csv"])
+def test_same_dataset_tables(redone, name):
+    """Study A1's dataset tables (harness.fts_export) from the recorded dataset.json files."""
+    if not (EXPECTED / name).exists():
+        pytest.skip(f"no recorded {name}")
+    assert_same_rows(EXPECTED / name, redone["tidy"] / name)
+
+
 def test_same_figures(redone):
     expected = (EXPECTED / "figures.txt").read_text().split()
     assert sorted(redone["figures"]) == sorted(expected)
@@ -182,6 +198,9 @@ def record(out: Path = EXPECTED) -> None:
         for summary in sorted(done["tidy"].glob("*_summary.csv")):
             exp = summary.name[:-len("_summary.csv")]
             for name in (f"{exp}.csv", f"{exp}_summary.csv"):
+                shutil.copy(done["tidy"] / name, out / name)
+        for name in ("fts_gate.csv", "fts_load.csv"):
+            if (done["tidy"] / name).exists():
                 shutil.copy(done["tidy"] / name, out / name)
         (out / "figures.txt").write_text("".join(f"{f}\n" for f in done["figures"]))
         shutil.copy(done["generated"] / "claims.csv", out / "claims.csv")

@@ -17,9 +17,10 @@ A study module declares, with nothing else to register:
 Adding a study: write studies/<name>.py and paper/sections/<name>.tex, then add
 one line below.
 """
-from . import a2_a3, b, c
+from . import a1, a2_a3, b, c
 
 STUDIES = {m.NAME: m for m in (
+    a1,
     a2_a3,
     b,
     c,
