@@ -35,8 +35,8 @@ class TableError(Exception):
 
 
 def cell(text: str) -> str:
-    """Safe inside a markdown table cell."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Safe inside a markdown table cell (a quoted backtick would open a code span)."""
+    return " ".join(str(text).split()).replace("|", "\\|").replace("`", "'")
 
 
 def verdict(r: dict) -> str:
@@ -95,7 +95,7 @@ def render(report: dict) -> str:
              f"{len(recs)} cases, {len(recs) - gaps - failed} held in full, {gaps} with a known gap (an xfail "
              f"naming it), {failed} failed; {secs / 60:.0f} min of tests, last updated "
              f"{suite.get('updated', '?')[:10]} on {suite.get('host', '?')}."
-             + (f" Also covered by: {', '.join(f'`tests/{s}`' for s in see)}." if see else ""),
+             + (f" Also covered by: {', '.join(f'tests/{s}' for s in see)}." if see else ""),
              END]
     return "\n".join(lines)
 
