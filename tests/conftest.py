@@ -2,7 +2,9 @@
 and the session fails if any of them is still running at the end."""
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,17 +22,73 @@ SESSION = os.environ.setdefault(procs.SESSION_VAR, "test-" + uuid.uuid4().hex[:1
 BUILD = "mysql-5.6.24"
 
 
+_CGROUPS_AT_START: set = set()
+
+
+def pytest_sessionstart(session):
+    _CGROUPS_AT_START.update(placement.stale_cgroups())
+
+
+def ours_or_orphaned(cg: Path) -> bool:
+    """A per-run cgroup made during this session (`mysqlbench-<run>-<pid>[-pg]`) is ours
+    to account for if its harness pid is gone, or is alive and carries this session. A
+    name without a pid is no run's (another tool's parent cgroup): never ours to judge."""
+    m = re.search(r"-(\d+)(?:-[a-z]+)?$", cg.name)
+    if not m:
+        return False
+    pid = m.group(1)
+    if not Path(f"/proc/{pid}").exists():
+        return True
+    return int(pid) == os.getpid() or procs._environ(int(pid)).get(procs.SESSION_VAR) == SESSION
+
+
+def _dead_work_dirs(session) -> list[Path]:
+    """Copied datadirs whose harness is gone: in this repository's work dir and in the
+    repository copies the tests made under their temporary directory."""
+    from harness.kinds import frame
+    out = list(frame.stale_work_dirs())
+    try:
+        base = session.config._tmp_path_factory.getbasetemp()
+    except Exception:  # no tmp_path used in this session
+        return out
+    for owner in base.glob(f"**/data/work/*/{frame.OWNER}"):
+        try:
+            pid = int(owner.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pid = 0
+        if not Path(f"/proc/{pid}").exists():
+            out.append(owner.parent)
+    return out
+
+
+def _leftover(session, what: str, items) -> None:
+    if items:
+        print(f"\nERROR: {what} left after the tests (removed now): {items}", file=sys.stderr)
+        session.exitstatus = 1
+
+
 def pytest_sessionfinish(session, exitstatus):
-    from harness import docker_backend
-    containers = docker_backend.reap(session=SESSION)
-    if containers:
-        print(f"\nERROR: containers left after the tests (removed now): {containers}", file=sys.stderr)
-        session.exitstatus = 1
-    left = procs.reap(session=SESSION)
+    """Nothing the project starts or makes may outlive the suite: labelled containers,
+    servers, PostgreSQL processes, any other labelled process (sysbench), cgroups of
+    ours, copied datadirs of dead cells. Each is reported (the run fails) and removed."""
+    from harness import docker_backend, postgres
+    _leftover(session, "containers", docker_backend.reap(session=SESSION))
+    _leftover(session, "labelled servers", procs.reap(session=SESSION))
+    _leftover(session, "PostgreSQL processes", postgres.reap(session=SESSION))
+    others = procs.labelled_pids(session=SESSION)
+    for pid in others:
+        procs.terminate(pid, timeout=5.0)
+    _leftover(session, "labelled processes", others)
+    cgroups = [cg for cg in placement.stale_cgroups() if cg not in _CGROUPS_AT_START and ours_or_orphaned(cg)]
     placement.remove_stale_cgroups()
-    if left:
-        print(f"\nERROR: labelled servers left running after the tests (reaped now): {left}", file=sys.stderr)
-        session.exitstatus = 1
+    for cg in cgroups:  # ours even while the pid in its name lives on (this session's own)
+        with contextlib.suppress(OSError):
+            cg.rmdir()
+    _leftover(session, "cgroups", [cg.name for cg in cgroups])
+    work = _dead_work_dirs(session)
+    for d in work:
+        shutil.rmtree(d, ignore_errors=True)
+    _leftover(session, "work directories (copied datadirs) of dead cells", [str(d) for d in work])
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .. import atomic, paths
+from .. import atomic, hostlock, paths
 from ..server import Server, ServerError
 from . import fulltext, sbtest
 
@@ -55,7 +55,8 @@ def prepare(dataset: str, key: str, *, name: str, entry: dict, build_dir: Path, 
     run_id = f"dataset-{Path(out).name}-{os.getpid()}"
     cpus = sorted(os.sched_getaffinity(0))
     options = {**settings.get("options", {}), **mod.server_options(params, entry["family"])}
-    with atomic.staging_dir(Path(out)) as tmp, scratch("ds") as run:
+    # one measurement (or load) on the host at a time, across pipelines (waits, saying so)
+    with hostlock.measuring(f"dataset {key}"), atomic.staging_dir(Path(out)) as tmp, scratch("ds") as run:
         datadir = tmp / "datadir"
         shutil.copytree(Path(template) / "datadir", datadir, symlinks=True)
         with Server(name=name, entry=entry, build_dir=build_dir, datadir=datadir, rundir=run,

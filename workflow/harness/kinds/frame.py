@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import atomic, builds, cores as cores_mod, hostinfo, paths, placement
+from .. import atomic, builds, cores as cores_mod, hostinfo, hostlock, paths, placement
 from ..datasets import scratch
 from ..server import Server, ServerError
 
@@ -106,8 +106,16 @@ class Frame:
         return self._start(opts)
 
     def __enter__(self):
-        self._staging = atomic.staging_dir(self.out)
-        self.tmp = self._staging.__enter__()
+        # one measurement on the host at a time, across pipelines (waits, saying so)
+        self._lock = hostlock.measuring(f"cell {self.out.name}")
+        self._lock.__enter__()
+        self.timing["started"] = now()  # the wait for the lock is not part of the cell
+        try:
+            self._staging = atomic.staging_dir(self.out)
+            self.tmp = self._staging.__enter__()
+        except BaseException:
+            self._lock.__exit__(*sys.exc_info())
+            raise
         self._scratch = scratch("cell")
         self.run = self._scratch.__enter__()
         try:
@@ -126,8 +134,11 @@ class Frame:
             self._stop(failed=exc_type is not None)
         finally:
             shutil.rmtree(getattr(self, "_work", self.run / "none"), ignore_errors=True)
-            self._scratch.__exit__(exc_type, exc, tb)
-            self._staging.__exit__(exc_type, exc, tb)
+            try:
+                self._scratch.__exit__(exc_type, exc, tb)
+                self._staging.__exit__(exc_type, exc, tb)
+            finally:
+                self._lock.__exit__(exc_type, exc, tb)
         return False
 
     def finish(self) -> None:

@@ -1,0 +1,111 @@
+"""One measurement on the host at a time, whichever pipeline asks.
+
+Inside one pipeline Snakemake's `bench` resource already runs one server at a
+time; a second pipeline (another clone, another profile, a test run) knows
+nothing of it and would measure on the same cores. Every step that starts a
+server to measure or to load (the cell frame, dataset preparation) therefore
+holds an exclusive `flock` on one host-wide lock file for its whole life. A
+second one waits, saying once on stderr who holds the lock, and starts when
+the first ends. The kernel drops the lock when its holder exits, however it
+exits (SIGKILL included), so no stale lock is ever left to clean up.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+LOCK_NAME = "mysqlbench-measure.lock"
+# Where the lock lives: the first writable directory of these (the FHS place for
+# lock files first); $MYSQLBENCH_LOCK names the file itself.
+LOCK_VAR = "MYSQLBENCH_LOCK"
+LOCK_DIRS = ("/run/lock", "/var/lock")
+
+_depth = 0  # nesting depth in this process: flock would block on our own lock
+
+
+def lock_path() -> Path:
+    """The host's lock file (not created here)."""
+    if os.environ.get(LOCK_VAR):
+        return Path(os.environ[LOCK_VAR])
+    for d in LOCK_DIRS:
+        if os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK):
+            return Path(d) / LOCK_NAME
+    return Path(tempfile.gettempdir()) / LOCK_NAME
+
+
+def holder(path: Path | None = None) -> str:
+    """Who holds the lock, as its holder wrote it: '<pid> <what>' (or '' if unknown)."""
+    try:
+        return Path(path or lock_path()).read_text().strip()
+    except OSError:
+        return ""
+
+
+def busy(path: Path | None = None) -> str | None:
+    """Who measures on this host right now ('<pid> <what>', or 'another process'), None if
+    nobody: for a console notice before jobs whose stderr goes to a log (Snakemake's
+    `onstart`). Only a snapshot: the lock itself is taken by `measuring`."""
+    if _depth:
+        return None
+    path = Path(path or lock_path())
+    if not path.exists():
+        return None
+    fd, _ = _open(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return holder(path) or "another process"
+    finally:
+        os.close(fd)
+    return None
+
+
+def _open(path: Path) -> tuple[int, bool]:
+    """A descriptor to flock (not inherited by children); read-write when we may write
+    the holder line, read-only when another user created the file (flock needs no write)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666), True
+    except PermissionError:
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC), False
+
+
+@contextlib.contextmanager
+def measuring(what: str, out=None):
+    """Hold the host's measurement lock for the block; wait (one line on `out`,
+    stderr by default) while another process holds it. Re-entrant in one process."""
+    global _depth
+    if _depth:
+        _depth += 1
+        try:
+            yield
+        finally:
+            _depth -= 1
+        return
+    path = lock_path()
+    fd, writable = _open(path)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            who = holder(path) or "another process"
+            print(f"waiting for the host's measurement lock {path} (held by {who}): one measurement "
+                  f"on this host at a time; this {what} starts when that one ends",
+                  file=out or sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        if writable:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {what}\n".encode(), 0)
+        _depth = 1
+        try:
+            yield
+        finally:
+            _depth = 0
+            if writable:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)  # releases the flock
