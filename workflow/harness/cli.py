@@ -27,10 +27,23 @@ def _lock_entry(lock: str, name: str) -> dict:
     return entries[name]
 
 
+def _load_yaml(path: str) -> dict:
+    p = Path(path)
+    if not p.is_file():
+        raise config.ConfigError(f"{path}: no such profile; give an existing file, e.g. config/smoke.yaml")
+    try:
+        return yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise config.ConfigError(f"{path}:{where}: not valid YAML ({getattr(e, 'problem', e)}); fix the syntax") \
+            from None
+
+
 def cmd_check_config(a):
     cfg = {}
     for f in a.configfile:  # later files override earlier ones, nested keys merged (as Snakemake does)
-        config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()) or {})
+        config.deep_merge(cfg, _load_yaml(f))
     resolved = config.resolve(cfg)
     if a.out:
         Path(a.out).write_text(yaml.safe_dump(resolved, sort_keys=False))
@@ -63,6 +76,10 @@ def cmd_bootstrap(a):
 
 def cmd_prepare_dataset(a):
     from . import datasets
+    try:
+        datasets.DATASETS[a.dataset].parse_key(a.key)
+    except ValueError as e:
+        raise config.ConfigError(f"--key: {e}") from None
     entry = _lock_entry(a.lock, a.name)
     datasets.prepare(a.dataset, a.key, name=a.name, entry=entry, build_dir=Path(a.build_dir),
                      template=Path(a.template), out=Path(a.out), settings=json.loads(a.settings),
@@ -82,8 +99,38 @@ def cmd_corpus(a):
     print(f"corpus {a.out}: {info.get('rows', info.get('records'))} rows")
 
 
+def _cell_request(a) -> dict:
+    """--cell-spec checked before anything starts: JSON, a known kind and its naming,
+    a known workload or script, a source directory that holds a datadir."""
+    from . import kinds, stepscripts, steps  # noqa: F401  (registers the step scripts)
+    from .sysbench import WORKLOADS
+    try:
+        req = json.loads(a.cell_spec)
+        spec = req["spec"]
+        req["settings"], req["experiment"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise config.ConfigError(f"--cell-spec: not the JSON of harness.plan.cell_spec ({e}); "
+                                 f"let the pipeline pass it") from None
+    kind = spec.get("kind", "throughput")
+    if kind not in kinds.KINDS:
+        raise config.ConfigError(f"--cell-spec: kind '{kind}' is unknown; use one of {', '.join(kinds.KINDS)}")
+    try:
+        kinds.KINDS[kind].parse(a.cell)
+    except ValueError as e:
+        raise config.ConfigError(f"--cell: {e}") from None
+    if kind == "throughput" and spec.get("workload") not in WORKLOADS:
+        raise config.ConfigError(f"--cell-spec: workload '{spec.get('workload')}' is unknown; use one of "
+                                 f"{', '.join(WORKLOADS)}")
+    if kind == "steps" and spec.get("script") not in steps.SCRIPTS:
+        raise config.ConfigError(f"--cell-spec: script '{spec.get('script')}' is unknown; use one of "
+                                 f"{', '.join(steps.SCRIPTS)}")
+    if not (Path(a.source) / "datadir").is_dir():
+        raise config.ConfigError(f"--source: {a.source} holds no datadir/; give a prepared dataset or template")
+    return req
+
+
 def cmd_run_cell(a):
-    req = json.loads(a.cell_spec)
+    req = _cell_request(a)
     name = a.cell.split("_")[0]
     entry = _lock_entry(a.lock, name)
     m = cell.run_cell(experiment=req["experiment"], spec=req["spec"], cell=a.cell, entry=entry,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import signal
 import subprocess
 from pathlib import Path
 
@@ -118,8 +119,12 @@ def run(argv: list[str], *, cpus, run_id: str, timeout: float) -> str:
         raise SysbenchError(f"sysbench did not finish within {timeout:.0f}s") from None
     if res.returncode != 0:
         lines = [l for l in (res.stderr + res.stdout).splitlines() if "FATAL" in l or "error" in l.lower()]
-        raise SysbenchError(f"sysbench {argv[-1]} failed (exit {res.returncode}): "
-                            f"{lines[-1].strip() if lines else res.stderr.strip()[-300:]}")
+        why = lines[-1].strip() if lines else res.stderr.strip()[-300:]
+        if len(why) > 300:  # a failed INSERT is echoed whole
+            why = why[:297] + "..."
+        how = (f"killed by {signal.Signals(-res.returncode).name}" if res.returncode < 0
+               else f"exit {res.returncode}")
+        raise SysbenchError(f"sysbench {argv[-1]} failed ({how}): {why or 'no message'}")
     return res.stdout
 
 

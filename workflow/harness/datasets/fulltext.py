@@ -40,6 +40,15 @@ def server_options(params: dict, family: str) -> dict:
     return fulltext.server_options(family)
 
 
+def check_inputs(params: dict, corpus_dir) -> None:
+    """The corpus is the one its corpus.json describes (size and sha256): a changed or
+    truncated corpus.tsv is refused here, before a server starts."""
+    from .. import corpus
+    if corpus_dir is None:
+        raise ValueError("fulltext dataset: no corpus directory given")
+    corpus.verify_tsv(Path(corpus_dir))
+
+
 def load(srv, params: dict, *, cpus, run_id: str, corpus_dir=None, out=None) -> dict:
     """Bulk load + index build (timed), then the count gate on this engine."""
     from .. import corpus, fulltext

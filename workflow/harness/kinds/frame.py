@@ -122,7 +122,12 @@ class Frame:
             self._work = Path(tempfile.mkdtemp(prefix=f"{self.out.name[:40]}-", dir=paths.work_dir()))
             (self._work / OWNER).write_text(f"{os.getpid()}\n")  # harness reap removes it if we die
             self.datadir = self._work / "datadir"
-            shutil.copytree(self.source / "datadir", self.datadir, symlinks=True)
+            try:
+                shutil.copytree(self.source / "datadir", self.datadir, symlinks=True)
+            except (shutil.Error, OSError) as e:
+                first = e.args[0][0][2] if isinstance(e, shutil.Error) and e.args and e.args[0] else e
+                raise ServerError(f"copying the datadir into the work directory {paths.work_dir()} failed "
+                                  f"({str(first)[:200]}); free space there or set $MYSQLBENCH_WORK") from None
             self._start(self.options)
         except BaseException:
             self.__exit__(*sys.exc_info())

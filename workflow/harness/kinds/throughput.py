@@ -16,7 +16,11 @@ import resource
 
 from .. import collect, factors, sysbench
 from ..datasets import fulltext as fulltext_ds, sbtest
-from ..server import ServerError
+from ..server import ServerError, _err_tail as err_tail
+
+
+def server_tail(srv) -> str:
+    return err_tail(srv.error_log)
 from .naming import CellName
 
 NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_u{users}_r{rep}")
@@ -115,7 +119,12 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
             extra.append("--fts-ps=on")  # one server-side prepared statement, the word bound
         argv = sysbench.command(workload, common, extra, "run")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        text = sysbench.run(argv, cpus=fr.client_cpus, run_id=fr.run_id, timeout=duration + 300)
+        try:
+            text = sysbench.run(argv, cpus=fr.client_cpus, run_id=fr.run_id, timeout=duration + 300)
+        except sysbench.SysbenchError as e:
+            if not srv.alive():
+                raise ServerError(f"mysqld died during the run ({server_tail(srv)}); sysbench: {e}") from None
+            raise
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if not srv.alive():
