@@ -61,6 +61,23 @@ rule figure:
         "Rscript {input.script} {input.csvs} {output} 2>&1 | tee {log}"
 
 
+rule paper_figure:
+    """The paper's own figures (harness.report.PAPER_FIGURES): the claims figure
+    from the generated claims table."""
+    input:
+        csv=lambda wc: hreport.PAPER_FIGURES[wc.pfigure]["input"],
+        script=lambda wc: "workflow/R/" + hreport.PAPER_FIGURES[wc.pfigure]["script"],
+        theme="workflow/R/theme.R",
+    output:
+        "figures/{pfigure}.pdf",
+    log:
+        "logs/figures/{pfigure}.log",
+    wildcard_constraints:
+        pfigure="|".join(hreport.PAPER_FIGURES),
+    shell:
+        "Rscript {input.script} {input.csv} {output} 2>&1 | tee {log}"
+
+
 rule generated_tex:
     input:
         tidy=[
@@ -82,16 +99,37 @@ rule generated_tex:
         " || (tail -5 {log}; exit 1)"
 
 
+rule runinfo:
+    """Profile, host and dates of the run for the PDF's title page (harness.report.runinfo)."""
+    input:
+        config=f"{TIDY}/config.resolved.yaml",
+        provenance=[f"{TIDY}/{e}_provenance.json" for e in EXPERIMENTS],
+        code="workflow/harness/report/runinfo.py",
+    output:
+        "paper/generated/runinfo.tex",
+    log:
+        "logs/runinfo.log",
+    shell:
+        "{PY} -m harness.report.runinfo write --config {input.config} --raw-dir data/raw --out {output}"
+        " > {log} 2>&1 || (tail -5 {log}; exit 1)"
+
+
 rule paper:
     input:
         tex="paper/main.tex",
         sections=[f"paper/{m.SECTION}" for m in STUDIES.values()],
         generated=rules.generated_tex.output,
         figures=figure_pdfs(),
+        paper_figures=[f"figures/{name}.pdf" for name in hreport.PAPER_FIGURES],
+        runinfo="paper/generated/runinfo.tex",
+        config=f"{TIDY}/config.resolved.yaml",
     output:
         "paper/main.pdf",
     log:
         "logs/paper.log",
     shell:
+        # the generated files and the resolved config must be of one profile
+        "{PY} -m harness.report.runinfo check --config {input.config} --tidy-dir {TIDY}"
+        " --generated paper/generated && "
         "latexmk -pdf -cd -interaction=nonstopmode -halt-on-error {input.tex} > {log} 2>&1"
         " || (tail -30 {log}; exit 1)"
