@@ -78,3 +78,13 @@ onsuccess:
 
 onerror:
     reap()
+
+
+# Before a sweep: how long it will take and the disk it needs (harness.estimate:
+# cells x (warm-up + duration) x repetitions + the per-cell overhead measured
+# from earlier benchmark files). Not when replotting: nothing is measured then.
+onstart:
+    if not REPLOT:
+        from harness import estimate as _estimate
+
+        print(_estimate.render(_estimate.estimate(CFG, LOCK)), file=sys.stderr)

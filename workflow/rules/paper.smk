@@ -42,6 +42,8 @@ rule factor_table:
         f"{TIDY}/{hreport.FACTOR_TABLE}",
     log:
         "logs/tidy/factors.log",
+    benchmark:
+        "benchmarks/factor_table.tsv"
     run:
         from harness import atomic
 
@@ -55,6 +57,8 @@ rule figure:
         "figures/{figure}.pdf",
     log:
         "logs/figures/{figure}.log",
+    benchmark:
+        "benchmarks/figure/{figure}.tsv"
     wildcard_constraints:
         figure="|".join(hreport.FIGURES),
     shell:
@@ -72,6 +76,8 @@ rule paper_figure:
         "figures/{pfigure}.pdf",
     log:
         "logs/figures/{pfigure}.log",
+    benchmark:
+        "benchmarks/paper_figure/{pfigure}.tsv"
     wildcard_constraints:
         pfigure="|".join(hreport.PAPER_FIGURES),
     shell:
@@ -94,6 +100,8 @@ rule generated_tex:
         [f"paper/generated/{name}" for name in hreport.OUTPUTS],
     log:
         "logs/generated_tex.log",
+    benchmark:
+        "benchmarks/generated_tex.tsv"
     shell:
         "{HARNESS} report --tidy-dir {TIDY} --config {input.config} --out paper/generated > {log} 2>&1"
         " || (tail -5 {log}; exit 1)"
@@ -109,6 +117,8 @@ rule runinfo:
         "paper/generated/runinfo.tex",
     log:
         "logs/runinfo.log",
+    benchmark:
+        "benchmarks/runinfo.tsv"
     shell:
         "{PY} -m harness.report.runinfo write --config {input.config} --raw-dir data/raw --out {output}"
         " > {log} 2>&1 || (tail -5 {log}; exit 1)"
@@ -127,6 +137,8 @@ rule paper:
         "paper/main.pdf",
     log:
         "logs/paper.log",
+    benchmark:
+        "benchmarks/paper.tsv"
     shell:
         # the generated files and the resolved config must be of one profile
         "{PY} -m harness.report.runinfo check --config {input.config} --tidy-dir {TIDY}"
