@@ -58,6 +58,12 @@ def build(out: Path, raw: Path = RAW) -> dict:
                            "--out", str(paper / "generated" / "runinfo.tex")],
                           env=env, capture_output=True, text=True)
     assert info.returncode == 0, info.stderr
+    art = subprocess.run([sys.executable, "-m", "harness.report.artifact", "--config",
+                          str(done["tidy"] / "config.resolved.yaml"), "--claims",
+                          str(paper / "generated" / "claims.csv"), "--root", str(ROOT),
+                          "--out", str(paper / "generated" / "artifact.tex")],
+                         env=env, capture_output=True, text=True)
+    assert art.returncode == 0, art.stderr
     drawn = draw_figures(done["tidy"], paper / "generated", out / "figures", done["figures"])
     failed = {n: p.stderr[-500:] for n, p in drawn.items() if p.returncode != 0}
     latex = None

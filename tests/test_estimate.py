@@ -64,3 +64,15 @@ def test_cli_prints_and_rejects_a_missing_profile():
     bad = subprocess.run([sys.executable, "-m", "harness", "estimate", "--configfile", "config/nope.yaml"],
                          cwd=ROOT, env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "config/nope.yaml: not found" in bad.stderr
+
+
+def test_artifact_measured_time_sums_cell_and_tidy_benchmarks(tmp_path):
+    from harness.report import artifact
+    b = tmp_path / "benchmarks"
+    (b / "run_cell" / "A3" / "point_select").mkdir(parents=True)
+    (b / "tidy_throughput").mkdir(parents=True)
+    for name, s in (("c1", 10.5), ("c2", 11.5)):
+        (b / "run_cell" / "A3" / "point_select" / f"{name}.tsv").write_text(f"s\th:m:s\n{s}\t0:00:10\n")
+    (b / "tidy_throughput" / "point_select.tsv").write_text("s\th:m:s\n2.0\t0:00:02\n")
+    assert artifact.measured_time("A3", "point_select", str(b)) == (24.0, 3)
+    assert artifact.measured_time("A3", "oltp_ro", str(b)) == (0, 0)

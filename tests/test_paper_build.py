@@ -178,3 +178,14 @@ def test_profile_check_agrees_then_sees_a_mismatch(built, tmp_path):
     assert bad.returncode == 1
     assert "runinfo.tex: profile 'smoke'" in bad.stderr and "macros.tex: profile 'smoke'" in bad.stderr
     assert "point_select_provenance.json: profile 'smoke'" in bad.stderr
+
+
+def test_artifact_appendix_is_generated(built):
+    tex = (built["paper"] / "generated" / "artifact.tex").read_text()
+    for exp in ("point_select", "oltp_ro", "build_compare"):
+        assert r"\texttt{%s}" % exp.replace("_", r"\_\allowbreak{}") in tex
+    assert r"\texttt{A3-\allowbreak{}PS-\allowbreak{}myisam-\allowbreak{}wins}" in tex   # claims <-> experiment
+    assert "./artifact paper --configfile config/smoke.yaml" in tex
+    text = re.sub(r"\s+", " ", pdf_text(built["paper"] / "main.pdf"))
+    assert "Artifact appendix" in text and "What each profile covers" in text
+    assert "config/smoke.yaml" in text.replace("/ ", "/")
