@@ -50,19 +50,32 @@ rule factor_table:
         atomic.write_text(output[0], hreport.factor_table_csv())
 
 
-rule figure:
-    input:
-        unpack(lambda wc: figure_input(wc.figure)),
-    output:
-        "figures/{figure}.pdf",
-    log:
-        "logs/figures/{figure}.log",
-    benchmark:
-        "benchmarks/figure/{figure}.tsv"
-    wildcard_constraints:
-        figure="|".join(hreport.FIGURES),
-    shell:
-        "Rscript {input.script} {input.csvs} {output} 2>&1 | tee {log}"
+# The report's front page (snakemake --report, ./artifact report): figures grouped by study.
+report: "../report/workflow.rst"
+
+
+# One figure rule per study (same command), so the HTML report groups each
+# study's figures under its title.
+for _study, _mod in STUDIES.items():
+    if not _mod.FIGURES:
+        continue
+
+    rule:
+        name:
+            f"figure_{_study}"
+        input:
+            unpack(lambda wc: figure_input(wc.figure)),
+        output:
+            report("figures/{figure}.pdf", caption="../report/figure.rst", category="Figures",
+                   subcategory=_mod.TITLE),
+        log:
+            "logs/figures/{figure}.log",
+        benchmark:
+            "benchmarks/figure/{figure}.tsv"
+        wildcard_constraints:
+            figure="|".join(_mod.FIGURES),
+        shell:
+            "Rscript {input.script} {input.csvs} {output} 2>&1 | tee {log}"
 
 
 rule paper_figure:
@@ -73,7 +86,7 @@ rule paper_figure:
         script=lambda wc: "workflow/R/" + hreport.PAPER_FIGURES[wc.pfigure]["script"],
         theme="workflow/R/theme.R",
     output:
-        "figures/{pfigure}.pdf",
+        report("figures/{pfigure}.pdf", caption="../report/claims_figure.rst", category="Claims"),
     log:
         "logs/figures/{pfigure}.log",
     benchmark:
@@ -97,7 +110,12 @@ rule generated_tex:
         config=f"{TIDY}/config.resolved.yaml",
         code=REPORT_CODE,
     output:
-        [f"paper/generated/{name}" for name in hreport.OUTPUTS],
+        [
+            report(f"paper/generated/{name}", caption="../report/claims.rst", category="Claims")
+            if name == "claims.csv"
+            else f"paper/generated/{name}"
+            for name in hreport.OUTPUTS
+        ],
     log:
         "logs/generated_tex.log",
     benchmark:
@@ -124,6 +142,25 @@ rule runinfo:
         " > {log} 2>&1 || (tail -5 {log}; exit 1)"
 
 
+rule artifact_appendix:
+    """The artifact appendix (harness.report.artifact): claims <-> experiments <->
+    commands <-> measured time (the benchmark files), requirements, profiles."""
+    input:
+        claims="paper/generated/claims.csv",
+        config=f"{TIDY}/config.resolved.yaml",
+        summaries=[f"{TIDY}/{e}_summary.csv" for e in EXPERIMENTS],
+        code=["workflow/harness/report/artifact.py", "workflow/harness/estimate.py"],
+    output:
+        "paper/generated/artifact.tex",
+    log:
+        "logs/artifact_appendix.log",
+    benchmark:
+        "benchmarks/artifact_appendix.tsv"
+    shell:
+        "{PY} -m harness.report.artifact --config {input.config} --claims {input.claims} --out {output}"
+        " > {log} 2>&1 || (tail -5 {log}; exit 1)"
+
+
 rule paper:
     input:
         tex="paper/main.tex",
@@ -132,9 +169,10 @@ rule paper:
         figures=figure_pdfs(),
         paper_figures=[f"figures/{name}.pdf" for name in hreport.PAPER_FIGURES],
         runinfo="paper/generated/runinfo.tex",
+        artifact="paper/generated/artifact.tex",
         config=f"{TIDY}/config.resolved.yaml",
     output:
-        "paper/main.pdf",
+        report("paper/main.pdf", caption="../report/paper.rst", category="Paper"),
     log:
         "logs/paper.log",
     benchmark:
