@@ -189,3 +189,19 @@ def test_artifact_appendix_is_generated(built):
     text = re.sub(r"\s+", " ", pdf_text(built["paper"] / "main.pdf"))
     assert "Artifact appendix" in text and "What each profile covers" in text
     assert "config/smoke.yaml" in text.replace("/ ", "/")
+
+
+def test_a_series_measured_at_one_x_is_drawn_as_points(built, tmp_path):
+    """MyISAM without its users=1 cells: InnoDB keeps its line, MyISAM is points only,
+    and the figure is drawn (the hygiene check does not stop it)."""
+    import csv
+    rows = list(csv.DictReader(open(built["tidy"] / "point_select_summary.csv", newline="")))
+    part = tmp_path / "point_select_summary.csv"
+    with open(part, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(r for r in rows if not (r["engine"] == "MyISAM" and r["users"] == "1"))
+    for script in ("fig_point_select.R", "fig_sysbench_ro.R"):
+        out = tmp_path / f"{script}.pdf"
+        p = paper_build.rscript(script, part, out)
+        assert p.returncode == 0 and out.exists(), p.stderr

@@ -24,7 +24,8 @@ main <- function(args) {
   d$cores_lab <- factor(plural(d$cores, "core"), levels = unique(plural(sort(unique(d$cores)), "core")))
   p <- ggplot(d, aes(users, qps_median, colour = build, group = build)) +
     geom_linerange(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), linewidth = 0.3) +
-    line_if_continuous(d$users, linewidth = 0.4) +
+    (if (nrow(lined <- lined_rows(d, c("build", "panel", "cores_lab"), "users")))
+      geom_line(data = lined, linewidth = 0.4)) +
     geom_point(aes(shape = unstable), size = 1.4) +
     scale_shape_manual(values = c(`FALSE` = 16, `TRUE` = 1), labels = c("stable", "unstable (high CV)"),
                        name = NULL, drop = FALSE) +

@@ -23,7 +23,8 @@ plot_point_select <- function(d) {
 
   aes_line <- if (many_builds) aes(linetype = build) else aes()
   p <- ggplot(d, aes(x = users, y = qps_median, colour = engine, group = series)) +
-    (if (length(users) > 1) geom_line(aes_line, linewidth = 0.4)) +
+    (if (nrow(lined <- lined_rows(d, c("series", "tables", "cores"), "users")))
+      geom_line(data = lined, mapping = aes_line, linewidth = 0.4)) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.15,
                   linewidth = 0.3) +
     geom_point(aes(shape = unstable), size = 1.4, stroke = 0.5, fill = "white") +

@@ -173,6 +173,16 @@ line_if_continuous <- function(x_values, ...) {
   if (length(unique(x_values)) >= 2) geom_line(...) else NULL
 }
 
+# The rows of `d` whose line (the combination of `by` columns, and facet
+# columns) has at least two distinct `x` values: the data for geom_line, so a
+# series measured at one x only is drawn as points.
+lined_rows <- function(d, by, x) {
+  if (nrow(d) == 0) return(d)
+  key <- interaction(d[by], drop = TRUE)
+  n <- tapply(d[[x]], key, function(v) length(unique(v)))
+  d[as.character(key) %in% names(n)[n >= 2], , drop = FALSE]
+}
+
 # --- Helpers shared by the figure scripts ----------------------------------
 # Each script stops with fail(...); its top-level handler prints that message
 # as one line on stderr and exits with status 1.
