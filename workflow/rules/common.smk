@@ -87,4 +87,7 @@ onstart:
     if not REPLOT:
         from harness import estimate as _estimate
 
-        print(_estimate.render(_estimate.estimate(CFG, LOCK)), file=sys.stderr)
+        try:
+            print(_estimate.render(_estimate.estimate(CFG, LOCK)), file=sys.stderr)
+        except Exception as _e:  # an estimate never stops a run
+            print(f"estimate unavailable: {_e}", file=sys.stderr)
