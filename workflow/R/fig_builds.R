@@ -1,6 +1,7 @@
 # Build versus build (the modern form of the study's 5.6-rc1 vs rc2): A3
-# Point-Selects median QPS vs users, one line per build, facets engine x
-# tables (columns: cores). A build that cannot run a cell (no such engine,
+# Point-Selects median QPS vs users, one line per build (points alone when a
+# single users value was measured), facets engine x tables (columns: cores),
+# each only when it varies. A build that cannot run a cell (no such engine,
 # an option it lacks) is listed as absent in its panel, never drawn as zero.
 #
 # Usage: Rscript workflow/R/fig_builds.R <build_compare_summary.csv> [unsupported.csv] <out.pdf>
@@ -23,14 +24,15 @@ main <- function(args) {
   d$cores_lab <- factor(plural(d$cores, "core"), levels = unique(plural(sort(unique(d$cores)), "core")))
   p <- ggplot(d, aes(users, qps_median, colour = build, group = build)) +
     geom_linerange(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), linewidth = 0.3) +
-    (if (length(unique(d$users)) > 1) geom_line(linewidth = 0.4)) +
+    (if (nrow(lined <- lined_rows(d, c("build", "panel", "cores_lab"), "users")))
+      geom_line(data = lined, linewidth = 0.4)) +
     geom_point(aes(shape = unstable), size = 1.4) +
     scale_shape_manual(values = c(`FALSE` = 16, `TRUE` = 1), labels = c("stable", "unstable (high CV)"),
                        name = NULL, drop = FALSE) +
     scale_x_continuous(trans = "log2", breaks = sort(unique(d$users))) +
     scale_y_kqps(limits = c(0, NA)) +
     scale_colour_build(builds) +
-    facet_grid(panel ~ cores_lab) +
+    facet_varying(d, rows = "panel", cols = "cores_lab") +
     labs(x = "Users (sysbench threads)") +
     theme_artifact()
   if (nrow(absent) > 0) {

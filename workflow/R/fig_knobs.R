@@ -4,7 +4,7 @@
 # value order and baseline come from the file's columns and the factor table,
 # never from this script. Median QPS (the server's count) with the interval
 # of the median per setting, one point per users value (shape), colour
-# engine; above each setting, the ratio of its peak (over users and cores)
+# engine (points, never lines: the settings are categories); above each setting, the ratio of its peak (over users and cores)
 # to the baseline setting's peak.
 #
 # Usage: Rscript workflow/R/fig_knobs.R <summary.csv>... [factors.csv] <out.pdf>
@@ -32,10 +32,7 @@ panel <- function(d, vf, ftab, title) {
   many_users <- length(levels(d$users_f)) > 1
   many_engines <- length(unique(d$engine)) > 1
   dodge <- position_dodge(width = if (many_users || many_engines) 0.5 else 0)
-  n_per_group <- table(d$group)
-  lined <- d[as.character(d$group) %in% names(n_per_group)[n_per_group > 1], , drop = FALSE]
   ggplot(d, aes(x = setting, y = qps_median, colour = engine, group = group)) +
-    (if (nrow(lined)) geom_line(data = lined, position = dodge, linewidth = 0.3, alpha = 0.6)) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), position = dodge,
                   width = 0.25, linewidth = 0.3) +
     geom_point(aes(shape = users_f), position = dodge, size = 1.6) +

@@ -58,7 +58,7 @@ panel_ranges <- function(d, title) {
                               vjust = -0.3, size = 2.3, lineheight = 0.9)) +
     scale_colour_engine(guide = "none") +
     scale_x_discrete(NULL, labels = engine_axis_labels) +
-    scale_y_log10("Peak median throughput (QPS)", labels = scales::label_comma(),
+    scale_y_log10("Peak median throughput (kQPS, log scale)", labels = kqps_labels,
                   expand = expansion(mult = c(0, 0.05))) +
     coord_cartesian(ylim = c(lo / 4, hi * 6)) +
     by_build(pk) +

@@ -1,5 +1,5 @@
 # Study A3, Point-Selects: median QPS vs users, one line per engine,
-# facets tables x cores.
+# facets tables x cores where they vary (points alone for a single users value).
 #
 # Usage: Rscript workflow/R/fig_point_select.R <point_select_summary.csv> <out.pdf>
 
@@ -18,10 +18,13 @@ plot_point_select <- function(d) {
   many_builds <- length(builds) > 1
   d$series <- if (many_builds) paste(d$engine, d$build) else d$engine
   users <- sort(unique(d$users))
+  d$tables_lab <- factor(plural(d$tables, "table"), levels = plural(sort(unique(d$tables)), "table"))
+  d$cores_lab <- factor(plural(d$cores, "core"), levels = plural(sort(unique(d$cores)), "core"))
 
   aes_line <- if (many_builds) aes(linetype = build) else aes()
   p <- ggplot(d, aes(x = users, y = qps_median, colour = engine, group = series)) +
-    (if (length(users) > 1) geom_line(aes_line, linewidth = 0.4)) +
+    (if (nrow(lined <- lined_rows(d, c("series", "tables", "cores"), "users")))
+      geom_line(data = lined, mapping = aes_line, linewidth = 0.4)) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.15,
                   linewidth = 0.3) +
     geom_point(aes(shape = unstable), size = 1.4, stroke = 0.5, fill = "white") +
@@ -33,9 +36,7 @@ plot_point_select <- function(d) {
     scale_shape_manual(NULL, values = c("stable" = 16, "unstable (high CV)" = 21),
                        drop = TRUE,
                        guide = if (any(d$unstable != "stable")) "legend" else "none") +
-    facet_grid(tables ~ cores, labeller = labeller(
-      tables = function(x) plural(x, "table"),
-      cores  = function(x) plural(x, "core"))) +
+    facet_varying(d, rows = "tables_lab", cols = "cores_lab") +
     guides(colour = guide_legend(order = 1), shape = guide_legend(order = 3)) +
     theme_artifact(base_size = 9)
   if (many_builds) p <- p + scale_linetype_discrete("Build", guide = guide_legend(order = 2))

@@ -57,7 +57,7 @@ plot_ro <- function(d) {
     scale_shape_manual(NULL, values = c("stable" = 16, "unstable (high CV)" = 21),
                        drop = TRUE,
                        guide = if (any(d$unstable)) "legend" else "none") +
-    facet_grid(row ~ col, scales = "free_y") +
+    facet_varying(d, rows = "row", cols = "col", scales = "free_y") +
     guides(colour = guide_legend(order = 1), shape = guide_legend(order = 3)) +
     theme_artifact(base_size = 8) +
     theme(strip.text.y = element_text(angle = 0, hjust = 0))

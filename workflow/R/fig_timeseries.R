@@ -63,10 +63,15 @@ plot_ts <- function(l) {
   lab <- st[!duplicated(paste(st$panel, st$start)), , drop = FALSE]
   bounds <- lab[lab$start > 0, , drop = FALSE]
   ymax <- max(pts$qps) * 1.12
-  p <- ggplot(pts, aes(x = t, y = qps, colour = engine, group = series)) +
+  # one line per cell: the boundary between two cells was never measured
+  pts$cell <- paste(pts$series, pts$cores, pts$users, sep = "|")
+  n_per_cell <- table(pts$cell)
+  lined <- pts[pts$cell %in% names(n_per_cell)[n_per_cell > 1], , drop = FALSE]
+  p <- ggplot(pts, aes(x = t, y = qps, colour = engine, group = cell)) +
     (if (nrow(bounds)) geom_vline(data = bounds, aes(xintercept = start + 0.5),
                                   linetype = "dashed", colour = "grey60", linewidth = 0.3)) +
-    geom_line(if (many_builds) aes(linetype = build) else aes(), linewidth = 0.4) +
+    (if (nrow(lined)) geom_line(data = lined, mapping = if (many_builds) aes(linetype = build) else aes(),
+                                linewidth = 0.4)) +
     geom_point(size = 0.5) +
     geom_text(data = lab, aes(x = mid, y = ymax, label = label), inherit.aes = FALSE,
               size = 2.3, vjust = 1, colour = "grey25") +
@@ -74,7 +79,7 @@ plot_ts <- function(l) {
     scale_y_kqps("Throughput per second (kQPS)", limits = c(0, ymax),
                  expand = expansion(mult = c(0, 0.02))) +
     scale_colour_engine(breaks = ordered_levels(pts$engine, ENGINE_ORDER)) +
-    facet_wrap(~panel, ncol = 2, scales = "free_x") +
+    (if (nlevels(droplevels(pts$panel)) > 1) facet_wrap(~panel, ncol = 2, scales = "free_x")) +
     theme_artifact(base_size = 8)
   if (many_builds) p <- p + scale_linetype_discrete("Build")
   p

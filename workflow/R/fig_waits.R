@@ -81,7 +81,7 @@ plot_waits <- function(agg) {
     scale_y_continuous("Share of lock + sync wait time", labels = scales::label_percent(),
                        expand = expansion(mult = c(0, 0.02))) +
     scale_x_discrete(NULL) +
-    facet_wrap(~panel, nrow = 1, scales = "free_x") +
+    (if (nlevels(droplevels(agg$panel)) > 1) facet_wrap(~panel, nrow = 1, scales = "free_x")) +
     guides(fill = guide_legend(ncol = 3)) +
     theme_artifact(base_size = 7) +
     theme(legend.key.width = unit(0.8, "lines"), legend.text = element_text(size = 6))

@@ -19,8 +19,24 @@ ENGINE_COLOURS <- c(
 )
 OTHER_COLOUR <- "grey45"
 
-BUILD_COLOURS <- c("#000000", "#E69F00", "#0072B2", "#009E73",
-                   "#CC79A7", "#D55E00", "#56B4E9", "#F0E442")
+# Builds: Okabe-Ito without black, which is the "stable" point of the
+# stability key (filled = stable, open = unstable) in every figure.
+BUILD_COLOURS <- c("#E69F00", "#0072B2", "#009E73", "#CC79A7",
+                   "#D55E00", "#56B4E9", "#999933", "#882255")
+STABILITY_COLOUR <- "#000000"
+
+# Verdicts of the claims (harness.verdict): Okabe-Ito, and always drawn with
+# the verdict's word beside the colour (fig_claims.R).
+VERDICT_COLOURS <- c(
+  "reproduced"          = "#009E73",
+  "not reproduced"      = "#D55E00",
+  "inconclusive"        = "#E69F00",
+  "not measurable here" = "grey50"
+)
+
+scale_colour_verdict <- function(name = "Verdict", ...) {
+  scale_colour_manual(name = name, values = VERDICT_COLOURS, ...)
+}
 
 theme_artifact <- function(base_size = 8, base_family = "") {
   theme_bw(base_size = base_size, base_family = base_family) +
@@ -67,16 +83,104 @@ scale_colour_build <- function(builds = NULL, name = "Build", ...) {
 
 # Write `plot` as a PDF to `path` (inches). The file appears only complete:
 # ggsave writes a temporary file in the same directory, renamed into place.
+# The device is cairo_pdf, which embeds (subsets of) every font it draws with:
+# venues reject PDFs with unembedded fonts (grDevices::pdf embeds none of its
+# standard Helvetica). Before drawing, check_hygiene() enforces the figure
+# rules of this file.
 save_figure <- function(plot, path, width = 7, height = 4) {
+  if (inherits(plot, "ggplot")) check_hygiene(plot)
   dir <- dirname(path)
   dir.create(dir, showWarnings = FALSE, recursive = TRUE)
   tmp <- tempfile(pattern = paste0(".", basename(path), "."), tmpdir = dir,
                   fileext = ".pdf")
   on.exit(if (file.exists(tmp)) unlink(tmp), add = TRUE)
   ggsave(tmp, plot = plot, width = width, height = height, units = "in",
-         device = grDevices::pdf)
+         device = grDevices::cairo_pdf)
   if (!file.rename(tmp, path)) stop("cannot rename ", tmp, " to ", path)
   invisible(path)
+}
+
+# --- Figure hygiene (enforced by save_figure) -------------------------------
+# 1. Lines only along a measured continuous axis with at least two x values:
+#    a geom_line/geom_path whose x is discrete (a categorical setting), or
+#    whose groups have fewer than two distinct x values, is an error (use
+#    points with intervals instead).
+# 2. Facets only over factors that vary: a facet variable taking a single
+#    value (the "1 core" column) is an error (use facet_varying()).
+# 3. One unit per figure: a y axis on a log scale beside panels in kQPS is
+#    the caller's choice of scale; within one ggplot the y scale is shared.
+# Figures assembled from several ggplots (arrange_panels) check each panel.
+
+hygiene_error <- function(...) fail("figure hygiene: ", ...)
+
+check_lines <- function(b) {
+  for (i in seq_along(b$plot$layers)) {
+    geom <- class(b$plot$layers[[i]]$geom)[1]
+    if (!geom %in% c("GeomLine", "GeomPath", "GeomStep")) next
+    ld <- b$data[[i]]
+    if (!nrow(ld)) next
+    xs <- b$layout$panel_scales_x[[1]]
+    if (!is.null(xs) && xs$is_discrete())
+      hygiene_error("a line (", geom, ") along a categorical x axis: draw points with intervals")
+    n <- tapply(ld$x, paste(ld$PANEL, ld$group), function(x) length(unique(x)))
+    if (any(n < 2))
+      hygiene_error("a line (", geom, ") through fewer than two x values: draw points")
+  }
+}
+
+check_facets <- function(b) {
+  lay <- b$layout$layout
+  vars <- setdiff(names(lay), c("PANEL", "ROW", "COL", "SCALE_X", "SCALE_Y", "AXIS_X", "AXIS_Y"))
+  for (v in vars)
+    if (length(unique(lay[[v]])) < 2)
+      hygiene_error("facet over '", v, "', which takes one value (", as.character(lay[[v]][1]),
+                    "): facet only over factors that vary (facet_varying())")
+}
+
+check_hygiene <- function(plot) {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  b <- ggplot_build(plot)
+  check_lines(b)
+  check_facets(b)
+  invisible(plot)
+}
+
+# The unit of a y axis title: its words in parentheses ("(kQPS, log scale)"
+# -> "kQPS"; "(thousands)" counts as kQPS), else the whole title.
+y_unit <- function(p) {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  b <- ggplot_build(p)
+  name <- b$layout$panel_scales_y[[1]]$name
+  if (is.null(name) || inherits(name, "waiver")) name <- b$plot$labels$y
+  name <- paste(as.character(name), collapse = " ")
+  u <- regmatches(name, regexpr("\\(([^,)]*)", name))
+  u <- if (length(u)) sub("^\\(", "", u) else name
+  if (u == "thousands") "kQPS" else u
+}
+
+check_one_unit <- function(plots) {
+  units <- unique(vapply(plots, y_unit, ""))
+  if (length(units) > 1)
+    hygiene_error("panels of one figure in different units (", paste(units, collapse = ", "),
+                  "): use one unit (kQPS or seconds) across the figure")
+}
+
+# Add geom_line only where it is meaningful: `x_values` are the distinct
+# measured x values; fewer than two gives NULL (points alone).
+line_if_continuous <- function(x_values, ...) {
+  if (length(unique(x_values)) >= 2) geom_line(...) else NULL
+}
+
+# The rows of `d` whose line (the combination of `by` columns, and facet
+# columns) has at least two distinct `x` values: the data for geom_line, so a
+# series measured at one x only is drawn as points.
+lined_rows <- function(d, by, x) {
+  if (nrow(d) == 0) return(d)
+  key <- interaction(d[by], drop = TRUE)
+  n <- tapply(d[[x]], key, function(v) length(unique(v)))
+  d[as.character(key) %in% names(n)[n >= 2], , drop = FALSE]
 }
 
 # --- Helpers shared by the figure scripts ----------------------------------
@@ -255,6 +359,8 @@ scale_y_kqps <- function(name = "Median QPS (thousands)", ...) {
 # Several ggplots side by side (or in `ncol` columns) as one grob for
 # save_figure(). `widths` are relative.
 arrange_panels <- function(plots, ncol = length(plots), widths = rep(1, ncol)) {
+  for (p in plots) check_hygiene(p)
+  check_one_unit(plots)
   # ggplotGrob() needs an open device; a null one, so no Rplots.pdf appears
   grDevices::pdf(NULL)
   on.exit(grDevices::dev.off(), add = TRUE)

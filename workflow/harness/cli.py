@@ -273,6 +273,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["report"]:  # its own argparse: harness.report
         from . import report
         return report.main(argv[1:]) or 0
+    if argv[:1] == ["estimate"]:  # its own argparse: harness.estimate
+        from . import estimate
+        return estimate.main(argv[1:]) or 0
     args = parser().parse_args(argv)
     try:
         args.fn(args)

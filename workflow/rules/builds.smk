@@ -7,6 +7,8 @@ rule fetch_build:
         directory("resources/builds/{build}"),
     log:
         "logs/fetch_build/{build}.log",
+    benchmark:
+        "benchmarks/fetch_build/{build}.tsv"
     params:
         provider=CFG["build_provider"],
     shell:
@@ -21,6 +23,8 @@ rule bootstrap_template:
         directory("resources/templates/{build}"),
     log:
         "logs/bootstrap_template/{build}.log",
+    benchmark:
+        "benchmarks/bootstrap_template/{build}.tsv"
     shell:
         "{HARNESS} bootstrap --name {wildcards.build} --build-dir {input} --out {output}"
         " > {log} 2>&1 || (tail -3 {log}; exit 1)"
@@ -40,6 +44,8 @@ rule official_check:
         "data/tidy/official_check.json",
     log:
         "logs/official_check.log",
+    benchmark:
+        "benchmarks/official_check.tsv"
     shell:
         "{HARNESS} official-check --name mysql-5.6.24 --build-dir {input.build}"
         " --official mysql-5.6.24-official --official-dir resources/builds/mysql-5.6.24-official"

@@ -78,3 +78,16 @@ onsuccess:
 
 onerror:
     reap()
+
+
+# Before a sweep: how long it will take and the disk it needs (harness.estimate:
+# cells x (warm-up + duration) x repetitions + the per-cell overhead measured
+# from earlier benchmark files). Not when replotting: nothing is measured then.
+onstart:
+    if not REPLOT:
+        from harness import estimate as _estimate
+
+        try:
+            print(_estimate.render(_estimate.estimate(CFG, LOCK)), file=sys.stderr)
+        except Exception as _e:  # an estimate never stops a run
+            print(f"estimate unavailable: {_e}", file=sys.stderr)

@@ -8,6 +8,8 @@ rule corpus:
         directory("data/corpus/{corpus}"),
     log:
         "logs/corpus/{corpus}.log",
+    benchmark:
+        "benchmarks/corpus/{corpus}.tsv"
     params:
         args=lambda wc: (
             "--source ohsumed" + (f" --archive {a}" if (a := _corpus_spec(wc.corpus).get("archive")) else "")
@@ -39,6 +41,8 @@ rule dataset:
         directory("data/datasets/{build}/{dataset}/{key}"),
     log:
         "logs/dataset/{build}/{dataset}/{key}.log",
+    benchmark:
+        "benchmarks/dataset/{build}/{dataset}/{key}.tsv"
     params:
         settings=json.dumps(hplan.run_settings(CFG), sort_keys=True),
         corpus=lambda wc, input: f"--corpus {input.corpus}" if "corpus" in input.keys() else "",
@@ -68,6 +72,8 @@ rule run_cell:
         directory("data/raw/{study}/{experiment}/{cell}"),
     log:
         "logs/run_cell/{study}/{experiment}/{cell}.log",
+    benchmark:
+        "benchmarks/run_cell/{study}/{experiment}/{cell}.tsv"
     params:
         spec=lambda wc: hplan.cell_spec(CFG, wc.experiment),
     resources:
@@ -84,3 +90,5 @@ rule repetition_done:
         touch("data/order/{experiment}.r{rep}.done"),
     log:
         "logs/order/{experiment}.r{rep}.log",
+    benchmark:
+        "benchmarks/repetition_done/{experiment}.r{rep}.tsv"

@@ -42,23 +42,59 @@ rule factor_table:
         f"{TIDY}/{hreport.FACTOR_TABLE}",
     log:
         "logs/tidy/factors.log",
+    benchmark:
+        "benchmarks/factor_table.tsv"
     run:
         from harness import atomic
 
         atomic.write_text(output[0], hreport.factor_table_csv())
 
 
-rule figure:
+# The report's front page (snakemake --report, ./artifact report): figures grouped by study.
+report: "../report/workflow.rst"
+
+
+# One figure rule per study (same command), so the HTML report groups each
+# study's figures under its title.
+for _study, _mod in STUDIES.items():
+    if not _mod.FIGURES:
+        continue
+
+    rule:
+        name:
+            f"figure_{_study}"
+        input:
+            unpack(lambda wc: figure_input(wc.figure)),
+        output:
+            report("figures/{figure}.pdf", caption="../report/figure.rst", category="Figures",
+                   subcategory=_mod.TITLE),
+        log:
+            "logs/figures/{figure}.log",
+        benchmark:
+            "benchmarks/figure/{figure}.tsv"
+        wildcard_constraints:
+            figure="|".join(_mod.FIGURES),
+        shell:
+            "Rscript {input.script} {input.csvs} {output} 2>&1 | tee {log}"
+
+
+rule paper_figure:
+    """The paper's own figures (harness.report.PAPER_FIGURES): the claims figure
+    from the generated claims table."""
     input:
-        unpack(lambda wc: figure_input(wc.figure)),
+        csv=lambda wc: hreport.PAPER_FIGURES[wc.pfigure]["input"],
+        script=lambda wc: "workflow/R/" + hreport.PAPER_FIGURES[wc.pfigure]["script"],
+        theme="workflow/R/theme.R",
     output:
-        "figures/{figure}.pdf",
+        report("figures/{pfigure}.pdf", caption="../report/claims_figure.rst", category="Claims"),
     log:
-        "logs/figures/{figure}.log",
+        "logs/figures/{pfigure}.log",
+    benchmark:
+        "benchmarks/paper_figure/{pfigure}.tsv"
     wildcard_constraints:
-        figure="|".join(hreport.FIGURES),
+        pfigure="|".join(hreport.PAPER_FIGURES),
     shell:
-        "Rscript {input.script} {input.csvs} {output} 2>&1 | tee {log}"
+        "Rscript {input.script} {input.csv} {output} 2>&1 | tee {log}"
 
 
 rule generated_tex:
@@ -74,12 +110,55 @@ rule generated_tex:
         config=f"{TIDY}/config.resolved.yaml",
         code=REPORT_CODE,
     output:
-        [f"paper/generated/{name}" for name in hreport.OUTPUTS],
+        [
+            report(f"paper/generated/{name}", caption="../report/claims.rst", category="Claims")
+            if name == "claims.csv"
+            else f"paper/generated/{name}"
+            for name in hreport.OUTPUTS
+        ],
     log:
         "logs/generated_tex.log",
+    benchmark:
+        "benchmarks/generated_tex.tsv"
     shell:
         "{HARNESS} report --tidy-dir {TIDY} --config {input.config} --out paper/generated > {log} 2>&1"
         " || (tail -5 {log}; exit 1)"
+
+
+rule runinfo:
+    """Profile, host and dates of the run for the PDF's title page (harness.report.runinfo)."""
+    input:
+        config=f"{TIDY}/config.resolved.yaml",
+        provenance=[f"{TIDY}/{e}_provenance.json" for e in EXPERIMENTS],
+        code="workflow/harness/report/runinfo.py",
+    output:
+        "paper/generated/runinfo.tex",
+    log:
+        "logs/runinfo.log",
+    benchmark:
+        "benchmarks/runinfo.tsv"
+    shell:
+        "{PY} -m harness.report.runinfo write --config {input.config} --raw-dir data/raw --out {output}"
+        " > {log} 2>&1 || (tail -5 {log}; exit 1)"
+
+
+rule artifact_appendix:
+    """The artifact appendix (harness.report.artifact): claims <-> experiments <->
+    commands <-> measured time (the benchmark files), requirements, profiles."""
+    input:
+        claims="paper/generated/claims.csv",
+        config=f"{TIDY}/config.resolved.yaml",
+        summaries=[f"{TIDY}/{e}_summary.csv" for e in EXPERIMENTS],
+        code=["workflow/harness/report/artifact.py", "workflow/harness/estimate.py"],
+    output:
+        "paper/generated/artifact.tex",
+    log:
+        "logs/artifact_appendix.log",
+    benchmark:
+        "benchmarks/artifact_appendix.tsv"
+    shell:
+        "{PY} -m harness.report.artifact --config {input.config} --claims {input.claims} --out {output}"
+        " > {log} 2>&1 || (tail -5 {log}; exit 1)"
 
 
 rule paper:
@@ -88,10 +167,19 @@ rule paper:
         sections=[f"paper/{m.SECTION}" for m in STUDIES.values()],
         generated=rules.generated_tex.output,
         figures=figure_pdfs(),
+        paper_figures=[f"figures/{name}.pdf" for name in hreport.PAPER_FIGURES],
+        runinfo="paper/generated/runinfo.tex",
+        artifact="paper/generated/artifact.tex",
+        config=f"{TIDY}/config.resolved.yaml",
     output:
-        "paper/main.pdf",
+        report("paper/main.pdf", caption="../report/paper.rst", category="Paper"),
     log:
         "logs/paper.log",
+    benchmark:
+        "benchmarks/paper.tsv"
     shell:
+        # the generated files and the resolved config must be of one profile
+        "{PY} -m harness.report.runinfo check --config {input.config} --tidy-dir {TIDY}"
+        " --generated paper/generated && "
         "latexmk -pdf -cd -interaction=nonstopmode -halt-on-error {input.tex} > {log} 2>&1"
         " || (tail -30 {log}; exit 1)"

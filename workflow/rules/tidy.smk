@@ -24,6 +24,8 @@ for _kind in ("throughput", "steps"):
             **tidy_outputs(_kind),
         log:
             f"logs/tidy/{{experiment}}.log",
+        benchmark:
+            f"benchmarks/tidy_{_kind}/{{experiment}}.tsv"
         wildcard_constraints:
             experiment=_alternatives(experiments_of(_kind)),
         params:
@@ -40,6 +42,8 @@ rule unsupported_cells:
         "data/tidy/unsupported.csv",
     log:
         "logs/tidy/unsupported.log",
+    benchmark:
+        "benchmarks/unsupported_cells.tsv"
     params:
         rows=json.dumps(hplan.unsupported(CFG, LOCK)),
     run:
@@ -58,6 +62,8 @@ rule resolved_config:
         "data/tidy/config.resolved.yaml",
     log:
         "logs/tidy/config.log",
+    benchmark:
+        "benchmarks/resolved_config.tsv"
     params:
         cfg=json.dumps(CFG, sort_keys=True),
     run:

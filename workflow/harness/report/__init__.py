@@ -34,7 +34,7 @@ from .. import atomic
 from .. import claims as C
 from .. import tidydata as T
 from . import latex, macros as M, tables
-from .figures import FACTOR_TABLE, FIGURES, factor_table_csv, figure_inputs  # noqa: F401  (rules, tests)
+from .figures import FACTOR_TABLE, FIGURES, PAPER_FIGURES, factor_table_csv, figure_inputs  # noqa: F401  (rules, tests)
 from .latex import fmt_int, fmt_num, fmt_pct, macro, tex_escape, tex_tt  # noqa: F401
 
 OUTPUTS = ("macros.tex", "claims.tex", "claims.csv", "reasons.tex", "design.tex", "deviations.tex",
@@ -90,4 +90,4 @@ def main(argv=None):
     return 0
 
 
-__all__ = ["main", "outputs", "FIGURES", "figure_inputs", "factor_table_csv", "latex", "tables"]
+__all__ = ["main", "outputs", "FIGURES", "PAPER_FIGURES", "figure_inputs", "factor_table_csv", "latex", "tables"]

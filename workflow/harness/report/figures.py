@@ -29,6 +29,13 @@ def _table() -> dict:
 # [(experiment, kind)] -> <tidy>/<experiment>_<kind>.csv, extra [tidy files], study
 FIGURES = _table()
 
+# The paper's own figures, drawn from the generated claims table rather than
+# from one study's tidy files (so not in FIGURES, whose inputs are tidy CSVs):
+# name -> script (workflow/R/) and the generated file it reads.
+PAPER_FIGURES = {
+    "claims": dict(script="fig_claims.R", input="paper/generated/claims.csv"),
+}
+
 FACTOR_TABLE = "factors.csv"
 FACTOR_FIELDS = ("name", "code", "words", "baseline", "values")
 

@@ -2,6 +2,8 @@
 deviations, EXPLAIN, build versus build, unsupported cells."""
 from __future__ import annotations
 
+import re
+
 from .. import claims as C
 from .. import factors
 from .. import tidydata as T
@@ -86,7 +88,7 @@ def provenance_tex(prov, config):
 
 # --- claims ---------------------------------------------------------------------------
 
-CLAIMS_PER_FLOAT = 8  # a float of 8 rows stays under a page (footnotesize)
+CLAIMS_PER_FLOAT = 16  # a float of 16 numeric rows stays under a page (footnotesize)
 
 
 def _f(x):
@@ -130,6 +132,21 @@ def measured_cell(row) -> str:
     return r"{\scriptsize %s}" % breakable(row.get("measured") or NA)
 
 
+def published_cell(row) -> str:
+    """The published ratio as a number when the claim has one, with the published
+    words below it (small); the words alone otherwise."""
+    words = r"{\scriptsize %s}" % tex_escape(row.get("published") or NA)
+    r = _f(row.get("published_ratio"))
+    return f"{r:.2f}\\newline{words}" if r is not None else words
+
+
+def cores_cell(row) -> str:
+    """mysqld's cores in the compared cells, as the measured text states them
+    ('(1 table, 2 cores, ...)'); '--' when it names none."""
+    found = sorted({int(n) for n in re.findall(r"\b(\d+) cores?\b", row.get("measured") or "")})
+    return ", ".join(map(str, found)) if found else "--"
+
+
 def breakable(text) -> str:
     """Escaped text that may break after / : _ (event names, cell names)."""
     out = []
@@ -154,13 +171,15 @@ def claims_tex(rows, level, per_float=CLAIMS_PER_FLOAT) -> str:
                    r"host's measurements (%s). Measured: the ratio of the two settings' medians of the "
                    r"server's statement count with its interval and that interval's real coverage "
                    r"(Section~\ref{sec:method}); rule: the published side of the threshold; n: "
-                   r"repetitions of each compared cell. $\dagger$: the verdict rests on a cell "
+                   r"repetitions of each compared cell; cores: mysqld's cores in the compared cells. The "
+                   r"claims' statements are in Appendix~\ref{app:reasons}. $\dagger$: the verdict rests on a cell "
                    r"flagged unstable. Reasons: Appendix~\ref{app:reasons}.}\label{tab:claims}" % summary
                    if n == 0 else r"\caption{Published claims (continued).}")
         lines += [r"\begin{table*}[tp]", r"\centering\footnotesize", caption,
-                  r"\begin{tabularx}{\linewidth}{@{}%s%s%s%sp{1.1cm}%sp{0.7cm}%sp{2.0cm}@{}}"
-                  % (x(1.5), x(0.75), x(0.75), rl, rl, rl),
-                  r"\toprule", r"Claim & Published & Measured & Rule & n & Verdict\\", r"\midrule"]
+                  r"\begin{tabularx}{\linewidth}{@{}%s%s%s%sp{1.3cm}%sp{0.6cm}%sp{0.7cm}%sp{2.3cm}@{}}"
+                  % (x(1.3), x(0.8), x(0.9), rl, rl, rl, rl),
+                  r"\toprule", r"Claim & Published ratio & Measured ratio [interval] & Rule & n & Cores "
+                  r"& Verdict\\", r"\midrule"]
         for r in chunk:
             cid = r"{\scriptsize %s}" % tex_tt(r["claim"])
             if many_builds and r["build"] and " vs " not in r["build"]:
@@ -169,12 +188,12 @@ def claims_tex(rows, level, per_float=CLAIMS_PER_FLOAT) -> str:
             dagger = r"$^\dagger$" if "unstable" in (r.get("reason") or "") else ""
             verdict = tex_escape(r["verdict"]) + dagger + (r"\newline{\scriptsize (%s)}" % tex_escape(why)
                                                            if why else "")
-            lines.append(" & ".join([cid + r"\newline " + tex_escape(r["statement"]),
-                                     tex_escape(r["published"]), measured_cell(r),
-                                     tex_escape(rule_text(r)), tex_escape(r.get("n") or "--"), verdict])
+            lines.append(" & ".join([cid, published_cell(r), measured_cell(r),
+                                     tex_escape(rule_text(r)), tex_escape(r.get("n") or "--"),
+                                     cores_cell(r), verdict])
                          + r"\\")
         if not chunk:
-            lines.append(r"\multicolumn{6}{@{}l}{No claims.}\\")
+            lines.append(r"\multicolumn{7}{@{}l}{No claims.}\\")
         lines += [r"\bottomrule", r"\end{tabularx}", r"\end{table*}", ""]
     return "\n".join(lines)
 
@@ -183,13 +202,14 @@ def reasons_tex(rows) -> str:
     """Every claim's full reason and measured value (the appendix behind the table)."""
     if not rows:
         return GENERATED + "No claims.\n"
-    lines = [GENERATED, r"\begin{description}\setlength{\itemsep}{1pt}\footnotesize"]
+    # a hanging list, not a description: its labels (long claim ids) could not break
+    lines = [GENERATED, r"\begin{list}{}{\leftmargin=1em\itemindent=-1em\itemsep=1pt}\footnotesize"]
     for r in rows:
         build = f" ({tex_tt(r['build'])})" if r.get("build") else ""
-        lines.append(r"\item[%s%s] %s. \emph{Measured:} %s. \emph{Reason:} %s." % (
-            tex_tt(r["claim"]), build, tex_escape(r["verdict"]), tex_escape(r.get("measured") or NA),
-            tex_escape(r.get("reason") or NA)))
-    lines += [r"\end{description}", ""]
+        lines.append(r"\item \textbf{%s}%s: %s %s. \emph{Measured:} %s. \emph{Reason:} %s." % (
+            tex_tt(r["claim"]), build, tex_escape(r.get("statement") or ""), tex_escape(r["verdict"]),
+            breakable(r.get("measured") or NA), breakable(r.get("reason") or NA)))
+    lines += [r"\end{list}", ""]
     return "\n".join(lines)
 
 
@@ -376,6 +396,11 @@ def deviations_tex(tidy) -> str:
 EXPLAIN_EXPERIMENT = "simple_ranges"
 
 
+def breakable_version(text) -> str:
+    """A server version ('10.11.19-MariaDB-0+deb12u1') that may wrap after - and +."""
+    return "".join(tex_escape(ch) + (r"\allowbreak{}" if ch in "-+" else "") for ch in str(text))
+
+
 def builds_tex(cells, provenance) -> str:
     """Build versus build: per build, its server version and best median server-counted QPS
     per engine (over users and cores); an engine a build could not run is 'absent', never 0."""
@@ -389,13 +414,18 @@ def builds_tex(cells, provenance) -> str:
         m = c.median(C.METRIC)
         if m is not None and m > best.get((c.build, c.engine), -1):
             best[(c.build, c.engine)] = m
-    lines = [GENERATED.rstrip("\n"), r"\begin{tabular}{ll" + "r" * len(engines) + "}", r"\toprule",
-             "Build & Server version & " + " & ".join(f"{tex_escape(e)} (QPS)" for e in engines) + r" \\",
+    # fits one column: the version may wrap, the QPS columns are numbers under one header
+    lines = [GENERATED.rstrip("\n"),
+             r"\begin{tabularx}{\linewidth}{@{}>{\raggedright\arraybackslash}p{0.3\linewidth}"
+             r">{\raggedright\arraybackslash}X" + "r" * len(engines) + "@{}}", r"\toprule",
+             r" & & \multicolumn{%d}{c@{}}{median QPS (server count)} \\" % len(engines),
+             r"\cmidrule(l){3-%d}" % (2 + len(engines)),
+             "Build & Version & " + " & ".join(tex_escape(e) for e in engines) + r" \\",
              r"\midrule"]
     for b in sorted({c.build for c in cells}):
         vals = [fmt_int(best[(b, e)]) if (b, e) in best else r"\emph{absent}" for e in engines]
-        lines.append(f"{tex_tt(b)} & {tex_escape(versions.get(b) or NA)} & " + " & ".join(vals) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", ""]
+        lines.append(f"{tex_tt(b)} & {breakable_version(versions.get(b) or NA)} & " + " & ".join(vals) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabularx}", ""]
     return "\n".join(lines)
 
 

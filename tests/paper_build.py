@@ -1,0 +1,84 @@
+"""Build the whole paper from recorded real cells, as the pipeline does, in a
+scratch directory: tidy + generated tables (test_retidy_fixture.retidy), every
+figure of the figures table and the paper's own figures (the R scripts), then
+latexmk. Used by tests/test_paper_build.py; run directly to get a PDF to read:
+
+    .venv/bin/python tests/paper_build.py OUT_DIR      (OUT_DIR/paper/main.pdf)
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "workflow"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from harness import report  # noqa: E402
+from test_retidy_fixture import RAW, retidy  # noqa: E402
+
+
+def rscript(script: str, *args) -> subprocess.CompletedProcess:
+    return subprocess.run(["Rscript", str(ROOT / "workflow" / "R" / script), *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def draw_figures(tidy: Path, generated: Path, figures: Path, names: list[str]) -> dict:
+    """Every figure the pipeline would draw -> its Rscript result (2 at a time)."""
+    figures.mkdir(parents=True, exist_ok=True)
+    (tidy / report.FACTOR_TABLE).write_text(report.factor_table_csv())
+    experiments = sorted(d.name for d in RAW.glob("*/*") if d.is_dir())
+    jobs = {n: (report.FIGURES[n]["script"], *report.figure_inputs(n, experiments, str(tidy)),
+                figures / f"{n}.pdf") for n in names}
+    for n, spec in report.PAPER_FIGURES.items():
+        jobs[n] = (spec["script"], generated / Path(spec["input"]).name, figures / f"{n}.pdf")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = dict(zip(jobs, pool.map(lambda a: rscript(*a), jobs.values())))
+    return done
+
+
+def build(out: Path, raw: Path = RAW) -> dict:
+    """out/{tidy,generated} from the cells, out/figures/*.pdf, out/paper/main.pdf
+    (paper/main.tex's layout: generated/ beside main.tex, ../figures/)."""
+    out = Path(out)
+    done = retidy(raw, out)
+    paper = out / "paper"
+    if paper.exists():
+        shutil.rmtree(paper)
+    shutil.copytree(ROOT / "paper", paper, ignore=shutil.ignore_patterns("generated", "main.pdf", "main.aux",
+                                                                          "main.log", "main.fls"))
+    shutil.copytree(done["generated"], paper / "generated")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow")}
+    info = subprocess.run([sys.executable, "-m", "harness.report.runinfo", "write", "--config",
+                           str(done["tidy"] / "config.resolved.yaml"), "--raw-dir", str(raw),
+                           "--out", str(paper / "generated" / "runinfo.tex")],
+                          env=env, capture_output=True, text=True)
+    assert info.returncode == 0, info.stderr
+    art = subprocess.run([sys.executable, "-m", "harness.report.artifact", "--config",
+                          str(done["tidy"] / "config.resolved.yaml"), "--claims",
+                          str(paper / "generated" / "claims.csv"), "--root", str(ROOT),
+                          "--out", str(paper / "generated" / "artifact.tex")],
+                         env=env, capture_output=True, text=True)
+    assert art.returncode == 0, art.stderr
+    drawn = draw_figures(done["tidy"], paper / "generated", out / "figures", done["figures"])
+    failed = {n: p.stderr[-500:] for n, p in drawn.items() if p.returncode != 0}
+    latex = None
+    if not failed:
+        latex = subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", "main.tex"],
+                               cwd=paper, capture_output=True, text=True, timeout=600)
+    return {**done, "paper": paper, "figure_dir": out / "figures", "drawn": drawn,
+            "failed": failed, "latex": latex}
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: tests/paper_build.py OUT_DIR")
+    r = build(Path(sys.argv[1]))
+    if r["failed"]:
+        sys.exit(f"figures failed: {r['failed']}")
+    print(r["paper"] / "main.pdf" if r["latex"].returncode == 0 else r["latex"].stdout[-3000:])
+    os._exit(0 if r["latex"] and r["latex"].returncode == 0 else 1)

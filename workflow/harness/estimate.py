@@ -1,0 +1,215 @@
+"""How long a sweep will take and how much disk it needs, printed before it starts.
+
+    python -m harness estimate --configfile config/smoke.yaml   (on top of config/default.yaml)
+
+Per experiment: cells x (warm-up + duration) x repetitions is the measurement
+time the profile asks for; each cell also costs a per-cell overhead (datadir
+copy, server start and stop, captures) and each dataset a preparation. Both
+are *measured* from the Snakemake benchmark files of earlier runs
+(benchmarks/run_cell/..., benchmarks/dataset/..., written by every rule's
+`benchmark:`) when there are any, else the stated defaults below. A steps
+experiment (no sysbench run) costs its measured per-cell time, else a default.
+Disk: per cell the median size of existing raw cells, per dataset its rows.
+
+The same numbers feed the paper's time table (measured_time_rows) and
+bench/estimate_vs_measured.py.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+import yaml
+
+from . import builds, config, plan
+
+# Defaults when nothing was measured yet (stated in the printout).
+DEFAULT_CELL_OVERHEAD_S = 12.0   # copy the datadir, start mysqld, captures, stop
+DEFAULT_STEPS_CELL_S = 120.0     # a steps cell (test drive) without a measured one
+DEFAULT_DATASET_S = 30.0         # prepare one dataset (sbtest tables or FTS corpus load)
+DEFAULT_CELL_BYTES = 400_000     # a raw cell: logs, captures, manifest, my.cnf
+ROW_BYTES = 250                  # an sbtest/fulltext row on disk, with its index
+DATADIR_BYTES = 120_000_000      # an initialised system datadir a dataset starts from
+
+BENCH = "benchmarks"
+RAW = "data/raw"
+
+
+def load_profile(configfiles: list[str], root: Path = Path(".")) -> dict:
+    """config/default.yaml, then each --configfile on top (as Snakemake merges them), resolved."""
+    cfg: dict = {}
+    for f in [root / "config" / "default.yaml", *map(Path, configfiles)]:
+        config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()) or {})
+    return config.resolve(cfg)
+
+
+def _bench_seconds(path: str) -> float | None:
+    """The wall-clock seconds ('s' column) of a Snakemake benchmark file (mean of its rows)."""
+    try:
+        with open(path, newline="") as f:
+            vals = [float(r["s"]) for r in csv.DictReader(f, delimiter="\t") if r.get("s")]
+    except (OSError, ValueError, KeyError):
+        return None
+    return sum(vals) / len(vals) if vals else None
+
+
+def _manifest(cell_dir: str) -> dict:
+    try:
+        with open(os.path.join(cell_dir, "manifest.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def measured_cells(bench_dir: str = BENCH, raw: str = RAW) -> list[dict]:
+    """Per benchmarked cell: experiment, total seconds, nominal sysbench seconds
+    (warm-up + duration from its manifest; 0 for a steps cell)."""
+    out = []
+    for p in sorted(glob.glob(os.path.join(bench_dir, "run_cell", "*", "*", "*.tsv"))):
+        s = _bench_seconds(p)
+        if s is None:
+            continue
+        study, exp = Path(p).parts[-3], Path(p).parts[-2]
+        cell = Path(p).stem
+        timing = _manifest(os.path.join(raw, study, exp, cell)).get("timing") or {}
+        nominal = float(timing.get("warmup_s") or 0) + float(timing.get("duration_s") or 0)
+        out.append({"experiment": exp, "seconds": s, "nominal": nominal, "cell": cell})
+    return out
+
+
+def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
+    """Measured per-cell overhead, per-steps-cell time (by experiment), per-dataset time,
+    each with its source ('measured from N files' or 'default')."""
+    cells = measured_cells(bench_dir, raw)
+    thr = [c["seconds"] - c["nominal"] for c in cells if c["nominal"] > 0]
+    steps: dict = {}
+    for c in cells:
+        if c["nominal"] == 0:
+            steps.setdefault(c["experiment"], []).append(c["seconds"])
+    ds = [s for p in glob.glob(os.path.join(bench_dir, "dataset", "**", "*.tsv"), recursive=True)
+          if (s := _bench_seconds(p)) is not None]
+    return {
+        "cell_overhead_s": statistics.median(thr) if thr else DEFAULT_CELL_OVERHEAD_S,
+        "cell_overhead_src": f"measured, median of {len(thr)} cells" if thr else "default",
+        "steps_cell_s": {e: statistics.median(v) for e, v in steps.items()},
+        "dataset_s": statistics.median(ds) if ds else DEFAULT_DATASET_S,
+        "dataset_src": f"measured, median of {len(ds)} datasets" if ds else "default",
+    }
+
+
+def _dir_bytes(path: str) -> int:
+    total = 0
+    for dp, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(dp, f)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def cell_bytes(raw: str = RAW, sample: int = 40) -> tuple[int, str]:
+    dirs = sorted(glob.glob(os.path.join(raw, "*", "*", "*")))[:sample]
+    sizes = [_dir_bytes(d) for d in dirs if os.path.isdir(d)]
+    return (int(statistics.median(sizes)), f"measured, median of {len(sizes)} cells") if sizes \
+        else (DEFAULT_CELL_BYTES, "default")
+
+
+def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root: str = ".") -> dict:
+    """Per experiment and in total: cells, measurement seconds, overhead seconds,
+    seconds still to go (cells not yet measured), disk bytes."""
+    ov = overheads(os.path.join(root, bench_dir), os.path.join(root, raw))
+    cb, cb_src = cell_bytes(os.path.join(root, raw))
+    sb = cfg.get("sysbench") or {}
+    rows = []
+    for exp, spec in plan.experiments(cfg).items():
+        dirs = plan.cells(cfg, lock, exp, raw=os.path.join(root, raw))
+        n = len(dirs)
+        todo = sum(1 for d in dirs if not os.path.isdir(d))
+        if spec["kind"] == "throughput":
+            per = float(spec.get("warmup_s", sb.get("warmup_s", 0))) + float(spec.get("duration_s", sb.get("duration_s", 0)))
+            over = ov["cell_overhead_s"]
+        else:
+            per, over = 0.0, ov["steps_cell_s"].get(exp, DEFAULT_STEPS_CELL_S)
+        rows.append({"experiment": exp, "study": spec.get("study", ""), "kind": spec["kind"],
+                     "cells": n, "todo": todo, "per_cell_s": per,
+                     "measure_s": n * per, "overhead_s": n * over,
+                     "total_s": n * (per + over), "todo_s": todo * (per + over),
+                     "disk_bytes": n * cb})
+    datasets = plan.datasets_needed(cfg, lock)
+    ds_todo = [d for d in datasets if not os.path.isdir(os.path.join(root, d))]
+    ds_bytes = 0
+    for exp, spec in plan.experiments(cfg).items():
+        if spec.get("dataset") == "sbtest":
+            tables = max(spec.get("tables") or [1])
+            ds_bytes += int(spec.get("table_size") or 0) * tables * ROW_BYTES * len(plan.builds_of(cfg, exp))
+    ds_bytes += len(datasets) * DATADIR_BYTES
+    return {"profile": cfg.get("profile"), "rows": rows, "overheads": ov, "cell_bytes_src": cb_src,
+            "datasets": len(datasets), "datasets_todo": len(ds_todo),
+            "dataset_s": len(datasets) * ov["dataset_s"], "dataset_todo_s": len(ds_todo) * ov["dataset_s"],
+            "dataset_bytes": ds_bytes,
+            "total_s": sum(r["total_s"] for r in rows) + len(datasets) * ov["dataset_s"],
+            "todo_s": sum(r["todo_s"] for r in rows) + len(ds_todo) * ov["dataset_s"],
+            "measure_s": sum(r["measure_s"] for r in rows),
+            "disk_bytes": sum(r["disk_bytes"] for r in rows) + ds_bytes}
+
+
+def hms(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def size(b: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if b < 1000 or unit == "TB":
+            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.1f} {unit}"
+        b /= 1000
+    return f"{b} B"
+
+
+def render(est: dict) -> str:
+    ov = est["overheads"]
+    lines = [f"estimate for profile {est['profile']}: cells x (warm-up + duration) x repetitions "
+             f"+ {ov['cell_overhead_s']:.1f} s per cell ({ov['cell_overhead_src']}) "
+             f"+ {ov['dataset_s']:.1f} s per dataset ({ov['dataset_src']})",
+             f"  {'experiment':<22}{'cells':>6}{'to do':>7}{'per cell':>10}{'measure':>10}{'total':>10}"]
+    for r in est["rows"]:
+        lines.append(f"  {r['experiment']:<22}{r['cells']:>6}{r['todo']:>7}{r['per_cell_s']:>9.0f}s"
+                     f"{hms(r['measure_s']):>10}{hms(r['total_s']):>10}")
+    lines.append(f"  {'datasets':<22}{est['datasets']:>6}{est['datasets_todo']:>7}{'':>10}{'':>10}"
+                 f"{hms(est['dataset_s']):>10}")
+    lines.append(f"  total {hms(est['total_s'])} (measurement {hms(est['measure_s'])}); "
+                 f"still to run {hms(est['todo_s'])}; disk about {size(est['disk_bytes'])} "
+                 f"(raw cells: {est['cell_bytes_src']}; datasets from their rows)")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m harness estimate", description=__doc__.splitlines()[0])
+    ap.add_argument("--configfile", nargs="*", default=[],
+                    help="profile(s) applied on top of config/default.yaml, as given to snakemake")
+    ap.add_argument("--root", default=".", help="the repository (benchmarks/, data/raw/)")
+    ap.add_argument("--json", action="store_true", help="print the estimate as JSON")
+    a = ap.parse_args(argv)
+    for f in a.configfile:
+        if not os.path.exists(f):
+            ap.error(f"--configfile {f}: not found")
+    try:
+        cfg = load_profile(a.configfile, Path(a.root))
+    except config.ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    lock = builds.load_lock(config.LOCK)
+    est = estimate(cfg, lock, root=a.root)
+    print(json.dumps(est, indent=1, default=str) if a.json else render(est))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
