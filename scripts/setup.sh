@@ -11,6 +11,7 @@ PKGS=(sysbench r-base-core r-cran-ggplot2 r-cran-data.table
       poppler-utils python3 python3-venv git ca-certificates procps util-linux
       postgresql)  # study C's legacy-RDBMS stand-in (its service is not used: the harness starts its own)
 PKGS+=(slurm-wlm munge)  # tests/test_slurm_e2e.py's one-node cluster (started and stopped by the test)
+PKGS+=(chromium)         # tests/test_report_html.py opens report.html in a headless browser
 command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 # build providers, the Docker backend and the flake check; a host that already
 # has Docker CE, Maven or Nix keeps its own
