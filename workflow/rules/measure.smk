@@ -28,6 +28,8 @@ def _corpus_spec(key):
 
 
 def dataset_inputs(wc):
+    if REPLOT:  # an existing dataset is data, never rebuilt when replotting
+        return {}
     inputs = {"build": f"resources/builds/{wc.build}", "template": f"resources/templates/{wc.build}"}
     if wc.dataset == "fulltext":
         inputs["corpus"] = "data/corpus/" + wc.key.split("_", 1)[1]
@@ -55,6 +57,8 @@ rule dataset:
 
 
 def cell_inputs(wc):
+    if REPLOT:  # an existing cell is data: no input can make a replot measure it again
+        return {}
     build = hplan.parse_cell(CFG, wc.experiment, wc.cell)["build"]
     ds = hplan.dataset_path(CFG, wc.experiment, wc.cell)
     inputs = {"build": f"resources/builds/{build}",
