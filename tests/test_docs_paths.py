@@ -179,6 +179,9 @@ def test_ignore_rules_agree_with_git():
               "workflow/harness/__pycache__/x.pyc", "x/Rplots.pdf", "resources/builds/b/bin/mysqld",
               "workflow/harness/claims.py", "paper/main.tex", "data/tidy/"}
     for rel in sorted(paths):
+        if not rel.endswith("/") and (ROOT / rel).is_dir() is False and any(
+                p.rstrip("/") == "/" + rel for p in patterns if p.endswith("/")):
+            rel += "/"  # a directory-only pattern: ask git about the directory, as the docs mean it
         git = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "--no-index", "-q", rel],
                              capture_output=True).returncode == 0
         assert is_ignored(rel, patterns) == git, f"{rel}: matcher {not git}, git {git}"
