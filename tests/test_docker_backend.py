@@ -34,6 +34,11 @@ def _sh(*argv, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([str(a) for a in argv], capture_output=True, text=True, **kw)
 
 
+def _docker(*args, **kw) -> subprocess.CompletedProcess:
+    """The docker CLI, talking to the engine the harness uses (harness.docker_backend.cli_env)."""
+    return _sh(docker_backend.docker_bin(), *args, env=docker_backend.cli_env(), **kw)
+
+
 @pytest.fixture(scope="session")
 def docker_engine():
     """An answering engine: the one running, else one started by scripts/dockerd.sh."""
@@ -78,7 +83,7 @@ def _copy_datadir(dataset: Path, dest: Path) -> Path:
 
 
 def _exec(cid: str, script: str) -> str:
-    res = _sh(docker_backend.docker_bin(), "exec", cid, "sh", "-c", script, timeout=60)
+    res = _docker("exec", cid, "sh", "-c", script, timeout=60)
     assert res.returncode == 0, res.stderr
     return res.stdout
 
@@ -94,7 +99,7 @@ def test_engine_has_no_bridge_network(docker_engine):
     status = _sh("bash", DOCKERD, "status", timeout=30).stdout
     if "started by this script" not in status:
         pytest.skip("the engine was not started by scripts/dockerd.sh; its networks are not ours")
-    drivers = _sh(docker_backend.docker_bin(), "network", "ls", "--format", "{{.Driver}}").stdout.split()
+    drivers = _docker("network", "ls", "--format", "{{.Driver}}").stdout.split()
     assert "bridge" not in drivers, drivers
 
 
@@ -108,7 +113,7 @@ def test_image_is_tagged_by_content_reused_and_has_the_build_libraries(runtime_i
     assert _sh("bash", BUILD_IMAGE, "lookup").stdout.strip() == runtime_image["tag"]
     # every library mysqld needs resolves inside the image (the build is bind-mounted, not baked in)
     b = build_dir.resolve()
-    res = _sh(docker_backend.docker_bin(), "run", "--rm", "--network", "none",
+    res = _docker("run", "--rm", "--network", "none",
               "--mount", f"type=bind,source={b},target={b},readonly",
               "--env", f"LD_LIBRARY_PATH={b / lock_entry['lib_dir']}", runtime_image["id"],
               "ldd", str(b / lock_entry["mysqld"]), timeout=120)
@@ -169,7 +174,7 @@ def test_server_in_container_cpuset_no_network_socket(runtime_image, build_dir, 
         assert labels["mysqlbench.session"] == SESSION
         assert hc["Init"] is True and hc["AutoRemove"] is True
         assert [u["Name"] for u in hc["Ulimits"]] == ["nofile"]
-        res = _sh(docker_backend.docker_bin(), "exec", cid, "touch", str(srv.build_dir / "x"))
+        res = _docker("exec", cid, "touch", str(srv.build_dir / "x"))
         assert res.returncode != 0, "the build is writable from the container"
         # (c) queries over the bind-mounted socket, from the host
         assert srv.version() == "5.6.24"
