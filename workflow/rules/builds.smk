@@ -12,14 +12,19 @@ rule fetch_build:
 
 
 rule bootstrap_template:
+    # through the profile's backend (a container under docker), as every server is
     input:
         rules.fetch_build.output,
     output:
         directory("resources/templates/{build}"),
     log:
         "logs/bootstrap_template/{build}.log",
+    params:
+        backend=CFG["backend"],
+        mechanism=CFG["placement"]["mechanism"],
     shell:
-        "{HARNESS} bootstrap --name {wildcards.build} --build-dir {input} --out {output} 2>&1 | tee {log}"
+        "{HARNESS} bootstrap --name {wildcards.build} --build-dir {input} --out {output}"
+        " --backend {params.backend} --mechanism {params.mechanism} 2>&1 | tee {log}"
 
 
 rule official_check:
