@@ -20,7 +20,9 @@
 #
 # The engine gets no network at all: no bridge (--bridge=none), no iptables or
 # NAT rules, no IP forwarding; containers run with --network none and talk to
-# the host only through bind-mounted unix sockets. Storage: dockerd's own choice
+# the host only through bind-mounted unix sockets. Its containers' cgroups sit
+# under one parent of its own, /mysqlbench-docker (cgroupfs driver, v1 or v2),
+# removed with the engine's exec root when `stop` stops it. Storage: dockerd's own choice
 # (overlay2 where the data root allows it, else vfs);
 # MYSQLBENCH_DOCKERD_STORAGE=vfs forces one. Needs root and Debian's docker.io.
 #
@@ -32,6 +34,7 @@ set -euo pipefail
 STATE_DIR=${MYSQLBENCH_DOCKERD_DIR:-/run/mysqlbench-dockerd}
 DATA_ROOT=${MYSQLBENCH_DOCKERD_ROOT:-/var/lib/mysqlbench-docker}
 STORAGE=${MYSQLBENCH_DOCKERD_STORAGE:-}
+CGROUP_PARENT=${MYSQLBENCH_DOCKERD_CGROUP:-mysqlbench-docker}
 SOCK=$STATE_DIR/docker.sock
 PIDFILE=$STATE_DIR/dockerd.pid
 OWNER=$STATE_DIR/owner
@@ -91,6 +94,7 @@ start() {
     env -u MYSQLBENCH_SESSION -u MYSQLBENCH_RUN -u MYSQLBENCH_LABEL -u DOCKER_HOST \
       setsid dockerd "${storage[@]}" --bridge=none --iptables=false --ip6tables=false \
         --ip-masq=false --ip-forward=false --host "unix://$SOCK" --data-root "$DATA_ROOT" \
+        --exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "/$CGROUP_PARENT" \
         --exec-root "$STATE_DIR/exec" --pidfile "$PIDFILE" --label "mysqlbench.artifact=$LABEL" \
         </dev/null >>"$LOG" 2>&1 &
   fi
@@ -106,6 +110,23 @@ start() {
   echo "dockerd: no answer from the engine after ${WAIT_S}s; last lines of $LOG:" >&2
   tail -5 "$LOG" >&2 || true
   return 1
+}
+
+remove_leftovers() {
+  # After our engine exited: its exec root (if nothing is mounted there any more) and
+  # the empty cgroups under its parent, in every cgroup hierarchy (v1 controllers, v2)
+  local mnt fstype
+  if ! grep -q " $STATE_DIR/exec" /proc/self/mounts; then
+    rm -rf --one-file-system "$STATE_DIR/exec"
+  fi
+  while read -r _ mnt fstype _; do
+    case $fstype in
+      cgroup|cgroup2)
+        [ -d "$mnt/$CGROUP_PARENT" ] && find "$mnt/$CGROUP_PARENT" -depth -type d -exec rmdir {} + 2>/dev/null || true
+        ;;
+    esac
+  done < /proc/self/mounts
+  return 0
 }
 
 stop() {
@@ -129,6 +150,7 @@ stop() {
     return 1
   fi
   rm -f "$PIDFILE" "$OWNER"
+  remove_leftovers
   echo "dockerd: stopped (pid $pid)"
 }
 
