@@ -211,6 +211,9 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # the harness's own errors (CorpusError, GateError, StepError, ...) are one line
+        if type(e).__module__.startswith("pymysql"):  # e.g. mysqld gone mid-query (2013): one line too
+            print(f"error: mysqld: {e}", file=sys.stderr)
+            return 1
         if not type(e).__module__.startswith("harness."):
             raise
         print(f"error: {e}", file=sys.stderr)
