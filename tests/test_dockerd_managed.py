@@ -119,3 +119,27 @@ def test_the_host_backend_starts_no_engine(work, engine_env):
     res = _pipeline(work, engine_env, "host")
     assert "dockerd:" not in res.stdout + res.stderr
     assert _pid(engine_env) is None
+
+
+def _unreachable(engine_env: dict) -> dict:
+    """DOCKER_HOST naming a socket where nothing answers (and that is not ours to start)."""
+    return {**engine_env, "DOCKER_HOST": f"unix://{Path(engine_env['MYSQLBENCH_DOCKERD_DIR']).parent}/none.sock"}
+
+
+def test_backend_docker_without_an_engine_stops_before_any_job_in_one_line(work, engine_env):
+    env = _unreachable(engine_env)
+    (work / "data/tidy/config.resolved.yaml").unlink(missing_ok=True)
+    res = subprocess.run([SNAKEMAKE, "data/tidy/config.resolved.yaml", "--cores", "1", "--config", "backend=docker"],
+                         cwd=work, capture_output=True, text=True, env=_env(env), timeout=600)
+    assert res.returncode != 0
+    errors = [l for l in (res.stdout + res.stderr).splitlines() if "backend docker: cannot start a Docker engine" in l]
+    assert len(errors) == 1 and "does not answer" in errors[0], res.stderr[-2000:]
+    assert not (work / "data/tidy/config.resolved.yaml").exists(), "a job ran without its engine"
+    assert _pid(engine_env) is None
+
+
+def test_backend_auto_without_an_engine_warns_and_runs_on_the_host(work, engine_env):
+    res = _pipeline(work, _unreachable(engine_env), "auto")
+    warnings = [l for l in (res.stdout + res.stderr).splitlines() if l.startswith("warning: backend auto:")]
+    assert len(warnings) == 1 and "servers run on the host" in warnings[0]
+    assert _pid(engine_env) is None

@@ -8,8 +8,6 @@ import subprocess
 import sys
 import uuid
 
-from snakemake.exceptions import WorkflowError
-
 sys.path.insert(0, os.path.join(workflow.basedir, "workflow"))
 from harness import config as hconfig, plan as hplan, procs as hprocs  # noqa: E402
 
@@ -79,8 +77,8 @@ def start_engine():
         print(line, file=sys.stderr)
         atexit.register(stop_engine)  # also after Ctrl-C, which may skip onerror
     elif CFG["backend"] == "docker":
-        raise WorkflowError(f"backend docker: cannot start a Docker engine ({line}); run as root "
-                            f"(scripts/dockerd.sh), start one yourself, or use --config backend=host")
+        sys.exit(f"error: backend docker: cannot start a Docker engine ({line}); run as root "
+                 f"(scripts/dockerd.sh), start one yourself, or use --config backend=host")
     else:
         print(f"warning: backend auto: cannot start a Docker engine ({line}); servers run on the host",
               file=sys.stderr)
