@@ -1,6 +1,10 @@
 # Nix entry point of the artifact: the database servers it benchmarks, OCI
 # images of them, and a shell with the pipeline's tools. See docs/nix.md.
 #
+#   nix build .#mysql-5_6_24     the pinned builds of config/builds.lock.yaml that a
+#   nix build .#mysql-5_5_9        package client fetches (npm, Maven, apt), as
+#   nix build .#mariadb-10_2_11    read-only store paths; no nixpkgs needed
+#   nix build .#mariadb-10_11      (nix/offline-builds.nix, pins in nix/builds.json)
 #   nix build .#mysql56          MySQL 5.6.51 from source (nix/mysql56.nix)
 #   nix build .#images-mysql56   an OCI image tarball; `docker load < result`
 #   nix develop                  python3 + snakemake, sysbench, R, LaTeX, npm
@@ -8,8 +12,11 @@
 # Only x86_64-linux: the studies, the harness and the cpuset placement are
 # Linux-only, and MySQL 5.6 is built for x86_64 only here.
 #
-# Offline, tests/test_flake.py evaluates this file against a stub nixpkgs
-# (tests/nix/stub-nixpkgs); keep every file this flake reads under ./nix.
+# Keep every file this flake reads under ./nix: the harness builds from a
+# copy of flake.nix, flake.lock and nix/ (docs/nix.md). Offline,
+# tests/test_nix_builds.py builds the lock's builds for real and
+# tests/test_flake.py evaluates the rest against a stub nixpkgs
+# (tests/nix/stub-nixpkgs).
 {
   description = "MySQL storage-engine benchmarks, re-measured: server builds, images and tools";
 
@@ -21,10 +28,10 @@
     # two independent sources agree on its tree hash,
     #   narHash = "sha256-+jkEZxs7bfOKfBIk430K+tK9IvXlwzqQQnppC2ZKFj4=".
     #
-    # No flake.lock is committed: it cannot be generated without network
-    # access (Nix has to download the tree to compute narHash). On a connected
-    # host, `nix flake lock` writes it, pinned to exactly this revision;
-    # check that its narHash is the one above, then commit flake.lock.
+    # flake.lock records this revision with that narHash and the commit's
+    # lastModified, copied from public lock files of the same revision (it
+    # cannot be computed here: no access to GitHub). With it, Nix fetches
+    # nixpkgs only when an output that needs it is evaluated.
     nixpkgs.url = "github:NixOS/nixpkgs/1f08a4df998e21f4e8be8fb6fbf61d11a1a5076a";
   };
 
@@ -39,7 +46,6 @@
         # Sep 2023). Permit exactly this one version, nothing broader.
         config.permittedInsecurePackages = [ "openssl-1.1.1w" ];
       };
-      inherit (pkgs) lib;
 
       # The database servers, one per build the studies compare.
       servers = {
@@ -77,13 +83,29 @@
           };
         };
 
-      images = lib.mapAttrs' (
-        pkgName: server: lib.nameValuePair "images-${pkgName}" (mkImage pkgName server)
-      ) servers;
+      # Spelled out, not mapped over `servers` with nixpkgs' lib: the names of
+      # the package set must be known without importing nixpkgs (below).
+      images = {
+        images-mysql56 = mkImage "mysql56" servers.mysql56;
+        images-mysql80 = mkImage "mysql80" servers.mysql80;
+        images-mysql84 = mkImage "mysql84" servers.mysql84;
+        images-mariadb = mkImage "mariadb" servers.mariadb;
+      };
+
+      # The lock's client-fetched builds (mysql-5_6_24, mysql-5_5_9,
+      # mariadb-10_2_11, mariadb-10_11): plain derivations, no nixpkgs.
+      lockedBuilds = import ./nix/offline-builds.nix {
+        inherit system;
+        pins = builtins.fromJSON (builtins.readFile ./nix/builds.json);
+      };
     in
     {
+      # Plain attribute sets joined with `//`: building one of lockedBuilds
+      # evaluates neither nixpkgs nor the other outputs, so it needs no
+      # nixpkgs source (flake.lock pins it; it is fetched only when used).
       packages.${system} =
-        servers
+        lockedBuilds
+        // servers
         // images
         // {
           sysbench = pkgs.sysbench;

@@ -53,7 +53,8 @@ def main() -> int:
     print(f"{a.engine}, {a.tables} tables x {a.table_size} rows, {a.users} users, mysqld on CPU "
           f"{mech['server_cpus']} ({mech['mechanism']}), sysbench on CPU {mech['client_cpus']}, "
           f"{a.reps} x {a.duration} s after {a.warmup} s warm-up")
-    print(f"median {s['qps_median']:,.0f} QPS, 95% CI [{s['qps_ci_lo']:,.0f}, {s['qps_ci_hi']:,.0f}], "
+    print(f"median {s['qps_median']:,.0f} QPS, interval of the median [{s['qps_ci_lo']:,.0f}, "
+          f"{s['qps_ci_hi']:,.0f}] ({100 * s['qps_ci_coverage']:.1f} % coverage), "
           f"CoV {100 * s['qps_cv']:.2f} %  (goal <= 3 %)")
     return 0
 

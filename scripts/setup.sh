@@ -42,6 +42,9 @@ if ((${#missing[@]})); then
   [ -n "$policy" ] && $SUDO rm -f "$policy" && trap - EXIT
 fi
 
+# Debian's nix-bin as the build provider (a single-user store; harmless without nix)
+bash scripts/nix-setup.sh
+
 # The venv is rebuilt only when pyproject.toml (the pins) changes.
 stamp=.venv/.pyproject.sha256
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)

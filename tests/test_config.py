@@ -156,7 +156,7 @@ def test_defaults_are_filled_when_omitted():
     out = config.resolve(cfg)
     assert out["stats"]["cv_threshold"] == 0.05
     assert out["placement"] == {"client_cpus": 1, "mechanism": "auto"}
-    assert out["claims"]["scaling_margin"] == 0.1
+    assert out["claims"] == {"level": 0.9, "contention_min_cores": 2}
     assert out["backend"] == "host"
     assert ps(out)["enabled"] is True and ps(out)["variants"] == {}
     assert out["sysbench"]["seed"] == 42

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from conftest import BUILD
 
-from harness import counters, placement, sysbench
+from harness import counters, factors, placement, sysbench
 from harness.server import Server
 
 pytestmark = pytest.mark.e2e
@@ -41,7 +41,7 @@ def test_server_count_matches_sysbench_without_begin_commit(server, ps, trx):
     srv, client_cpus = server
     common = sysbench.common_args(socket=srv.socket, tables=1, table_size=1000)
     extra = sysbench.run_args(threads=THREADS, duration=SECONDS, seed=7, rand_type="uniform",
-                              interval=1, ps=ps) + sysbench.variant_args({"trx": trx})
+                              interval=1) + factors.driver_args({"ps": "on" if ps else "off", "trx": trx})
     argv = sysbench.command("oltp_ro", common, extra, "run")
     before = dict(srv.global_status())
     text = sysbench.run(argv, cpus=client_cpus, run_id=srv.run_id, timeout=SECONDS + 120)

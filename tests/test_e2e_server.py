@@ -154,3 +154,11 @@ def test_sigkill_of_the_harness_takes_its_server_down(build_dir, dataset, tmp_pa
     while server_pids() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert server_pids() == [], "mysqld outlived a SIGKILLed harness"
+    # its copied datadir is left behind, owned by a dead pid: reap removes it, and only it
+    from harness.kinds import frame
+    stale = [d for d in frame.stale_work_dirs() if d.name.startswith(out.name[:40])]
+    assert stale, "a SIGKILLed cell's work directory should be found as stale"
+    res = subprocess.run(harness_cmd("reap", "--run", "none"), capture_output=True, text=True,
+                         env=harness_env(), cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    assert not any(d.exists() for d in stale)

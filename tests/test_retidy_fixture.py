@@ -123,7 +123,10 @@ def assert_same_rows(expected_path: Path, actual_path: Path):
 
 
 def claim_rows(path: Path) -> Counter:
-    return Counter((r["id"], r["verdict"], r["measured"]) for r in read_rows(path)[1])
+    """(claim id, build, verdict, measured, reason) of every row ('id' in files before the
+    claims table had a 'claim' column)."""
+    return Counter((r.get("claim") or r["id"], r.get("build", ""), r["verdict"], r["measured"],
+                    r.get("reason", "")) for r in read_rows(path)[1])
 
 
 EXPERIMENTS = sorted(p.name[:-len("_summary.csv")] for p in EXPECTED.glob("*_summary.csv"))

@@ -1,49 +1,40 @@
-# Study A3, server knobs on Point-Selects, one panel each (left out when its
-# input is not given): (a) innodb_spin_wait_delay values, (b)
-# innodb_read_only off/on, (c) MyISAM key cache shared vs one per table.
-# Median QPS with its 95% CI per setting, one point per users value (shape),
-# colour engine; above each setting, the ratio of its peak (over users and
-# cores) to the reference setting's peak (spin 96 -- the study's baseline --,
-# read-only off, shared cache).
+# Study A3, server settings on Point-Selects: one panel per experiment of the
+# inputs that varies a factor (e.g. the InnoDB spin-wait delay, the read-only
+# stand-in, MyISAM key caches, MDL hash instances); which factor, its words,
+# value order and baseline come from the file's columns and the factor table,
+# never from this script. Median QPS (the server's count) with the interval
+# of the median per setting, one point per users value (shape), colour
+# engine; above each setting, the ratio of its peak (over users and cores)
+# to the baseline setting's peak.
 #
-# Usage: Rscript workflow/R/fig_knobs.R <summary.csv>... <out.pdf>
-#   (any of spin_wait_summary.csv, read_only_summary.csv,
-#    key_cache_summary.csv; recognised by which factor column is set)
+# Usage: Rscript workflow/R/fig_knobs.R <summary.csv>... [factors.csv] <out.pdf>
 
-# factor column -> (title, preferred order of values, reference value)
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
-KNOBS <- list(
-  spin_wait_delay  = list(title = "innodb_spin_wait_delay", ref = "96"),
-  innodb_read_only = list(title = "innodb_read_only", order = c("off", "on"), ref = "off"),
-  key_cache        = list(title = "MyISAM key cache", order = c("shared", "per_table"), ref = "shared")
-)
 
-panel <- function(d, column, title) {
-  knob <- KNOBS[[column]]
-  d$setting <- d[[column]]
-  values <- unique(d$setting)
-  lv <- if (column == "spin_wait_delay") {
-    num <- suppressWarnings(as.numeric(values))
-    values[order(is.na(num), num, values)]
-  } else ordered_levels(values, knob$order)
-  d$setting <- factor(d$setting, levels = lv)
+panel <- function(d, vf, ftab, title) {
+  d <- d[setting_order(d, vf, ftab, baseline_first = FALSE), , drop = FALSE]
+  d$setting <- setting_label(d, vf, ftab, sep = "\n")
+  prefix <- paste0(short_words(vf[1], ftab), " ")  # the title names a lone factor
+  if (length(vf) == 1)
+    d$setting <- ifelse(startsWith(d$setting, prefix), substring(d$setting, nchar(prefix) + 1), d$setting)
+  d$setting <- factor(d$setting, levels = unique(d$setting))
+  d$base <- at_baseline(d, vf, ftab)
   d$engine <- factor(d$engine, levels = ordered_levels(d$engine, ENGINE_ORDER))
   d$users_f <- factor(d$users, levels = sort(unique(d$users)))
   d$group <- interaction(d$engine, d$build, d$users_f, d$tables, d$cores, drop = TRUE)
   pk <- peak_rows(d, c("build", "engine", "setting"))
-  ref <- if (knob$ref %in% lv) knob$ref else lv[1]
-  base <- pk[pk$setting == ref, c("build", "engine", "qps_median")]
+  base <- pk[pk$base, c("build", "engine", "qps_median")]
   names(base)[3] <- "ref_qps"
-  pk <- merge(pk, base, by = c("build", "engine"))
+  pk <- merge(pk, base, by = c("build", "engine"), all.x = TRUE)
   top <- stats::aggregate(qps_ci_hi ~ build + engine + setting, data = d, FUN = max)
   pk <- merge(pk, top, by = c("build", "engine", "setting"), suffixes = c("", "_top"))
-  pk$label <- ifelse(pk$setting == ref, "ref.", ratio_label(pk$qps_median / pk$ref_qps))
+  pk$label <- ifelse(pk$base, "base", ratio_label(pk$qps_median / pk$ref_qps))
   many_users <- length(levels(d$users_f)) > 1
   many_engines <- length(unique(d$engine)) > 1
   dodge <- position_dodge(width = if (many_users || many_engines) 0.5 else 0)
   n_per_group <- table(d$group)
   lined <- d[as.character(d$group) %in% names(n_per_group)[n_per_group > 1], , drop = FALSE]
-  p <- ggplot(d, aes(x = setting, y = qps_median, colour = engine, group = group)) +
+  ggplot(d, aes(x = setting, y = qps_median, colour = engine, group = group)) +
     (if (nrow(lined)) geom_line(data = lined, position = dodge, linewidth = 0.3, alpha = 0.6)) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), position = dodge,
                   width = 0.25, linewidth = 0.3) +
@@ -59,23 +50,24 @@ panel <- function(d, column, title) {
     facet_varying(d, rows = "build") +
     labs(title = title) +
     theme_artifact(base_size = 8)
-  p
 }
 
 main <- function(args) {
   if (length(args) < 2)
-    die("usage: Rscript ", SCRIPT, " <summary.csv>... <out.pdf>")
-    d <- read_tidy_all(args[-length(args)])
+    die("usage: Rscript ", SCRIPT, " <summary.csv>... [factors.csv] <out.pdf>")
+  inp <- split_inputs(args[-length(args)])
+  d <- read_tidy_all(inp$tidy)
   plots <- list()
-  for (column in names(KNOBS)) {
-    dk <- d[d[[column]] != "", , drop = FALSE]
-    if (nrow(dk) == 0) next
-    title <- paste0("(", letters[length(plots) + 1], ") ", KNOBS[[column]]$title)
-    plots[[length(plots) + 1]] <- panel(dk, column, title)
+  for (e in unique(d$experiment)) {
+    de <- d[d$experiment == e, , drop = FALSE]
+    vf <- varied_factors(de)
+    if (length(vf) == 0) next
+    words <- paste(vapply(vf, short_words, character(1), ftab = inp$factors), collapse = " x ")
+    title <- paste0("(", letters[length(plots) + 1], ") ", words)
+    plots[[length(plots) + 1]] <- panel(de, vf, inp$factors, title)
   }
-  if (length(plots) == 0)
-    fail("no rows with spin_wait_delay, innodb_read_only or key_cache set")
-  g <- arrange_panels(plots, widths = c(1.3, 1, 1)[seq_along(plots)])
+  if (length(plots) == 0) fail("no input varies a factor: nothing to compare")
+  g <- arrange_panels(plots, widths = rep(1, length(plots)))
   save_figure(g, args[length(args)], width = 7,
               height = 0.8 + 1.4 * length(unique(d$build)))
 }

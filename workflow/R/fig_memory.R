@@ -1,15 +1,18 @@
 # Study B, the MEMORY engine. Up to three panels in one PDF, each the peak
-# median QPS (over tables, users, cores and variants) per engine with the 95%
-# CI of that cell's median:
+# median QPS (the server's count; over users and cores) per engine with the
+# interval of that cell's median, as the claims compare them: each workload
+# at the most tables measured and at the baseline of every factor its
+# experiment varies (the factor table's; the panel title says which):
 #   (a) Simple-Ranges, log scale: MEMORY (HASH index) vs MEMORY-BTREE, with
 #       InnoDB and MyISAM for reference; BTREE/HASH ratio annotated (B1);
 #   (b) OLTP_RO: every engine, ratio to InnoDB above each bar (B2, "~8%");
 #   (c) OLTP read-write: every engine, ratio to InnoDB (B3).
 # A panel whose input is not given is left out; absent engines are absent.
 #
-# Usage: Rscript workflow/R/fig_memory.R <summary.csv>... <out.pdf>
-#   (any of simple_ranges_summary.csv, oltp_ro_summary.csv,
-#    read_write_summary.csv; recognised by their workload column)
+# Usage: Rscript workflow/R/fig_memory.R <summary.csv>... [factors.csv] <out.pdf>
+#   (any of simple_ranges_summary.csv, simple_ranges_scale_summary.csv,
+#    oltp_ro_summary.csv, read_write_summary.csv; recognised by their workload
+#    column, one panel per experiment)
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 PANELS <- c(simple_ranges = "Simple-Ranges (log scale)",
@@ -77,10 +80,19 @@ panel_bars <- function(d, title) {
     theme_artifact(base_size = 8)
 }
 
+as_compared <- function(dw, ftab) {
+  vf <- varied_factors(dw)
+  dw <- dw[at_baseline(dw, vf, ftab), , drop = FALSE]
+  dw <- dw[dw$tables == max(dw$tables), , drop = FALSE]
+  s <- setting_label(dw[1, , drop = FALSE], vf, ftab)
+  list(d = dw, note = paste0(plural(dw$tables[1], "table"), if (nchar(s)) paste0(", ", s) else ""))
+}
+
 main <- function(args) {
   if (length(args) < 2)
-    die("usage: Rscript ", SCRIPT, " <summary.csv>... <out.pdf>")
-    d <- read_tidy_all(args[-length(args)], required = c(SUMMARY_COLUMNS, "workload"))
+    die("usage: Rscript ", SCRIPT, " <summary.csv>... [factors.csv] <out.pdf>")
+  inp <- split_inputs(args[-length(args)])
+  d <- read_tidy_all(inp$tidy, required = c(SUMMARY_COLUMNS, "workload"))
   unknown <- setdiff(unique(d$workload), names(PANELS))
   if (length(unknown))
     fail("unexpected workload(s) ", paste(unknown, collapse = ", "),
@@ -89,12 +101,17 @@ main <- function(args) {
   widths <- c()
   letter <- 1
   for (w in names(PANELS)) {
-    dw <- d[d$workload == w, , drop = FALSE]
-    if (nrow(dw) == 0) next
-    title <- paste0("(", letters[letter], ") ", PANELS[[w]])
-    plots[[length(plots) + 1]] <- if (w == "simple_ranges") panel_ranges(dw, title) else panel_bars(dw, title)
-    widths <- c(widths, 0.6 + length(unique(dw$engine)))
-    letter <- letter + 1
+    exps <- unique(d$experiment[d$workload == w])
+    for (e in exps) {  # a panel per experiment (e.g. Simple-Ranges at two table sizes)
+      dw <- d[d$workload == w & d$experiment == e, , drop = FALSE]
+      cmp <- as_compared(dw, inp$factors)
+      dw <- cmp$d
+      name <- if (length(exps) > 1) paste0(PANELS[[w]], ", ", e) else PANELS[[w]]
+      title <- paste0("(", letters[letter], ") ", name, "\n", cmp$note)
+      plots[[length(plots) + 1]] <- if (w == "simple_ranges") panel_ranges(dw, title) else panel_bars(dw, title)
+      widths <- c(widths, 0.6 + length(unique(dw$engine)))
+      letter <- letter + 1
+    }
   }
   g <- arrange_panels(plots, widths = widths)
   save_figure(g, args[length(args)], width = 7,

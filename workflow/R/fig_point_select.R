@@ -4,28 +4,11 @@
 # Usage: Rscript workflow/R/fig_point_select.R <point_select_summary.csv> <out.pdf>
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
-REQUIRED <- c("study", "experiment", "workload", "build", "engine", "tables",
-              "cores", "users", "n", "qps_median", "qps_ci_lo", "qps_ci_hi",
-              "qps_cv", "unstable")
-
-as_flag <- function(x) toupper(trimws(as.character(x))) %in% c("TRUE", "T", "1", "YES")
-
-plural <- function(n, word) paste(n, ifelse(n == "1", word, paste0(word, "s")))
+REQUIRED <- c(SUMMARY_COLUMNS, "study", "workload", "n", "qps_cv")
 
 read_summary <- function(path) {
-  if (!file.exists(path)) die("input file not found: ", path)
-  d <- data.table::fread(path)
-  missing <- setdiff(REQUIRED, names(d))
-  if (length(missing) > 0)
-    die(path, ": missing column(s): ", paste(missing, collapse = ", "))
-  if (nrow(d) == 0) die(path, ": no rows")
-  d$build <- as.character(d$build)
-  d$engine <- as.character(d$engine)
-  for (col in c("tables", "cores", "users", "qps_median", "qps_ci_lo", "qps_ci_hi")) {
-    d[[col]] <- suppressWarnings(as.numeric(d[[col]]))
-    if (anyNA(d[[col]])) die(path, ": non-numeric or empty values in column ", col)
-  }
-  d$unstable <- factor(ifelse(as_flag(d$unstable), "unstable (high CV)", "stable"),
+  d <- read_tidy(path, required = REQUIRED)
+  d$unstable <- factor(ifelse(d$unstable, "unstable (high CV)", "stable"),
                        levels = c("stable", "unstable (high CV)"))
   d
 }
@@ -44,9 +27,7 @@ plot_point_select <- function(d) {
     geom_point(aes(shape = unstable), size = 1.4, stroke = 0.5, fill = "white") +
     scale_x_continuous("Users (sysbench threads)", trans = "log2",
                        breaks = users, labels = users) +
-    scale_y_continuous("Median throughput (kQPS)",
-                       labels = function(y) format(y / 1000, trim = TRUE, big.mark = ","),
-                       expand = expansion(mult = c(0, 0.06))) +
+    scale_y_kqps(expand = expansion(mult = c(0, 0.06))) +
     expand_limits(y = 0, x = range(users) * c(0.75, 1.33)) +
     scale_colour_engine() +
     scale_shape_manual(NULL, values = c("stable" = 16, "unstable (high CV)" = 21),
@@ -64,7 +45,7 @@ plot_point_select <- function(d) {
 main <- function(args) {
   if (length(args) != 2)
     die("usage: Rscript fig_point_select.R <point_select_summary.csv> <out.pdf>")
-    d <- read_summary(args[1])
+  d <- read_summary(args[1])
   p <- plot_point_select(d)
   n_rows <- length(unique(d$tables))
   save_figure(p, args[2], width = 7, height = 0.9 + 1.1 * n_rows)

@@ -1,9 +1,11 @@
-# Studies A2/A3, the sysbench read-only matrix: median QPS (95% CI of the
-# median) against users for OLTP_RO (transactions on, sysbench's default
-# mix), Simple-Ranges and Point-Selects; rows workload x tables, columns
-# cores, colour engine. Absent cells are absent, never zero.
+# Studies A2/A3, the sysbench read-only matrix: median QPS (the server's
+# count; order-statistic interval of the median) against users for OLTP_RO,
+# Simple-Ranges and Point-Selects; rows workload x setting x tables (a setting
+# row for each value of a factor the workload's experiment varies, words
+# from the factor table), columns cores, colour engine. Absent cells are
+# absent, never zero.
 #
-# Usage: Rscript workflow/R/fig_sysbench_ro.R <summary.csv>... <out.pdf>
+# Usage: Rscript workflow/R/fig_sysbench_ro.R <summary.csv>... [factors.csv] <out.pdf>
 #   (any of point_select_summary.csv, oltp_ro_summary.csv,
 #    simple_ranges_summary.csv; the workload column says which is which)
 
@@ -11,24 +13,20 @@ source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE)
 WORKLOADS <- c(oltp_ro = "OLTP_RO", simple_ranges = "Simple-Ranges",
                point_select = "Point-Selects")
 
-prepare <- function(d) {
+prepare <- function(d, ftab) {
   if (!"workload" %in% names(d)) fail("missing column: workload")
   unknown <- setdiff(unique(d$workload), names(WORKLOADS))
   if (length(unknown))
     fail("unexpected workload(s) ", paste(unknown, collapse = ", "),
          "; expected ", paste(names(WORKLOADS), collapse = ", "))
   d$label <- WORKLOADS[d$workload]
-  ro <- d$workload == "oltp_ro"
-  if (any(ro)) {
-    if (any(d$trx[ro] == "on")) {
-      d <- d[!ro | d$trx == "on", , drop = FALSE]
-      d$label[d$workload == "oltp_ro"] <- "OLTP_RO (trx on)"
-    } else if (any(d$trx[ro] == "off")) {
-      d$label[ro] <- "OLTP_RO (autocommit)"
-    }
+  for (w in unique(d$workload)) {  # a setting per value of what that workload varies
+    i <- d$workload == w
+    s <- setting_label(d[i, , drop = FALSE], varied_factors(d[i, , drop = FALSE]), ftab)
+    d$label[i] <- ifelse(s == "", d$label[i], paste0(d$label[i], ", ", s))
   }
-  d$row <- paste0(d$label, "\n", plural(d$tables, "table"))
-  order <- unique(d[order(match(d$workload, names(WORKLOADS)), d$tables), "row"])
+  d$row <- paste0(gsub(", ", "\n", d$label), "\n", plural(d$tables, "table"))
+  order <- unique(d[order(match(d$workload, names(WORKLOADS)), d$tables, d$label), "row"])
   d$row <- factor(d$row, levels = order)
   d$col <- factor(plural(d$cores, "core"),
                   levels = plural(sort(unique(d$cores)), "core"))
@@ -69,12 +67,12 @@ plot_ro <- function(d) {
 
 main <- function(args) {
   if (length(args) < 2)
-    die("usage: Rscript ", SCRIPT, " <summary.csv>... <out.pdf>")
-    out <- args[length(args)]
-  d <- prepare(read_tidy_all(args[-length(args)],
-                             required = c(SUMMARY_COLUMNS, "workload")))
+    die("usage: Rscript ", SCRIPT, " <summary.csv>... [factors.csv] <out.pdf>")
+  out <- args[length(args)]
+  inp <- split_inputs(args[-length(args)])
+  d <- prepare(read_tidy_all(inp$tidy, required = c(SUMMARY_COLUMNS, "workload")), inp$factors)
   p <- plot_ro(d)
-  save_figure(p, out, width = 7, height = 0.9 + 0.65 * nlevels(d$row))
+  save_figure(p, out, width = 7, height = 0.9 + 0.75 * nlevels(d$row))
 }
 
 run_figure(main)

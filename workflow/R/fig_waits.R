@@ -6,9 +6,11 @@
 # (wait/synch/* and wait/lock/*; I/O waits, e.g. the server waiting on the
 # idle client socket, are left out). The N events (default 8) with the
 # largest share in any bar are named, the rest is "other". Cells run with
-# Performance Schema off are ignored.
+# Performance Schema off record no waits and so are absent. A panel's
+# settings are the factors its experiment varies (columns between `variant`
+# and `tables`; words from the factor table when given).
 #
-# Usage: Rscript workflow/R/fig_waits.R [--top N] <waits.csv>... <out.pdf>
+# Usage: Rscript workflow/R/fig_waits.R [--top N] <waits.csv>... [factors.csv] <out.pdf>
 #   (e.g. data/tidy/point_select_waits.csv data/tidy/ps_pfs_waits.csv)
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
@@ -22,23 +24,17 @@ EXPERIMENT_NAMES <- c(point_select = "Point-Selects", ps_pfs = "Point-Selects",
                       oltp_ro = "OLTP_RO", simple_ranges = "Simple-Ranges",
                       read_write = "read-write")
 
-variant_text <- function(v) {
-  v <- ifelse(v == "base" | v == "", "", v)
-  v <- gsub("\\.", ", ", v)
-  v <- gsub("\\bps-", "PS ", v)
-  v <- gsub("\\bpfs-", "PFS ", v)
-  v <- gsub("\\btrx-", "trx ", v)
-  v
-}
-
 short_event <- function(x) sub("^synch/", "", sub("^wait/", "", x))
 
-profile <- function(d, top_n) {
-  d <- d[d$pfs != "off", , drop = FALSE]
-  if (nrow(d) == 0) fail("no cells with Performance Schema on")
+profile <- function(d, top_n, ftab) {
   d <- d[grepl("^wait/(synch|lock)/", d$event_name), , drop = FALSE]
   if (nrow(d) == 0 || sum(d$sum_timer_wait_ps) <= 0)
-    fail("no lock or synchronisation wait time recorded")
+    fail("no lock or synchronisation wait time recorded (Performance Schema off in every cell?)")
+  d$setting <- ""
+  for (e in unique(d$experiment)) {
+    i <- d$experiment == e
+    d$setting[i] <- setting_label(d[i, , drop = FALSE], varied_factors(d[i, , drop = FALSE]), ftab)
+  }
   d$panel_key <- paste(d$experiment, d$variant, d$tables, sep = "|")
   d$bar_key <- paste(d$panel_key, d$build, d$engine, sep = "|")
   # the cell with the most users, then the most cores, per bar
@@ -47,7 +43,7 @@ profile <- function(d, top_n) {
     c <- max(g$cores[g$users == u])
     g[g$users == u & g$cores == c, , drop = FALSE]
   }))
-  agg <- stats::aggregate(sum_timer_wait_ps ~ bar_key + panel_key + experiment + variant +
+  agg <- stats::aggregate(sum_timer_wait_ps ~ bar_key + panel_key + experiment + variant + setting +
                             tables + build + engine + users + cores + event_name,
                           data = pick, FUN = sum)
   total <- stats::aggregate(sum_timer_wait_ps ~ bar_key, data = agg, FUN = sum)
@@ -56,13 +52,13 @@ profile <- function(d, top_n) {
   best <- stats::aggregate(share ~ event_name, data = agg, FUN = max)
   keep <- head(best$event_name[order(-best$share, best$event_name)], top_n)
   agg$event <- ifelse(agg$event_name %in% keep, short_event(agg$event_name), "other")
-  agg <- stats::aggregate(share ~ bar_key + panel_key + experiment + variant + tables +
+  agg <- stats::aggregate(share ~ bar_key + panel_key + experiment + variant + setting + tables +
                             build + engine + users + cores + event, data = agg, FUN = sum)
   agg$event <- factor(agg$event, levels = c(short_event(keep), "other")[
     c(short_event(keep), "other") %in% agg$event])
   exp_name <- ifelse(agg$experiment %in% names(EXPERIMENT_NAMES),
                      EXPERIMENT_NAMES[agg$experiment], agg$experiment)
-  vt <- variant_text(agg$variant)
+  vt <- gsub(", ", "\n", agg$setting)
   agg$panel <- paste0(exp_name, ifelse(vt == "", "", paste0("\n", vt)), "\n",
                       plural(agg$tables, "table"))
   agg <- agg[order(agg$experiment, agg$variant, agg$tables), , drop = FALSE]
@@ -99,9 +95,10 @@ main <- function(args) {
     args <- args[-(1:2)]
   }
   if (length(args) < 2)
-    die("usage: Rscript ", SCRIPT, " [--top N] <waits.csv>... <out.pdf>")
-    d <- read_tidy_all(args[-length(args)], required = REQUIRED, numeric = NUMERIC)
-  agg <- profile(d, top_n)
+    die("usage: Rscript ", SCRIPT, " [--top N] <waits.csv>... [factors.csv] <out.pdf>")
+  inp <- split_inputs(args[-length(args)])
+  d <- read_tidy_all(inp$tidy, required = REQUIRED, numeric = NUMERIC)
+  agg <- profile(d, top_n, inp$factors)
   p <- plot_waits(agg)
   n_bars <- length(unique(agg$bar_key))
   save_figure(p, args[length(args)], width = 7, height = 2.9)

@@ -12,6 +12,13 @@ Providers (the lock entry's `provider`):
            running); the build dir is a small tree of symlinks (`links`) into the install.
   tarball  a generic binary tarball from `url` (http(s) or file://) or a given file;
            `artifact_sha256: null` is pinned on first download: written into the lock.
+
+Those are the direct providers. The npm, maven and debian builds are also served
+from the Nix store (provider `nix`, `fetch(..., provider="nix")`): flake.nix runs the
+same clients in fixed-output derivations pinned by the lock's hashes, the build dir
+is a symlink to the read-only store path, verified (`nix store verify` + the lock's
+`nar_hash`) before every use. `choose_provider` implements `build_provider:
+auto|nix|direct`; `provenance` says which provider served a build.
 """
 from __future__ import annotations
 
@@ -120,8 +127,11 @@ def mysqld_path(build_dir: Path, entry: dict) -> Path:
     return Path(build_dir) / entry["mysqld"]
 
 
-def verify_installed(name: str, entry: dict, build_dir: Path) -> Path:
-    """Check the unpacked server binary against the lock; return its path."""
+def verify_installed(name: str, entry: dict, build_dir: Path, store_checked: bool = False) -> Path:
+    """Check the unpacked server binary against the lock; return its path. A build dir
+    in the Nix store is first verified whole (verify_store_path) unless the caller just did."""
+    if not store_checked and in_store(build_dir):
+        verify_store_path(name, entry, build_dir)
     mysqld = mysqld_path(build_dir, entry)
     if not mysqld.is_file():
         raise BuildError(f"build {name}: {mysqld} is missing; run the fetch_build rule again")
@@ -458,13 +468,18 @@ def _download(name: str, url: str, dest: Path) -> Path:
 
 # -- fetch --------------------------------------------------------------------------
 def fetch(name: str, entry: dict, out: Path, artifact: Path | None = None,
-          lock_path: Path | None = None) -> Path:
+          lock_path: Path | None = None, provider: str = "direct") -> Path:
     """Fetch (or take `artifact`), verify and unpack a build into `out`, atomically.
 
+    `provider` is the `build_provider` setting: direct (the lock's package client, into
+    `out`), nix (`out` becomes a symlink to the verified Nix store path: fetch_nix) or
+    auto (nix where it works and the flake offers the build: provider_for).
     A tarball entry whose artifact_sha256 / mysqld_sha256 is null gets them pinned in
     `lock_path` (default config/builds.lock.yaml) and in `entry`.
     """
     out = Path(out)
+    if provider != "direct" and artifact is None and provider_for(name, entry, provider) == "nix":
+        return fetch_nix(name, entry, out)
     provider = entry.get("provider")
     if provider not in PROVIDERS:
         raise BuildError(f"build {name}: provider {provider!r} is not one of {', '.join(PROVIDERS)}; "
@@ -517,6 +532,286 @@ def fetch(name: str, entry: dict, out: Path, artifact: Path | None = None,
                 print(f"build {name}: pinned {k} {v} into {lock} (first download: nothing to check it "
                       f"against; compare it with a trusted source, then commit the lock)", file=sys.stderr)
         (tmp / "build.json").write_text(json.dumps({"name": name, **entry, **info}, indent=2) + "\n")
+    return out
+
+
+# -- nix ----------------------------------------------------------------------------
+# The flake (flake.nix, nix/offline-builds.nix) offers the npm/maven/debian builds as
+# fixed-output store paths pinned by the lock's hashes (nix/builds.json, generated
+# from the lock by harness.nixpins). The harness builds from a copy of the files the
+# flake reads, so Nix copies a few KB into the store, not the repository.
+
+# Settings that work with Debian's single-user Nix 2.8 and no daemon, passed in
+# NIX_CONFIG (appended to the caller's, so they win); the user's nix.conf is not touched.
+NIX_SETTINGS = (
+    ("experimental-features", "nix-command flakes"),
+    ("flake-registry", "/dev/null"),  # no download of the global flake registry
+    ("substituters", ""),             # no binary cache: the package clients fetch
+    ("build-users-group", ""),        # single-user store: no nixbld group or users
+    ("sandbox", "false"),             # the builders run the host's npm/mvn/apt-get, python3
+)
+BUILD_PROVIDERS = ("auto", "nix", "direct")  # the proposed config key `build_provider`
+FLAKE_FILES = ("flake.nix", "flake.lock", "nix")  # all the flake reads (flake.nix says so)
+_MISMATCH = re.compile(r"hash mismatch in fixed-output derivation '([^']+)':\s*"
+                       r"specified:\s*(\S+)\s*got:\s*(\S+)")
+
+
+def store_dir() -> Path:
+    return Path(os.environ.get("NIX_STORE_DIR") or "/nix/store")
+
+
+def in_store(path: Path) -> bool:
+    """Is `path` (after symlinks) a Nix store path or inside one?"""
+    return store_dir() in Path(path).resolve().parents
+
+
+def nix_env() -> dict:
+    """The environment of every nix call: our settings, plus where the user's client
+    configuration is (the fetch builders run with HOME=$TMPDIR, so ~/.npmrc and
+    ~/.m2/settings.xml are passed by path; nix/offline-builds.nix lists what it reads)."""
+    env = dict(os.environ)
+    ours = "\n".join(f"{k} = {v}" for k, v in NIX_SETTINGS)
+    env["NIX_CONFIG"] = (env.get("NIX_CONFIG", "").rstrip("\n") + "\n" + ours + "\n").lstrip("\n")
+    home = Path.home()
+    if "NPM_CONFIG_USERCONFIG" not in env and (home / ".npmrc").is_file():
+        env["NPM_CONFIG_USERCONFIG"] = str(home / ".npmrc")
+    if "MYSQLBENCH_MAVEN_SETTINGS" not in env and (home / ".m2" / "settings.xml").is_file():
+        env["MYSQLBENCH_MAVEN_SETTINGS"] = str(home / ".m2" / "settings.xml")
+    return env
+
+
+def _nix(args: list[str], timeout: float = 3600) -> subprocess.CompletedProcess:
+    return subprocess.run(["nix", *args], capture_output=True, text=True, env=nix_env(),
+                          stdin=subprocess.DEVNULL, timeout=timeout)
+
+
+def _nix_error(res: subprocess.CompletedProcess) -> str:
+    """Nix's first `error:` line (with the last builder log line when there is one)."""
+    lines = [l.strip() for l in res.stderr.splitlines() if l.strip()]
+    first = next((l for l in lines if l.startswith("error:")), lines[-1] if lines else "no output")
+    log = [l.lstrip("> ").strip() for l in lines if l.startswith(">")]
+    return first + (f" (last log line: {log[-1]})" if log and log[-1] else "")
+
+
+_nix_state: dict = {}
+
+
+def nix_works() -> tuple[bool, str]:
+    """(True, version) when `nix` runs and can open its store with NIX_SETTINGS; else
+    (False, why). Asked once per process."""
+    if "works" not in _nix_state:
+        if shutil.which("nix") is None:
+            _nix_state["works"] = (False, "nix is not on PATH (Debian: apt-get install nix-bin)")
+        else:
+            try:
+                res = _nix(["store", "ping"], timeout=60)
+                ok = res.returncode == 0
+                version = _nix(["--version"], timeout=60).stdout.strip() if ok else ""
+                _nix_state["works"] = (ok, version if ok else _nix_error(res) + "; run scripts/nix-setup.sh")
+            except (OSError, subprocess.TimeoutExpired) as e:
+                _nix_state["works"] = (False, f"nix store ping failed ({e})")
+    return _nix_state["works"]
+
+
+def choose_provider(setting: str = "auto") -> str:
+    """`build_provider` -> "nix" or "direct". auto = nix when `nix` works here, else the
+    direct package clients; nix when it does not work is an error, not a fallback."""
+    if setting not in BUILD_PROVIDERS:
+        raise BuildError(f"build_provider: {setting!r} is not one of {', '.join(BUILD_PROVIDERS)}; fix the profile")
+    if setting == "direct":
+        return "direct"
+    works, why = nix_works()
+    if setting == "nix" and not works:
+        raise BuildError(f"build_provider: nix, but nix does not work here: {why}; "
+                         f"or set build_provider: auto (direct package clients)")
+    return "nix" if works else "direct"
+
+
+def provider_for(name: str, entry: dict, setting: str = "auto") -> str:
+    """Which provider serves this build: "nix" if chosen and the flake offers the build
+    with a pinned nar_hash, else "direct" (tarball builds, or auto without Nix)."""
+    from . import nixpins
+    chosen = choose_provider(setting)
+    if chosen == "nix" and not (nixpins.offered(entry) and entry.get("nar_hash")):
+        if setting == "nix":
+            why = ("has no nar_hash pinned; run `python -m harness.nixpins pin --name " + name + "`"
+                   if nixpins.offered(entry) else f"is a {entry.get('provider')} build the flake does not offer")
+            raise BuildError(f"build {name}: build_provider is nix, but it {why}; or set build_provider: auto")
+        return "direct"
+    return chosen
+
+
+@contextlib.contextmanager
+def flake_copy(root: Path | None = None):
+    """A temporary copy of what the flake reads (flake.nix, flake.lock, nix/), as a
+    `path:` flake: Nix copies these few files into the store, not the repository."""
+    import tempfile
+    root = Path(root or paths.ROOT)
+    with tempfile.TemporaryDirectory(prefix="mysqlbench-flake-") as d:
+        for f in FLAKE_FILES:
+            src = root / f
+            if src.is_dir():
+                shutil.copytree(src, Path(d) / f, ignore=shutil.ignore_patterns("__pycache__"))
+            elif src.exists():
+                shutil.copy2(src, Path(d) / f)
+        yield Path(d)
+
+
+def _mismatch(name: str, pins: dict, res: subprocess.CompletedProcess) -> BuildError | None:
+    """Nix's multi-line hash-mismatch error as one line: which pin, both hashes, the fix."""
+    m = _MISMATCH.search(res.stderr)
+    if not m:
+        return None
+    drv, specified, got = m.groups()
+    drv_name = _store_name(drv)
+    fix = ("either the download is not the pinned build or the lock is wrong: check, fix "
+           "config/builds.lock.yaml and run `python -m harness.nixpins write`")
+    for key, art in pins["artifacts"].items():
+        if art["file"] == drv_name:
+            where = "artifact_sha256" if pins["provider"] != "debian" else f"deb_files.{key}.sha256"
+            return BuildError(f"build {name}: {art['file']} does not have the pinned sha256: the lock's "
+                              f"{where} is {_sri_hex(specified)}, Nix got {_sri_hex(got)}; {fix}")
+    return BuildError(f"build {name}: the unpacked tree does not have the pinned NAR hash: the lock's "
+                      f"nar_hash is {specified}, Nix got {got}; {fix}")
+
+
+def _sri_hex(h: str) -> str:
+    """sha256-<base64> -> hex (the lock's spelling of flat sha256s)."""
+    if h.startswith("sha256-"):
+        with contextlib.suppress(ValueError):
+            return base64.b64decode(h[len("sha256-"):]).hex()
+    return h
+
+
+def _flake_pins(name: str, entry: dict, flake: Path) -> dict:
+    """This build's pins as the flake has them; they must be what the lock entry gives."""
+    from . import nixpins
+    attr = nixpins.attr_name(name)
+    try:
+        have = json.loads((flake / "nix" / "builds.json").read_text())["builds"].get(attr)
+    except (OSError, ValueError, KeyError) as e:
+        raise BuildError(f"nix/builds.json: cannot read it ({e}); run `python -m harness.nixpins write`") from None
+    try:
+        want = nixpins.flake_pins({name: entry})["builds"].get(attr)
+    except nixpins.PinError as e:
+        raise BuildError(f"build {name}: {e}") from None
+    if have is None or have != want:
+        raise BuildError(f"build {name}: nix/builds.json does not match config/builds.lock.yaml; "
+                         f"run `python -m harness.nixpins write` and commit both")
+    return have
+
+
+def nix_build(name: str, entry: dict, flake: Path) -> dict:
+    """`nix build` the build's tree and its artifacts; {"tree": path, "artifacts": {key: path}}.
+    A hash mismatch is one line naming the build and both hashes."""
+    from . import nixpins
+    pins = _flake_pins(name, entry, flake)
+    attr = nixpins.attr_name(name)
+    keys = sorted(pins["artifacts"])
+    installables = [f"path:{flake}#{attr}"] + [f"path:{flake}#{attr}.artifacts.{k}" for k in keys]
+    res = _nix(["build", "--json", "--no-link", "--no-write-lock-file", *installables])
+    if res.returncode != 0:
+        raise _mismatch(name, pins, res) or BuildError(
+            f"build {name}: nix build .#{attr} failed: {_nix_error(res)}")
+    # --json lists the results in no promised order: tell them apart by store name
+    by_name = {_store_name(r["outputs"]["out"]): Path(r["outputs"]["out"]) for r in json.loads(res.stdout)}
+    try:
+        return {"tree": by_name[name], "artifacts": {k: by_name[pins["artifacts"][k]["file"]] for k in keys}}
+    except KeyError as e:
+        raise BuildError(f"build {name}: nix build .#{attr} did not report {e}; got {sorted(by_name)}") from None
+
+
+def _store_name(path: str) -> str:
+    """/nix/store/<hash>-<name>[.drv] -> <name>"""
+    return re.sub(r"^[0-9a-z]{32}-", "", Path(path).name).removesuffix(".drv")
+
+
+def nix_unpack_hash(name: str, flake: Path) -> str:
+    """The NAR hash of the build's tree, from a build whose pinned nar_hash is empty
+    (Nix builds it and reports what it got); for `harness.nixpins pin`."""
+    from . import nixpins
+    res = _nix(["build", "--json", "--no-link", "--no-write-lock-file",
+                f"path:{flake}#{nixpins.attr_name(name)}"])
+    m = _MISMATCH.search(res.stderr)
+    if res.returncode == 0 or not m:
+        raise BuildError(f"build {name}: expected Nix to report the tree's hash, got: {_nix_error(res)}")
+    return m.group(3)
+
+
+def nix_path_info(path: Path) -> dict:
+    res = _nix(["path-info", "--json", str(path)], timeout=120)
+    if res.returncode != 0:
+        raise BuildError(f"{path}: not a valid Nix store path ({_nix_error(res)}); delete the link and fetch again")
+    return json.loads(res.stdout)[0]
+
+
+def verify_store_path(name: str, entry: dict, path: Path) -> dict:
+    """Before use: the store path's files are what Nix registered (`nix store verify`),
+    and what Nix registered is the lock's nar_hash. Returns its path-info."""
+    path = Path(path).resolve()
+    top = store_dir() / path.relative_to(store_dir()).parts[0]
+    res = _nix(["store", "verify", "--no-trust", str(top)], timeout=1800)
+    if res.returncode != 0:
+        raise BuildError(f"build {name}: {top} was modified after Nix made it (nix store verify: "
+                         f"{_nix_error(res)}); run `nix store repair {top}` or delete the link and fetch again")
+    info = nix_path_info(top)
+    if entry.get("nar_hash") != info.get("narHash"):
+        raise BuildError(f"build {name}: {top} has NAR hash {info.get('narHash')}, the lock's nar_hash is "
+                         f"{entry.get('nar_hash')}; this store path is not the pinned build: fetch it again "
+                         f"(build_provider nix), or fix config/builds.lock.yaml")
+    return info
+
+
+def _link_gc_root(path: Path, out: Path) -> None:
+    """out -> path, registered as a Nix GC root (so the store path outlives a garbage
+    collection while resources/ uses it). A directory left at `out` is replaced."""
+    out = Path(out).absolute()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    old = None
+    if out.exists() and not out.is_symlink():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        out.rename(old)
+    res = subprocess.run(["nix-store", "--realise", str(path), "--add-root", str(out), "--indirect"],
+                         capture_output=True, text=True, env=nix_env(), timeout=600)
+    if res.returncode != 0 or Path(out).resolve() != Path(path):
+        if old is not None:
+            old.rename(out)
+        raise BuildError(f"build: cannot link {out} to {path} as a Nix GC root: {_nix_error(res)}")
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def fetch_nix(name: str, entry: dict, out: Path, root: Path | None = None) -> Path:
+    """The build from the Nix store: `nix build` of the flake's output, `nix store
+    verify`, the lock's nar_hash and mysqld_sha256 checked, then `out` becomes a symlink
+    to the read-only store path (a GC root). Nothing is linked when a check fails."""
+    works, why = nix_works()
+    if not works:
+        raise BuildError(f"build {name}: nix does not work here: {why}")
+    if not entry.get("nar_hash"):
+        raise BuildError(f"build {name}: nar_hash is not pinned in config/builds.lock.yaml; run "
+                         f"`python -m harness.nixpins pin --name {name}`")
+    with flake_copy(root) as flake:
+        built = nix_build(name, entry, flake)
+    tree = built["tree"]
+    verify_store_path(name, entry, tree)
+    verify_installed(name, entry, tree, store_checked=True)
+    _link_gc_root(tree, Path(out))
+    return Path(out)
+
+
+def provenance(name: str, entry: dict, build_dir: Path) -> dict:
+    """Which provider served this build and, from the Nix store, which store path with
+    which NAR hash: for manifests and the paper's provenance appendix."""
+    resolved = Path(build_dir).resolve()
+    out = {"build": name, "version": str(entry.get("version")), "fetched_with": entry.get("provider"),
+           "provider": entry.get("provider"), "store_path": None, "nar_hash": None,
+           "nar_hash_pinned": entry.get("nar_hash")}
+    if in_store(resolved):
+        top = store_dir() / resolved.relative_to(store_dir()).parts[0]
+        info = nix_path_info(top)
+        out.update(provider="nix", store_path=str(top), nar_hash=info.get("narHash"),
+                   nar_size=info.get("narSize"))
     return out
 
 
@@ -574,12 +869,30 @@ def _run_logged(name: str, runner, argv: list, log: Path, env: dict, stdin: str 
                          f"{lines[0] if lines else 'no [ERROR] line in its log ' + str(log)}")
 
 
+def _install_basedir(entry: dict, build_dir: Path) -> Path:
+    """mariadb-install-db's --basedir: the lock's install_basedir (where the debian
+    provider's packages are installed) unless the build is a Nix store tree, which has
+    the whole layout (bin/, sbin/, share/mysql, lib/mysql/plugin) itself."""
+    if in_store(build_dir):
+        return Path(build_dir).resolve()
+    return Path(entry.get("install_basedir", build_dir))
+
+
 def _install_db_tools(entry: dict, build_dir: Path) -> list[Path]:
     """What MariaDB's install script runs besides the server, from its basedir's bin/
     (my_print_defaults, resolveip): a container mounts them beside the build."""
-    base = Path(entry.get("install_basedir", build_dir))
+    base = _install_basedir(entry, build_dir)
     return [p.resolve() for p in (base / "bin" / "my_print_defaults", base / "bin" / "resolveip")
             if p.exists()]
+
+
+def _make_writable(tree: Path) -> None:
+    for d, dirs, files in os.walk(tree):
+        os.chmod(d, os.stat(d).st_mode | 0o700)
+        for f in files:
+            p = os.path.join(d, f)
+            if not os.path.islink(p):
+                os.chmod(p, os.stat(p).st_mode | 0o600)
 
 
 def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict | None = None,
@@ -619,6 +932,7 @@ def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict 
             if not (src / "mysql").is_dir():
                 raise BuildError(f"build {name}: {src} has no mysql/ system schema; fix datadir_template")
             _run_logged(name, runner, ["cp", "-R", "--preserve=mode,timestamps", src, datadir], log, env)
+            _make_writable(datadir)  # a copy from the read-only Nix store keeps its modes
         elif method == "bootstrap":
             prelude, files = INIT_SQL[entry["family"]]
             missing = [f for f in files if not (share / f).is_file()]
@@ -638,7 +952,7 @@ def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict 
         elif method == "install-db":
             script = build_dir / entry["install_db"]
             _run_logged(name, runner, [script, "--no-defaults", "--auth-root-authentication-method=normal",
-                                       f"--basedir={entry.get('install_basedir', build_dir)}", f"--datadir={datadir}",
+                                       f"--basedir={_install_basedir(entry, build_dir)}", f"--datadir={datadir}",
                                        "--skip-test-db", f"--tmpdir={tmp}", *flags, *root], log, env)
         else:
             raise BuildError(f"build {name}: unknown init method {method!r}; use one of "

@@ -1,165 +1,125 @@
-"""Published claims, checked against the measured tidy data.
+"""Published claims, judged on the repetitions of the measured cells.
 
-Each claim is a small function registered with ``@claim(...)``. It receives
-a ``View`` (the tidy data of one build: summaries, EXPLAIN rows, status
-counters, ... of the experiments it names) and the ``claims:`` section of
-the resolved config, and returns ``(measured, verdict)``: a short
-human-readable measured value and one of ``VERDICTS``. Missing data must
-give ``NOT_MEASURABLE``, never an exception. To add a claim, write one more
-function below.
+The claims themselves live with their study (harness.studies.<study>); this
+module is the machinery every study shares: the kinds of claim, how a
+comparison picks its cells, the one gate for claims a small host cannot
+test, and the verdict rule.
 
-Published values are quoted from the studies' specification (studies.md);
-measured values always come from the data. Thresholds come from the config
-(``claims:``), read with defaults (``DEFAULTS``):
+Verdict rule. A comparison claim declares a side (above / below / within) and
+a threshold for the ratio of two settings' medians of the server's own
+statement count (`qps_server`, without BEGIN/COMMIT; sysbench's `qps` is a
+cross-check column only). The ratio's interval comes from the repetitions of
+the compared cells (harness.verdict.ratio_interval at `claims.level`), every
+other factor held fixed; "at best" compares each side's cell with the highest
+median (its peak over users and cores). harness.verdict.decide turns the
+interval into *reproduced* / *not reproduced* / *inconclusive*: reproduced
+only when the whole interval lies on the published side at a coverage of at
+least the level. Cells flagged unstable are named in the reason of every
+verdict they feed.
 
-    scaling_margin        8 tables must gain more than 1 table by this (relative)
-    win_margin            "A beats B" needs A/B > 1 + win_margin
-    ratio_tolerance       a published "≥ k×" is met by k × (1 - ratio_tolerance)
-    much_faster           "A ≫ B" (and a restored/collapsed throughput) needs A/B ≥ this
-    slight_max            "slightly lower" is a ratio in [1 - slight_max, 1 - win_margin)
-    memory_gain_tolerance B2: MEMORY/InnoDB must be within 1.08 ± this
-    contention_min_cores  claims about contention and scaling need mysqld on at
-                          least this many cores; below, "not measurable here"
+One gate (NEEDS). A claim whose published mechanism is contention between
+threads running on several cores (a named lock or mutex) is judged only on
+cells where mysqld had at least `claims.contention_min_cores` cores; a
+scaling claim also needs two core counts. Without such cells the claim is
+*not measurable here*, its reason starting with what is missing: `cores`,
+`build`, `experiment`, `scale` or `data`.
+
+The claims code never names a factor: a claim names an experiment and the
+LEVELS it compares; which factor those are levels of is read from the
+experiment's config (`variants`, in factor-table order) or the data, and the
+words for the paper from harness.factors.
 """
+from __future__ import annotations
 
-import csv
-from dataclasses import dataclass, field
+import math
+import re
+import statistics
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
-REPRODUCED = "reproduced"
-NOT_REPRODUCED = "not reproduced"
-NOT_MEASURABLE = "not measurable here"
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_MEASURABLE)
+from . import stats, tidydata as T, verdict as V
 
-CSV_FIELDS = ("id", "study", "experiment", "build", "claim", "published",
-              "measured", "verdict")
+REPRODUCED, NOT_REPRODUCED = V.REPRODUCED, V.NOT_REPRODUCED
+INCONCLUSIVE, NOT_MEASURABLE = V.INCONCLUSIVE, V.NOT_MEASURABLE
+VERDICTS = V.VERDICTS
 
-DEFAULTS = {
-    "scaling_margin": 0.1,
-    "win_margin": 0.0,
-    "ratio_tolerance": 0.1,
-    "much_faster": 1.5,
-    "slight_max": 0.2,
-    "memory_gain_tolerance": 0.1,
-    "contention_min_cores": 2,
-}
-DEFAULT_SCALING_MARGIN = DEFAULTS["scaling_margin"]
+METRIC = "qps_server"     # what verdicts use: the server's own count
+CROSS_CHECK = "qps"       # sysbench's count, reported beside it
 
-A3_TABLES = 8          # Study A3 ran on 8 tables
-A2_TABLES = 1          # Study A2 on one
-A2_MIN_RATIO = 3.0     # published: InnoDB 3-6x MyISAM
-B2_PUBLISHED_RATIO = 1.08  # published: MEMORY ~8% faster than InnoDB
+# Config keys read from `claims:` (with these defaults when absent).
+DEFAULTS = {"level": 0.90, "contention_min_cores": 2}
+
+CONTENTION, SCALING = "contention", "scaling"
+NEEDS_TEXT = {CONTENTION: "contention: mysqld on several cores",
+              SCALING: "scaling: two core counts, mysqld on several cores"}
+
+CSV_FIELDS = ("claim", "study", "statement", "published", "published_ratio", "measured",
+              "ratio", "ratio_lo", "ratio_hi", "coverage", "threshold", "threshold_hi", "side",
+              "n", "verdict", "reason", "needs", "experiment", "build", "metric", "cross_check")
 
 
-def setting(cfg, key):
-    """A `claims:` threshold from the config, or its default."""
+def setting(config: dict | None, key: str):
+    """A `claims:` key of the resolved config, or its default (DEFAULTS)."""
     default = DEFAULTS[key]
+    value = ((config or {}).get("claims") or {}).get(key, default)
     try:
-        value = (cfg or {}).get(key, default)
-        return type(default)(value) if value is not None else default
+        value = type(default)(value) if value is not None else default
     except (TypeError, ValueError):
-        return default
+        raise ValueError(f"claims.{key}: {value!r} is not a {type(default).__name__}; "
+                         f"set it to e.g. {default}") from None
+    if key == "level" and not 0 < value < 1:
+        raise ValueError(f"claims.level: {value} must be between 0 and 1 (e.g. 0.9)")
+    return value
 
+
+# --- rules --------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Claim:
-    id: str
-    study: str
-    experiments: tuple  # the experiments whose tidy data it reads
-    text: str
-    published: str
-    evaluate: Callable  # (view, claims_config) -> (measured, verdict)
-    macro: str = ""  # letters only: the paper gets \Verdict<macro>
+class Rule:
+    """The published side of a ratio: side 'above'/'below' `threshold`, or
+    'within' [threshold, threshold_hi]. `why` justifies any tolerance in one line."""
+    side: str
+    threshold: float
+    threshold_hi: float | None = None
+    why: str = ""
 
-    @property
-    def experiment(self):
-        return "+".join(self.experiments)
+    def __post_init__(self):
+        if self.side not in V.SIDES:
+            raise ValueError(f"rule side {self.side!r}: one of {V.SIDES}")
+        if (self.side == "within") != (self.threshold_hi is not None):
+            raise ValueError("rule: threshold_hi is for side 'within' only, and it needs one")
 
-
-CLAIMS = []
-
-
-def claim(id, study, experiments, text, published, macro=""):
-    """Decorator: register a claim function in CLAIMS."""
-    if isinstance(experiments, str):
-        experiments = (experiments,)
-
-    def register(fn):
-        CLAIMS.append(Claim(id, study, tuple(experiments), text, published, fn, macro))
-        return fn
-    return register
+    def text(self) -> str:
+        if self.side == "within":
+            return f"in [{_g(self.threshold)}, {_g(self.threshold_hi)}]"
+        return f"{'>' if self.side == 'above' else '<'} {_g(self.threshold)}"
 
 
-# --- summary rows ---------------------------------------------------------
-
-INT_COLUMNS = ("tables", "cores", "users", "n")
-FLOAT_COLUMNS = ("qps_median", "qps_ci_lo", "qps_ci_hi", "qps_cv")
-FACTOR_COLUMNS = ("variant", "trx", "ps", "pfs", "spin_wait_delay", "innodb_read_only",
-                  "key_cache")
+def above(t, why=""):
+    return Rule("above", t, None, why)
 
 
-def parse_flag(value):
-    return str(value).strip().lower() in ("true", "t", "1", "yes")
+def below(t, why=""):
+    return Rule("below", t, None, why)
 
 
-def _number(value, kind):
-    try:
-        return kind(float(value))
-    except (TypeError, ValueError):
-        return None
+def within(lo, hi, why=""):
+    return Rule("within", lo, hi, why)
 
 
-def parse_row(raw):
-    """Typed copy of one summary CSV row; unparsable numbers become None,
-    factor columns missing from older files become ''."""
-    row = dict(raw)
-    for col in INT_COLUMNS:
-        row[col] = _number(raw.get(col), int)
-    for col in FLOAT_COLUMNS:
-        row[col] = _number(raw.get(col), float)
-    for col in FACTOR_COLUMNS:
-        row[col] = "" if raw.get(col) is None else str(raw.get(col)).strip()
-    row["unstable"] = parse_flag(raw.get("unstable", ""))
-    return row
+def _g(x) -> str:
+    return f"{x:.4g}"
 
 
-def read_summary(path):
-    with open(path, newline="") as f:
-        return [parse_row(r) for r in csv.DictReader(f)]
-
-
-def by_experiment(rows):
-    out = {}
-    for r in rows:
-        out.setdefault(r.get("experiment", ""), []).append(r)
-    return out
-
-
-# --- helpers for claim functions ------------------------------------------
-
-def select(rows, **factors):
-    return [r for r in rows
-            if r.get("qps_median") is not None
-            and all(r.get(k) == v for k, v in factors.items())]
-
-
-def best(rows, **factors):
-    """Highest median QPS over the rows matching `factors`, or None."""
-    values = [r["qps_median"] for r in select(rows, **factors)]
-    return max(values) if values else None
-
-
-def values_of(rows, column, **factors):
-    return sorted({r[column] for r in select(rows, **factors) if r.get(column) is not None})
-
-
-def fmt_k(qps):
+def fmt_k(q) -> str:
     """360000 -> '360K', 22967 -> '23.0K', 3900 -> '3.90K' (published style)."""
-    k = qps / 1000
+    if q is None:
+        return "n/a"
+    k = q / 1000
     return f"{k:.0f}K" if k >= 100 else f"{k:.1f}K" if k >= 10 else f"{k:.2f}K"
 
 
-def fmt_cores(cores):
+def fmt_cores(cores) -> str:
     cores = sorted(set(cores))
     if not cores:
         return "no cores"
@@ -167,481 +127,646 @@ def fmt_cores(cores):
     return f"{text} core" + ("" if cores == [1] else "s")
 
 
-def ratio(a, b):
-    return a / b if a is not None and b else None
-
-
-def enabled_experiments(config):
-    """Names of the experiments the resolved config runs, or None if it says nothing."""
-    exps = (config or {}).get("experiments")
-    if not isinstance(exps, dict):
-        return None
-    return {k for k, v in exps.items() if not isinstance(v, dict) or v.get("enabled", True)}
-
+# --- results ------------------------------------------------------------------
 
 @dataclass
-class View:
-    """The tidy data of one build, as a claim function sees it.
-
-    `summaries`: experiment -> parsed summary rows; `extras`: kind
-    ('explain', 'status', 'keycaches', 'waits') -> experiment -> rows (dicts
-    of strings); `config`: the resolved config (may be empty)."""
-    build: str
-    summaries: dict
-    extras: dict = field(default_factory=dict)
-    config: dict = field(default_factory=dict)
-
-    def all_rows(self, experiment):
-        return [r for r in self.summaries.get(experiment) or []
-                if r.get("build", "") == self.build]
-
-    def rows(self, experiment, **factors):
-        return select(self.all_rows(experiment), **factors)
-
-    def best(self, experiment, **factors):
-        return best(self.all_rows(experiment), **factors)
-
-    def values(self, experiment, column, **factors):
-        return values_of(self.all_rows(experiment), column, **factors)
-
-    def extra(self, kind, experiment):
-        return [r for r in (self.extras.get(kind) or {}).get(experiment) or []
-                if r.get("build", "") == self.build]
-
-    def cores(self, *experiments):
-        return sorted({c for e in experiments for c in self.values(e, "cores")})
-
-    def table_size(self, experiment):
-        spec = ((self.config or {}).get("experiments") or {}).get(experiment) or {}
-        return spec.get("table_size")
-
-    def missing(self, experiment):
-        """Why there is no data for `experiment`."""
-        enabled = enabled_experiments(self.config)
-        if enabled is not None and experiment not in enabled:
-            return f"experiment {experiment} not run in this profile"
-        return f"no {experiment} data"
+class Result:
+    """What one claim row says: the measured text, the verdict and its reason,
+    and for a ratio claim its interval and the cells it came from."""
+    measured: str
+    verdict: str
+    reason: str
+    ci: V.RatioCI | None = None
+    cross_check: float | None = None
+    ns: tuple = ()
+    cells: list = field(default_factory=list)
 
 
-def oltp_rows_trx(view, experiment, trx):
-    """OLTP_RO factors for a transaction mode: trx='on' also matches cells of
-    an experiment that does not vary trx (sysbench's default is BEGIN/COMMIT)."""
-    if view.rows(experiment, trx=trx):
-        return {"trx": trx}
-    if trx == "on" and view.rows(experiment, trx=""):
-        return {"trx": ""}
-    return None
+def missing(what: str, detail: str, measured: str = "") -> Result:
+    """NOT_MEASURABLE whose reason starts with what is missing (cores, build,
+    experiment, scale, data)."""
+    return Result(measured or "—", NOT_MEASURABLE, f"{what}: {detail}" if what else detail)
 
 
-# --- measured quantities (shared with harness.report's macros) ------------
-
-def engine_ratio(view, experiment, a, b, **factors):
-    """(best QPS of engine a, of engine b, a/b) over rows matching factors."""
-    qa = view.best(experiment, engine=a, **factors)
-    qb = view.best(experiment, engine=b, **factors)
-    return qa, qb, ratio(qa, qb)
-
-
-def a2_ratio(view, experiment):
-    """InnoDB vs MyISAM on one table (OLTP_RO: transactions on)."""
-    factors = {"tables": A2_TABLES}
-    if experiment == "oltp_ro":
-        trx = oltp_rows_trx(view, experiment, "on")
-        if trx is None:
-            return None, None, None
-        factors.update(trx)
-    return engine_ratio(view, experiment, "InnoDB", "MyISAM", **factors)
+def flagged(cells) -> str:
+    """'; unstable: <cell>, <cell>' for the flagged cells among `cells` (else '')."""
+    parts = {}
+    for c in cells:
+        for f in c.flags:
+            parts.setdefault(f, [])
+            if c.name not in parts[f]:
+                parts[f].append(c.name)
+    return "".join(f"; {f}: {', '.join(names)}" for f, names in parts.items())
 
 
-def variant_ratio(view, experiment, engine, num, den, tables=A3_TABLES):
-    """(best QPS with factors `num`, with `den`, ratio) for one engine."""
-    qn = view.best(experiment, engine=engine, tables=tables, **num)
-    qd = view.best(experiment, engine=engine, tables=tables, **den)
-    return qn, qd, ratio(qn, qd)
+def product_interval(groups, level: float) -> V.RatioCI:
+    """Interval for prod(median_i ** e_i) over independent groups [(values, e)], e = +1/-1.
+
+    The generalisation of verdict.ratio_interval to k groups: each group's
+    order-statistic median interval at coverage >= level**(1/k) where its n
+    allows; the product lies in the product of the intervals with
+    probability >= the product of their coverages (reported)."""
+    k = len(groups)
+    per = level ** (1.0 / k)
+    lo = hi = point = cov = 1.0
+    ns = []
+    for xs, e in groups:
+        xs = [float(x) for x in xs]
+        if not xs or any(not math.isfinite(x) or x <= 0 for x in xs):
+            raise ValueError("product_interval: every group needs positive values")
+        l, h, c = stats.median_ci(xs, per)
+        m = statistics.median(xs)
+        if e > 0:
+            lo, hi, point = lo * l, hi * h, point * m
+        else:
+            lo, hi, point = lo / h, hi / l, point / m
+        cov *= c
+        ns.append(len(xs))
+    return V.RatioCI(lo=lo, hi=hi, point=point, coverage=cov,
+                     method=f"product of {k} order-statistic median intervals",
+                     n_a=min(ns), n_b=min(ns), level=level)
 
 
-def variant_wins(view, cfg, experiment, better, base, needs):
-    """'Setting `better` beats `base`' for InnoDB and MyISAM on 8 tables: reproduced
-    when it does for every engine measured with both (ratio above 1 + win_margin)."""
-    margin = setting(cfg, "win_margin")
-    parts, outcomes = [], []
-    for engine in ("InnoDB", "MyISAM"):
-        q_better, q_base, r = variant_ratio(view, experiment, engine, better, base)
-        if not r:
-            parts.append(f"{engine}: needs {needs} on 8 tables")
-            continue
-        outcomes.append(r > 1 + margin)
-        parts.append(f"{engine} {fmt_k(q_better)} vs {fmt_k(q_base)} ({r:.2f}×)")
-    verdict = (NOT_MEASURABLE if not outcomes
-               else REPRODUCED if all(outcomes) else NOT_REPRODUCED)
-    return "; ".join(parts), verdict
+# --- context ------------------------------------------------------------------
+
+@dataclass
+class Context:
+    tidy: T.Tidy
+    level: float
+    min_cores: int
+
+    @classmethod
+    def of(cls, tidy: T.Tidy) -> "Context":
+        return cls(tidy, setting(tidy.config, "level"), setting(tidy.config, "contention_min_cores"))
 
 
-def memory_engine(view, experiment):
-    """The MEMORY flavour measured in a read-only experiment (BTREE preferred)."""
-    for e in ("MEMORY-BTREE", "MEMORY"):
-        if view.rows(experiment, engine=e):
-            return e
-    return None
+# --- cells of a comparison ------------------------------------------------------
 
-
-def status_totals(view, experiment, engine):
-    """Summed status counter deltas over an engine's cells, name -> value."""
-    out = {}
-    for r in view.extra("status", experiment):
-        if r.get("engine") != engine:
-            continue
-        try:
-            out[r["name"]] = out.get(r["name"], 0.0) + float(r["delta"])
-        except (KeyError, TypeError, ValueError):
-            continue
-    return out
-
-
-def lock_wait_pct(view, experiment, engine):
-    """Table_locks_waited as % of all table locks over the engine's cells, or None."""
-    s = status_totals(view, experiment, engine)
-    waited, immediate = s.get("Table_locks_waited", 0.0), s.get("Table_locks_immediate", 0.0)
-    if waited + immediate <= 0:
-        return None
-    return 100.0 * waited / (waited + immediate)
-
-
-def explain_of(view, experiment, engine, statement_filter="range"):
-    """Distinct (type, key, rows) of an engine's EXPLAINed statements whose
-    name contains `statement_filter`."""
+def varied_factors(tidy: T.Tidy, experiment: str) -> list[str]:
+    """The factors an experiment varies: from its config, else from its data."""
+    spec = tidy.spec(experiment)
+    if spec.get("variants") is not None:
+        return T.varied(spec)
+    exp = tidy.experiment(experiment)
+    if exp is None:
+        return []
     out = []
-    for r in view.extra("explain", experiment):
-        if r.get("engine") == engine and statement_filter in (r.get("statement") or ""):
-            t = (r.get("type") or "", r.get("key") or "", r.get("rows") or "")
-            if t not in out:
-                out.append(t)
+    for name in exp.factor_columns:
+        values = {T.setting_of(c, name) for c in exp.cells if T.applies(name, c.engine)}
+        if len(values) > 1:
+            out.append(name)
     return out
 
 
-def tables_ratio(view, experiment, engine):
-    """8 vs 1 tables at the most cores measured with both: (cores, q8, q1, ratio)."""
-    both = sorted(set(view.values(experiment, "cores", engine=engine, tables=A3_TABLES))
-                  & set(view.values(experiment, "cores", engine=engine, tables=1)))
-    if not both:
-        return None, None, None, None
-    c = both[-1]
-    q8 = view.best(experiment, engine=engine, tables=A3_TABLES, cores=c)
-    q1 = view.best(experiment, engine=engine, tables=1, cores=c)
-    return c, q8, q1, ratio(q8, q1)
+def levels_of(tidy: T.Tidy, experiment: str, levels) -> tuple[dict | None, str]:
+    """{factor: level} for a claim's LEVELS of an experiment (a tuple in factor-table
+    order of the experiment's varied factors; None: each at its baseline), or
+    (None, why not) when the experiment does not vary those factors or lacks a level."""
+    names = varied_factors(tidy, experiment)
+    if levels is None:
+        spec = (tidy.spec(experiment).get("variants") or {})
+        out = {}
+        for n in names:
+            base = T.text(T.factors.FACTORS[n].baseline) if n in T.factors.FACTORS else ""
+            values = [T.text(v) for v in spec.get(n) or []]
+            out[n] = base if not values or base in values else values[0]
+        return out, ""
+    levels = tuple(T.text(v) for v in levels)
+    if len(levels) != len(names):
+        varies = ", ".join(T.words(n) for n in names) or "nothing"
+        return None, (f"experiment: {experiment} varies {varies}; the claim compares the levels "
+                      f"{'/'.join(levels)}")
+    out = dict(zip(names, levels))
+    spec = tidy.spec(experiment).get("variants") or {}
+    for n, v in out.items():
+        if spec.get(n) is not None and v not in [T.text(x) for x in spec[n]]:
+            return None, f"experiment: {experiment} does not run {T.setting_words(n, v)}"
+    return out, ""
 
 
-def _too_few_cores(view, cfg, experiments, measured, why):
-    """(measured, NOT_MEASURABLE) when mysqld never had contention_min_cores cores."""
-    need = setting(cfg, "contention_min_cores")
-    cores = view.cores(*experiments)
-    if cores and max(cores) < need:
-        return (f"{measured}; {why} needs mysqld on ≥ {need} cores, measured on "
-                f"{fmt_cores(cores)}", NOT_MEASURABLE)
+def levels_words(settings: dict) -> str:
+    return ", ".join(T.setting_words(n, v) for n, v in settings.items())
+
+
+def levels_label(settings: dict) -> str:
+    """A side's settings in the factor table's codes: '<code>=<value>,...'."""
+    codes = {n: (T.factors.FACTORS[n].code if n in T.factors.FACTORS else n) for n in settings}
+    return ",".join(f"{codes[n]}={v}" for n, v in settings.items())
+
+
+def matches(cell: T.Cell, settings: dict, workload: str | None = None) -> bool:
+    """Whether a cell has these factor settings (factors that do not apply to its engine match)."""
+    return all(not T.applies(n, cell.engine, workload) or T.setting_of(cell, n) == T.text(v)
+               for n, v in settings.items())
+
+
+def pool(ctx: Context, experiment: str, build: str | None, settings: dict, **where) -> list[T.Cell]:
+    """Cells of `experiment` (of `build` if given) with the key values `where` and the
+    factor `settings` that have the claim's metric."""
+    if build:
+        where["build"] = build
+    return [c for c in ctx.tidy.cells(experiment, **where)
+            if matches(c, settings) and c.values(METRIC)]
+
+
+def best(cells: list[T.Cell]) -> T.Cell | None:
+    """The cell with the highest median (the study's 'peak'); ties by name."""
+    cells = [c for c in cells if c.values(METRIC)]
+    if not cells:
+        return None
+    return max(sorted(cells, key=lambda c: c.name), key=lambda c: c.median(METRIC))
+
+
+def at_cores(cells, min_cores: int) -> list[T.Cell]:
+    return [c for c in cells if c.int("cores") >= min_cores]
+
+
+def unsupported_reason(ctx: Context, experiment: str, build: str = "", engine: str = "") -> str | None:
+    for r in ctx.tidy.unsupported:
+        if r.get("experiment") != experiment:
+            continue
+        if build and r.get("build") != build:
+            continue
+        if engine and engine not in (r.get("engine") or "").split("+"):
+            continue
+        return r.get("reason") or f"{r.get('build')} cannot run it"
     return None
 
 
-# --- Study A2: sysbench read-only, one table ---------------------------------
-
-def _a2_claim(view, cfg, experiment, label):
-    qi, qm, r = a2_ratio(view, experiment)
-    missing = [e for e, v in (("InnoDB", qi), ("MyISAM", qm)) if not v]
-    if missing:
-        return f"no 1-table {label} QPS for {' and '.join(missing)}", NOT_MEASURABLE
-    threshold = A2_MIN_RATIO * (1 - setting(cfg, "ratio_tolerance"))
-    measured = (f"InnoDB {fmt_k(qi)} vs MyISAM {fmt_k(qm)} QPS ({r:.2f}×), 1 table, "
-                f"{fmt_cores(view.values(experiment, 'cores', tables=A2_TABLES))}")
-    return measured, REPRODUCED if r >= threshold else NOT_REPRODUCED
-
-
-@claim("A2-RO-innodb-3x-oltp-ro", "A2", "oltp_ro",
-       "OLTP_RO (BEGIN/COMMIT), 1 table: InnoDB 3–6× faster than MyISAM",
-       "InnoDB 3–6× MyISAM", macro="ATwoOltpRo")
-def a2_oltp_ro(view, cfg):
-    return _a2_claim(view, cfg, "oltp_ro", "OLTP_RO")
+def ratio_result(ctx: Context, a: T.Cell, b: T.Cell, rule: Rule, label_a: str, label_b: str,
+                 where: str = "") -> Result:
+    """The verdict on median(a)/median(b) from the two cells' repetitions."""
+    va, vb = a.values(METRIC), b.values(METRIC)
+    try:
+        ci = V.ratio_interval(va, vb, ctx.level)
+    except ValueError as e:
+        return missing("data", str(e))
+    verdict, reason = V.decide(ci, rule.threshold, rule.side, rule.threshold_hi)
+    cross = _ratio(a.median(CROSS_CHECK), b.median(CROSS_CHECK))
+    measured = (f"{label_a} {fmt_k(statistics.median(va))} vs {label_b} {fmt_k(statistics.median(vb))} "
+                f"QPS{' (' + where + ')' if where else ''}: {_interval(ci)}")
+    return Result(measured, verdict, reason + flagged([a, b]), ci, cross, (len(va), len(vb)), [a, b])
 
 
-@claim("A2-RO-innodb-3x-simple-ranges", "A2", "simple_ranges",
-       "Simple-Ranges, 1 table: InnoDB 3–6× faster than MyISAM",
-       "InnoDB 3–6× MyISAM", macro="ATwoSimpleRanges")
-def a2_simple_ranges(view, cfg):
-    return _a2_claim(view, cfg, "simple_ranges", "Simple-Ranges")
+def _ratio(x, y):
+    return x / y if x and y else None
 
 
-@claim("A2-RO-innodb-3x-point-select", "A2", "point_select",
-       "Point-Selects, 1 table: InnoDB 3–6× faster than MyISAM",
-       "InnoDB 3–6× MyISAM", macro="ATwoPointSelect")
-def a2_point_select(view, cfg):
-    return _a2_claim(view, cfg, "point_select", "Point-Selects")
+def _interval(ci: V.RatioCI) -> str:
+    if not ci.coverage:
+        return f"{ci.point:.2f}× (one repetition: no interval)"
+    return f"{ci.point:.2f}× [{ci.lo:.2f}, {ci.hi:.2f}] at {100 * ci.coverage:.0f}% coverage"
 
 
-# --- Study A3: sysbench read-only, 8 tables ----------------------------------
-
-@claim("A3-OLTP-RO-innodb-peak", "A3", "oltp_ro",
-       "OLTP_RO, 8 tables: InnoDB peaks above MyISAM, in autocommit and with transactions",
-       "InnoDB 215K vs MyISAM 200K (1.08×); trx on: 250K vs 220K (1.14×)",
-       macro="OltpRoInnoDBPeak")
-def a3_oltp_ro_peaks(view, cfg):
-    margin = setting(cfg, "win_margin")
-    parts, outcomes = [], []
-    for trx, label in (("off", "autocommit"), ("on", "trx on")):
-        factors = oltp_rows_trx(view, "oltp_ro", trx)
-        if factors is None:
-            continue
-        qi, qm, r = engine_ratio(view, "oltp_ro", "InnoDB", "MyISAM", tables=A3_TABLES, **factors)
-        if not r:
-            continue
-        outcomes.append(r > 1 + margin)
-        parts.append(f"{label}: InnoDB {fmt_k(qi)} vs MyISAM {fmt_k(qm)} ({r:.2f}×)")
-    if not outcomes:
-        return "needs InnoDB and MyISAM on 8 tables", NOT_MEASURABLE
-    parts.append(fmt_cores(view.values("oltp_ro", "cores", tables=A3_TABLES)))
-    return "; ".join(parts), REPRODUCED if all(outcomes) else NOT_REPRODUCED
+def cell_where(a: T.Cell, b: T.Cell) -> str:
+    """'8 tables, 1 core, 4 vs 16 users': where the two compared cells ran."""
+    def part(col, word):
+        va, vb = a.int(col), b.int(col)
+        unit = word if max(va, vb) == 1 else word + "s"
+        return f"{va} {unit}" if va == vb else f"{va} vs {vb} {unit}"
+    return ", ".join(part(c, w) for c, w in (("tables", "table"), ("cores", "core"), ("users", "user")))
 
 
-@claim("A3-SR-innodb-much-faster", "A3", "simple_ranges",
-       "Simple-Ranges, 8 tables: InnoDB ≫ MyISAM",
-       "InnoDB 170K vs MyISAM 95K QPS (1.79×)", macro="SimpleRangesInnoDB")
-def a3_simple_ranges(view, cfg):
-    qi, qm, r = engine_ratio(view, "simple_ranges", "InnoDB", "MyISAM", tables=A3_TABLES)
-    if not r:
-        tables = view.values("simple_ranges", "tables")
-        where = (f"measured on {' and '.join(map(str, tables))} "
-                 f"table{'' if tables == [1] else 's'} only" if tables else "no QPS")
-        return f"needs InnoDB and MyISAM on 8 tables; {where}", NOT_MEASURABLE
-    need = setting(cfg, "much_faster")
-    measured = f"InnoDB {fmt_k(qi)} vs MyISAM {fmt_k(qm)} QPS ({r:.2f}×; ≫ means ≥ {need:g}×)"
-    return measured, REPRODUCED if r >= need else NOT_REPRODUCED
+# --- kinds of claim -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Claim:
+    """One published claim, one row per build (a build comparison: one row).
+
+    `statement` may use {levels} (the compared settings in words) and
+    {conditions} (the factor settings held fixed). `needs` is the gate
+    (CONTENTION / SCALING / None); `mechanism` quotes the study's explanation
+    that makes it so. `macro` (letters) names the paper's \\V<macro>/\\R<macro>."""
+    id: str
+    study: str
+    statement: str
+    published: str
+    experiments: tuple = ()
+    rule: Rule | None = None
+    published_ratio: float | None = None
+    needs: str | None = None
+    mechanism: str = ""
+    macro: str = ""
+    deviation: str = ""   # how the artifact's test differs from the study's (deviations table)
+
+    @property
+    def experiment(self) -> str:
+        return "+".join(self.experiments)
+
+    def builds(self, ctx: Context) -> list[str]:
+        return ctx.tidy.builds(*self.experiments) or [""]
+
+    def words(self, ctx: Context) -> dict:
+        """Replacements for {levels} / {conditions} in the statement."""
+        return {}
+
+    def text(self, ctx: Context) -> str:
+        try:
+            return self.statement.format(**self.words(ctx))
+        except (KeyError, IndexError):
+            return self.statement
+
+    def evaluate(self, ctx: Context, build: str) -> Result:
+        raise NotImplementedError
+
+    def gate(self, ctx: Context, cells: list[T.Cell]) -> str | None:
+        """The one rule for contention and scaling claims: the reason (cores: ...)
+        when the cells never had mysqld on contention_min_cores cores."""
+        if self.needs is None or not cells:
+            return None
+        cores = sorted({c.int("cores") for c in cells})
+        if max(cores) < ctx.min_cores:
+            why = self.mechanism or NEEDS_TEXT[self.needs]
+            return (f"cores: the published mechanism ({why}) needs mysqld on at least "
+                    f"{ctx.min_cores} cores (claims.contention_min_cores); measured on {fmt_cores(cores)}")
+        if self.needs == SCALING and len([c for c in cores if c >= 1]) < 2:
+            return f"cores: scaling needs two core counts; measured on {fmt_cores(cores)} only"
+        return None
+
+    def row(self, ctx: Context, build: str) -> dict:
+        try:
+            res = self.evaluate(ctx, build)
+        except (LookupError, ValueError, TypeError, ZeroDivisionError) as e:
+            res = missing("data", f"cannot evaluate ({type(e).__name__}: {e})")
+        if res.verdict not in VERDICTS:
+            raise ValueError(f"claim {self.id}: invalid verdict {res.verdict!r}")
+        ci, rule = res.ci, self.rule
+        return {
+            "claim": self.id, "study": self.study, "statement": self.text(ctx),
+            "published": self.published,
+            "published_ratio": "" if self.published_ratio is None else f"{self.published_ratio:.4g}",
+            "measured": res.measured,
+            "ratio": "" if ci is None else f"{ci.point:.6g}",
+            "ratio_lo": "" if ci is None else f"{ci.lo:.6g}",
+            "ratio_hi": "" if ci is None else f"{ci.hi:.6g}",
+            "coverage": "" if ci is None else f"{ci.coverage:.6g}",
+            "threshold": "" if rule is None else f"{rule.threshold:.6g}",
+            "threshold_hi": "" if rule is None or rule.threshold_hi is None else f"{rule.threshold_hi:.6g}",
+            "side": "" if rule is None else rule.side,
+            "n": "/".join(str(n) for n in res.ns),
+            "verdict": res.verdict, "reason": res.reason, "needs": self.needs or "",
+            "experiment": self.experiment, "build": build, "metric": METRIC if rule else "",
+            "cross_check": "" if res.cross_check is None else f"{res.cross_check:.6g}",
+        }
 
 
-@claim("A3-PS-myisam-wins", "A3", "point_select",
-       "Point-Selects is the workload where MyISAM beats InnoDB "
-       "(best median QPS, 8 tables)",
-       "MyISAM 360K vs InnoDB 210K QPS (1.71×)", macro="PSMyISAMWins")
-def myisam_beats_innodb(view, cfg):
-    myisam = view.best("point_select", engine="MyISAM", tables=A3_TABLES)
-    innodb = view.best("point_select", engine="InnoDB", tables=A3_TABLES)
-    missing = [e for e, v in (("MyISAM", myisam), ("InnoDB", innodb)) if not v]
-    if missing:
-        return f"no 8-table QPS for {' and '.join(missing)}", NOT_MEASURABLE
-    r = myisam / innodb
-    measured = f"MyISAM {fmt_k(myisam)} vs InnoDB {fmt_k(innodb)} QPS ({r:.2f}×)"
-    return measured, REPRODUCED if r > 1 + setting(cfg, "win_margin") else NOT_REPRODUCED
+def _gated(claim: Claim, ctx: Context, res: Result, candidates: list[T.Cell]) -> Result:
+    """Apply the gate: a measured result on too few cores becomes NOT_MEASURABLE,
+    keeping what was measured."""
+    why = claim.gate(ctx, candidates)
+    if why is None:
+        return res
+    return replace(res, verdict=NOT_MEASURABLE, reason=why + flagged(res.cells))
 
 
-@claim("A3-PS-8-tables-scale", "A3", "point_select",
-       "8 tables scale far better than 1 (best QPS on the most cores "
-       "÷ best QPS on the fewest, per engine)",
-       "qualitative: 8 tables scale far better than 1", macro="PSTablesScale")
-def eight_tables_scale_better(view, cfg):
-    rows = view.all_rows("point_select")
-    margin = setting(cfg, "scaling_margin")
-    parts, outcomes = [], []
-    for engine in sorted({r["engine"] for r in select(rows)}):
-        peak8, peak1 = best(rows, engine=engine, tables=8), best(rows, engine=engine, tables=1)
-        if not peak8 or not peak1:
-            parts.append(f"{engine}: needs both 1 and 8 tables")
-            continue
-        peak = f"peak 8/1 tables {peak8 / peak1:.2f}×"
-        cores = sorted(set(values_of(rows, "cores", engine=engine, tables=8))
-                       & set(values_of(rows, "cores", engine=engine, tables=1)))
-        if len(cores) < 2:
-            parts.append(f"{engine}: {peak}; only one core count measured")
-            continue
+@dataclass(frozen=True)
+class Comparison(Claim):
+    """median(side a) / median(side b) at each side's best cell, every other
+    factor held fixed. Subclasses say what the sides are (engines, levels, ...)."""
+    experiment_name: str = ""
+    tables: int | None = None
+    levels: tuple | None = None   # the experiment's varied factors held at these levels (None: baselines)
+    same_as: tuple | None = None  # (experiment, levels): the study's conditions the cells must have
+    same_tables = True            # tables=None: compare at the most tables both sides have
+
+    def sides(self, ctx: Context, build: str, settings: dict):
+        """((label, cells of a), (label, cells of b)) or a Result saying what is missing."""
+        raise NotImplementedError
+
+    def settings(self, ctx: Context):
+        return levels_of(ctx.tidy, self.experiment_name, self.levels)
+
+    def words(self, ctx):
+        settings, _ = self.settings(ctx)
+        cond = T.fixed(ctx.tidy.spec(self.experiment_name))
+        return {"levels": levels_words(settings or {}) or "at the baselines",
+                "conditions": levels_words(cond) or "the baselines"}
+
+    def evaluate(self, ctx: Context, build: str) -> Result:
+        if ctx.tidy.experiment(self.experiment_name) is None:
+            return missing(*ctx.tidy.missing(self.experiment_name).split(": ", 1))
+        settings, why = self.settings(ctx)
+        if settings is None:
+            return missing("", why)
+        sides = self.sides(ctx, build, settings)
+        if isinstance(sides, Result):
+            return sides
+        (la, pa), (lb, pb) = sides
+        for label, p in ((la, pa), (lb, pb)):
+            if not p:
+                return self.absent(ctx, build, label)
+        if self.tables is None and self.same_tables:  # held fixed: the most tables both sides have
+            both = {c.int("tables") for c in pa} & {c.int("tables") for c in pb}
+            if not both:
+                return missing("data", f"{la} and {lb} were not measured on the same number of tables")
+            pa = [c for c in pa if c.int("tables") == max(both)]
+            pb = [c for c in pb if c.int("tables") == max(both)]
+        if self.same_as:
+            ref, why = levels_of(ctx.tidy, *self.same_as)
+            if ref is None:
+                return missing("", why)
+            pa, pb = [c for c in pa if matches(c, ref)], [c for c in pb if matches(c, ref)]
+            if not pa or not pb:
+                return missing("experiment", f"{self.experiment_name} did not run under the study's "
+                                             f"conditions ({levels_words(ref)}, as in {self.same_as[0]})")
+        if self.needs is None:
+            return self.judge(ctx, la, pa, lb, pb)
+        na, nb = at_cores(pa, ctx.min_cores), at_cores(pb, ctx.min_cores)
+        if na and nb:  # the gate: a contention claim is judged on enough cores only
+            return self.judge(ctx, la, na, lb, nb)
+        res = self.judge(ctx, la, pa, lb, pb)
+        why = self.gate(ctx, pa + pb) or (f"cores: only one side has cells with mysqld on at least "
+                                          f"{ctx.min_cores} cores (claims.contention_min_cores)")
+        return replace(res, verdict=NOT_MEASURABLE, reason=why + flagged(res.cells))
+
+    def judge(self, ctx, la, pa, lb, pb) -> Result:
+        a, b = best(pa), best(pb)
+        return ratio_result(ctx, a, b, self.rule, la, lb, cell_where(a, b))
+
+    def absent(self, ctx: Context, build: str, label: str) -> Result:
+        why = unsupported_reason(ctx, self.experiment_name, build, label.split(" ")[0])
+        if why:
+            return missing("build", why)
+        return self.absent_tables(ctx) or missing("data", f"no {self.experiment_name} cells of {label}")
+
+    def absent_tables(self, ctx: Context) -> Result | None:
+        """The profile's design lacks the claim's table count: say so (experiment: ...)."""
+        planned = ctx.tidy.spec(self.experiment_name).get("tables") or \
+            sorted({c.int("tables") for c in ctx.tidy.cells(self.experiment_name)})
+        if self.tables is not None and planned and self.tables not in planned:
+            runs = " and ".join(map(str, planned))
+            return missing("experiment", f"{self.experiment_name} runs on {runs} "
+                                         f"table{'s' if planned != [1] else ''} in this profile; the "
+                                         f"claim is about {self.tables}")
+        return None
+
+    def where(self, settings: dict) -> dict:
+        return {"tables": self.tables} if self.tables is not None else {}
+
+
+@dataclass(frozen=True)
+class EngineRatio(Comparison):
+    """Engine a / engine b in one experiment and build."""
+    a: str = ""
+    b: str = ""
+
+    def sides(self, ctx, build, settings):
+        w = self.where(settings)
+        return ((self.a, pool(ctx, self.experiment_name, build, settings, engine=self.a, **w)),
+                (self.b, pool(ctx, self.experiment_name, build, settings, engine=self.b, **w)))
+
+
+@dataclass(frozen=True)
+class LevelRatio(Comparison):
+    """One engine at the LEVELS `a` vs `b` of the factors its experiment varies
+    (tuples in factor-table order; the other varied factors, if any, at `levels`)."""
+    engine: str = ""
+    a: tuple = ()
+    b: tuple = ()
+
+    def settings(self, ctx):
+        return levels_of(ctx.tidy, self.experiment_name, self.a)
+
+    def words(self, ctx):
+        sa, _ = levels_of(ctx.tidy, self.experiment_name, self.a)
+        sb, _ = levels_of(ctx.tidy, self.experiment_name, self.b)
+        cond = T.fixed(ctx.tidy.spec(self.experiment_name))
+        return {"a": levels_words(sa or {}) or "/".join(map(str, self.a)),
+                "b": levels_words(sb or {}) or "/".join(map(str, self.b)),
+                "levels": "", "conditions": levels_words(cond) or "the baselines"}
+
+    def sides(self, ctx, build, settings):
+        sb, why = levels_of(ctx.tidy, self.experiment_name, self.b)
+        if sb is None:
+            return missing("", why)
+        w = self.where(settings)
+        la = f"{self.engine} {levels_label(settings)}".strip()
+        lb = f"{self.engine} {levels_label(sb)}".strip()
+        return ((la, pool(ctx, self.experiment_name, build, settings, engine=self.engine, **w)),
+                (lb, pool(ctx, self.experiment_name, build, sb, engine=self.engine, **w)))
+
+    def absent(self, ctx, build, label):
+        why = unsupported_reason(ctx, self.experiment_name, build, self.engine)
+        if why:
+            return missing("build", why)
+        return self.absent_tables(ctx) or missing("data", f"no {self.experiment_name} cells of {label}")
+
+
+@dataclass(frozen=True)
+class BuildRatio(Comparison):
+    """Build a / build b: one engine, the same cells otherwise (one row for both builds)."""
+    engine: str = ""
+    a: str = ""
+    b: str = ""
+
+    def builds(self, ctx):
+        return [f"{self.a} vs {self.b}"]
+
+    def sides(self, ctx, build, settings):
+        w = self.where(settings)
+        return ((self.a, pool(ctx, self.experiment_name, self.a, settings, engine=self.engine, **w)),
+                (self.b, pool(ctx, self.experiment_name, self.b, settings, engine=self.engine, **w)))
+
+    def absent(self, ctx, build, label):
+        exp = self.experiment_name
+        why = unsupported_reason(ctx, exp, label, self.engine)
+        if why:
+            return missing("build", why)
+        if label not in (ctx.tidy.spec(exp).get("builds") or ctx.tidy.config.get("builds") or [label]):
+            return missing("build", f"{label} is not a build of experiment {exp} in this profile")
+        return missing("build", f"no {exp} cells of {label} {self.engine}")
+
+
+@dataclass(frozen=True)
+class TablesRatio(Comparison):
+    """a tables / b tables for one engine at the most cores measured with both."""
+    same_tables = False
+    engine: str = ""
+    a: int = 8
+    b: int = 1
+
+    def sides(self, ctx, build, settings):
+        pa = pool(ctx, self.experiment_name, build, settings, engine=self.engine, tables=self.a)
+        pb = pool(ctx, self.experiment_name, build, settings, engine=self.engine, tables=self.b)
+        both = sorted({c.int("cores") for c in pa} & {c.int("cores") for c in pb})
+        if not both:
+            return ((f"{self.a} tables", []), (f"{self.b} table{'s' if self.b != 1 else ''}", []))
+        top = both[-1]
+        return ((f"{self.engine} {self.a} tables", [c for c in pa if c.int("cores") == top]),
+                (f"{self.b} table{'s' if self.b != 1 else ''}", [c for c in pb if c.int("cores") == top]))
+
+    def absent(self, ctx, build, label):
+        return missing("data", f"{self.experiment_name} {self.engine} needs {self.a} and {self.b} "
+                               f"tables on the same cores")
+
+
+@dataclass(frozen=True)
+class ScalingRatio(Comparison):
+    """(best at the most cores / best at the fewest, with a tables) divided by the
+    same gain with b tables, for one engine: 'a tables scale better than b'."""
+    engine: str = ""
+    a: int = 8
+    b: int = 1
+
+    def evaluate(self, ctx, build):
+        if ctx.tidy.experiment(self.experiment_name) is None:
+            return missing(*ctx.tidy.missing(self.experiment_name).split(": ", 1))
+        settings, why = self.settings(ctx)
+        if settings is None:
+            return missing("", why)
+        pools = {t: pool(ctx, self.experiment_name, build, settings, engine=self.engine, tables=t)
+                 for t in (self.a, self.b)}
+        if not pools[self.a] or not pools[self.b]:
+            return missing("data", f"{self.experiment_name} {self.engine} needs both {self.a} and "
+                                   f"{self.b} tables")
+        cores = sorted({c.int("cores") for c in pools[self.a]} & {c.int("cores") for c in pools[self.b]})
+        why = self.gate(ctx, pools[self.a] + pools[self.b])
+        if why or len(cores) < 2:
+            peak = _ratio(best(pools[self.a]).median(METRIC), best(pools[self.b]).median(METRIC))
+            return missing("cores", (why or "").removeprefix("cores: ") or
+                           f"scaling needs two core counts measured with both table counts; "
+                           f"measured on {fmt_cores(cores)}",
+                           f"{self.engine}: peak {self.a}/{self.b} tables {peak:.2f}× on "
+                           f"{fmt_cores(cores)}")
         lo, hi = cores[0], cores[-1]
-        gain = {}
-        for t in (8, 1):
-            at_lo = best(rows, engine=engine, tables=t, cores=lo)
-            gain[t] = best(rows, engine=engine, tables=t, cores=hi) / at_lo if at_lo else None
-        if not gain[8] or not gain[1]:
-            parts.append(f"{engine}: {peak}; no QPS on {lo} cores")
+        cells = {(t, c): best([x for x in pools[t] if x.int("cores") == c]) for t in (self.a, self.b)
+                 for c in (lo, hi)}
+        groups = [(cells[(self.a, hi)].values(METRIC), 1), (cells[(self.a, lo)].values(METRIC), -1),
+                  (cells[(self.b, hi)].values(METRIC), -1), (cells[(self.b, lo)].values(METRIC), 1)]
+        ci = product_interval(groups, ctx.level)
+        verdict, reason = V.decide(ci, self.rule.threshold, self.rule.side, self.rule.threshold_hi)
+        gain = {t: cells[(t, hi)].median(METRIC) / cells[(t, lo)].median(METRIC) for t in (self.a, self.b)}
+        measured = (f"{self.engine}, {lo}→{hi} cores: {gain[self.a]:.2f}× with {self.a} tables, "
+                    f"{gain[self.b]:.2f}× with {self.b}: {_interval(ci)}")
+        used = list(cells.values())
+        return Result(measured, verdict, reason + flagged(used), ci, None,
+                      tuple(len(g[0]) for g in groups), used)
+
+
+@dataclass(frozen=True)
+class Check(Claim):
+    """A pass/fail claim (no ratio): `fn(ctx, build) -> Result`, gated on the
+    cells it returns like any other claim."""
+    fn: Callable | None = None
+
+    def evaluate(self, ctx, build):
+        for e in self.experiments:
+            if ctx.tidy.experiment(e) is None:
+                return missing(*ctx.tidy.missing(e).split(": ", 1))
+        res = self.fn(ctx, build)
+        return _gated(self, ctx, res, res.cells) if res.verdict != NOT_MEASURABLE else res
+
+
+# --- wait events ----------------------------------------------------------------------
+
+LOCK_WAITS = re.compile(r"^wait/(synch|lock)/")
+
+
+def short_event(name: str) -> str:
+    return re.sub(r"^synch/", "", re.sub(r"^wait/", "", name))
+
+
+def event_label(name: str) -> str:
+    """'wait/synch/mutex/sql/THD::LOCK_thd_data' -> 'sql/THD::LOCK_thd_data'."""
+    return name.split("/", 3)[-1]
+
+
+def top_waits(ctx: Context, experiment: str, build: str, engine: str, tables: int | None = None):
+    """(cells, [(event, share of lock+synch wait time)] descending) of an engine's
+    cell with the most users, then cores (timers summed over its repetitions);
+    cells with the Performance Schema off have no wait rows and do not count."""
+    rows = [r for r in ctx.tidy.extra("waits", experiment)
+            if r.get("build", "") == build and r.get("engine") == engine
+            and LOCK_WAITS.match(r.get("event_name") or "")
+            and (tables is None or r.get("tables") == str(tables))]
+    if not rows:
+        return [], []
+
+    def key(r):
+        return (T.number(r.get("users")) or 0, T.number(r.get("cores")) or 0)
+    top = max(key(r) for r in rows)
+    rows = [r for r in rows if key(r) == top]
+    cell_keys = {(r.get("variant"), r.get("tables")) for r in rows}
+    cells = [c for c in ctx.tidy.cells(experiment, build=build, engine=engine)
+             if (c["variant"], c["tables"]) in cell_keys and (c.int("users"), c.int("cores")) == top]
+    totals = {}
+    for r in rows:
+        totals[r["event_name"]] = totals.get(r["event_name"], 0.0) + (T.number(r.get("sum_timer_wait_ps")) or 0)
+    total = sum(totals.values())
+    if total <= 0:
+        return cells, []
+    ranked = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
+    return cells, [(e, v / total) for e, v in ranked]
+
+
+@dataclass(frozen=True)
+class TopWait(Claim):
+    """Does the published wait (a regular expression on the event name) appear among
+    the top `top_n` lock/synchronisation waits of the engine's busiest cell?"""
+    experiment_name: str = ""
+    engine: str = ""
+    tables: int | None = None
+    pattern: str = ""
+    top_n: int = 5
+
+    def evaluate(self, ctx, build):
+        if ctx.tidy.experiment(self.experiment_name) is None:
+            return missing(*ctx.tidy.missing(self.experiment_name).split(": ", 1))
+        cells, ranked = top_waits(ctx, self.experiment_name, build, self.engine, self.tables)
+        if not ranked:
+            return missing("data", f"no lock or synchronisation waits of {self.engine} in "
+                                   f"{self.experiment_name} (Performance Schema off, or no wait time)")
+        top = ranked[:self.top_n]
+        rank = next((i for i, (e, _) in enumerate(ranked, 1) if re.search(self.pattern, e)), None)
+        c = cells[0] if cells else None
+        listed = ", ".join(f"{event_label(e)} {100 * s:.0f}%" for e, s in top)
+        found = (f"{event_label(ranked[rank - 1][0])} ranks {rank} of {len(ranked)} "
+                 f"({100 * ranked[rank - 1][1]:.0f}%)" if rank else "not among the measured waits")
+        measured = f"{found}; top {len(top)} of {self.engine}" + (f" ({cell_where(c, c)})" if c else "") + \
+            f": {listed}"
+        if rank and rank <= self.top_n:
+            res = Result(measured, REPRODUCED, f"the published wait is number {rank} of the top "
+                                              f"{self.top_n}", cells=cells)
+        else:
+            where = f"number {rank} of {len(ranked)}" if rank else "not among the measured waits"
+            res = Result(measured, NOT_REPRODUCED, f"the published wait is {where}, not in the top "
+                                                    f"{self.top_n}", cells=cells)
+        res.reason += flagged(cells)
+        return _gated(self, ctx, res, cells)
+
+
+# --- evaluation -----------------------------------------------------------------------
+
+def all_claims() -> list[Claim]:
+    from .studies import STUDIES
+    return [c for s in STUDIES.values() for c in s.CLAIMS]
+
+
+def evaluate(tidy: T.Tidy, claims: list[Claim] | None = None) -> list[dict]:
+    """One row (CSV_FIELDS) per claim and build, in the studies' order."""
+    ctx = Context.of(tidy)
+    rows = []
+    for c in (all_claims() if claims is None else claims):
+        for build in c.builds(ctx):
+            rows.append(c.row(ctx, build))
+    return rows
+
+
+def invariant_violations(rows: list[dict], level: float | None = None) -> list[str]:
+    """Rows that say reproduced (or not reproduced) without their interval lying
+    entirely on the published (other) side at the coverage asked for: must be none."""
+    bad = []
+    for r in rows:
+        if r["verdict"] not in (REPRODUCED, NOT_REPRODUCED) or not r.get("side"):
             continue
-        outcomes.append(gain[8] > gain[1] * (1 + margin))
-        parts.append(f"{engine}: {lo}→{hi} cores gives {gain[8]:.2f}× with 8 tables, "
-                     f"{gain[1]:.2f}× with 1; {peak}")
-    if not parts:
-        parts.append("no data")
-    verdict = (NOT_MEASURABLE if not outcomes
-               else REPRODUCED if all(outcomes) else NOT_REPRODUCED)
-    return "; ".join(parts), verdict
-
-
-@claim("A3-TRX-beats-autocommit", "A3", "oltp_ro",
-       "OLTP_RO, 8 tables: transactions on (BEGIN/COMMIT) beat autocommit",
-       "InnoDB 250K vs 215K (1.16×); MyISAM 220K vs 200K (1.10×)",
-       macro="TrxBeatsAutocommit")
-def trx_beats_autocommit(view, cfg):
-    return variant_wins(view, cfg, "oltp_ro", {"trx": "on"}, {"trx": "off"}, "trx on and off")
-
-
-@claim("A3-PS-PFS-off-faster", "A3", "ps_pfs",
-       "Point-Selects, 8 tables: Performance Schema off + prepared statements "
-       "faster than the default (PFS on, no prepared statements)",
-       "InnoDB 250K vs 210K (1.19×); MyISAM 430K vs 360K (1.19×)", macro="PsPfsFaster")
-def ps_pfs_faster(view, cfg):
-    return variant_wins(view, cfg, "ps_pfs", {"ps": "on", "pfs": "off"}, {"ps": "off", "pfs": "on"},
-                        "PS on/PFS off and PS off/PFS on")
-
-
-@claim("A3-SPIN-256-slightly-lower", "A3", "spin_wait",
-       "Point-Selects, InnoDB, 8 tables: innodb_spin_wait_delay=256 slightly lower than 96",
-       "200K vs 210K QPS (0.95×)", macro="SpinLower")
-def spin_256_lower(view, cfg):
-    hi, base, r = variant_ratio(view, "spin_wait", "InnoDB", {"spin_wait_delay": "256"},
-                                {"spin_wait_delay": "96"})
-    if not r:
-        return "needs InnoDB with spin_wait_delay 96 and 256 on 8 tables", NOT_MEASURABLE
-    lo = 1 - setting(cfg, "slight_max")
-    measured = f"256: {fmt_k(hi)} vs 96: {fmt_k(base)} QPS ({r:.2f}×; slightly = {lo:g}–1)"
-    ok = lo <= r < 1 - setting(cfg, "win_margin")
-    return measured, REPRODUCED if ok else NOT_REPRODUCED
-
-
-@claim("A3-RO-innodb-read-only-faster", "A3", "read_only",
-       "Point-Selects, InnoDB, 8 tables: the read-only path (innodb_read_only=1) is faster",
-       "450K vs 210K QPS (2.14×)", macro="ReadOnlyFaster")
-def read_only_faster(view, cfg):
-    on, off, r = variant_ratio(view, "read_only", "InnoDB", {"innodb_read_only": "on"},
-                               {"innodb_read_only": "off"})
-    if not r:
-        return "needs InnoDB with innodb_read_only off and on, 8 tables", NOT_MEASURABLE
-    measured = f"on {fmt_k(on)} vs off {fmt_k(off)} QPS ({r:.2f}×)"
-    return measured, REPRODUCED if r > 1 + setting(cfg, "win_margin") else NOT_REPRODUCED
-
-
-# --- Study B: the MEMORY engine ----------------------------------------------
-
-def _explain_text(plans):
-    return "/".join(f"{t or '?'}" + (f" ({rows} rows)" if rows else "") for t, _, rows in plans)
-
-
-@claim("B1-HASH-range-full-scan", "B1", "simple_ranges",
-       "Range queries on MEMORY's default HASH index are full scans (EXPLAIN type ALL); "
-       "an index USING BTREE restores range scans",
-       "EXPLAIN: ALL with HASH, range with BTREE", macro="MemoryHashScan")
-def hash_range_full_scan(view, cfg):
-    hash_plans = explain_of(view, "simple_ranges", "MEMORY")
-    btree_plans = explain_of(view, "simple_ranges", "MEMORY-BTREE")
-    if not hash_plans or not btree_plans:
-        missing = [e for e, p in (("MEMORY", hash_plans), ("MEMORY-BTREE", btree_plans)) if not p]
-        return f"no EXPLAIN of a range statement for {' and '.join(missing)}", NOT_MEASURABLE
-    measured = (f"MEMORY (HASH): {_explain_text(hash_plans)}; "
-                f"MEMORY-BTREE: {_explain_text(btree_plans)}")
-    ok = ({t for t, _, _ in hash_plans} == {"ALL"}
-          and {t for t, _, _ in btree_plans} == {"range"})
-    return measured, REPRODUCED if ok else NOT_REPRODUCED
-
-
-@claim("B1-HASH-range-throughput", "B1", "simple_ranges",
-       "Simple-Ranges: with HASH, MEMORY collapses (full scans); BTREE restores throughput",
-       "0–2 TPS with HASH", macro="MemoryHashGap")
-def hash_range_throughput(view, cfg):
-    qb, qh, r = engine_ratio(view, "simple_ranges", "MEMORY-BTREE", "MEMORY")
-    if not r:
-        missing = [e for e, v in (("MEMORY", qh), ("MEMORY-BTREE", qb)) if not v]
-        return f"no Simple-Ranges QPS for {' and '.join(missing)}", NOT_MEASURABLE
-    need = setting(cfg, "much_faster")
-    size = view.table_size("simple_ranges")
-    measured = (f"MEMORY-BTREE {fmt_k(qb)} vs MEMORY (HASH) {fmt_k(qh)} QPS ({r:.2f}×; "
-                f"collapse means ≥ {need:g}×)" + (f", tables of {size:,} rows" if size else ""))
-    return measured, REPRODUCED if r >= need else NOT_REPRODUCED
-
-
-@claim("B2-MEMORY-8pct-over-InnoDB", "B2", "oltp_ro",
-       "Read-only (OLTP_RO): MEMORY only about 8% faster than InnoDB (server layer is the limit)",
-       "+8% (1.08×)", macro="MemoryEightPct")
-def memory_eight_percent(view, cfg):
-    mem = memory_engine(view, "oltp_ro")
-    qm = view.best("oltp_ro", engine=mem) if mem else None
-    qi = view.best("oltp_ro", engine="InnoDB")
-    r = ratio(qm, qi)
-    if not r:
-        missing = [e for e, v in (("MEMORY", qm), ("InnoDB", qi)) if not v]
-        return f"no OLTP_RO QPS for {' and '.join(missing)}", NOT_MEASURABLE
-    tol = setting(cfg, "memory_gain_tolerance")
-    measured = (f"{mem} {fmt_k(qm)} vs InnoDB {fmt_k(qi)} QPS (peaks, {r:.2f}× = "
-                f"{(r - 1) * 100:+.0f}%; tolerance ±{tol * 100:g} points), "
-                f"{fmt_cores(view.cores('oltp_ro'))}")
-    return measured, REPRODUCED if abs(r - B2_PUBLISHED_RATIO) <= tol else NOT_REPRODUCED
-
-
-@claim("B3-MEMORY-writes-limited", "B3", "read_write",
-       "MEMORY is effectively single-threaded for writes (table locks): its read-write "
-       "throughput is limited (below InnoDB, with table-lock waits)",
-       "qualitative: read-write mix limited by table locks", macro="MemoryWrites")
-def memory_writes_limited(view, cfg):
-    qm = view.best("read_write", engine="MEMORY")
-    qi = view.best("read_write", engine="InnoDB")
-    r = ratio(qm, qi)
-    if not r:
-        missing = [e for e, v in (("MEMORY", qm), ("InnoDB", qi)) if not v]
-        return f"no read-write QPS for {' and '.join(missing)}", NOT_MEASURABLE
-    wm = lock_wait_pct(view, "read_write", "MEMORY")
-    wi = lock_wait_pct(view, "read_write", "InnoDB")
-    locks = ("table-lock waits " + ", ".join(
-        f"{e} {w:.1f}%" for e, w in (("MEMORY", wm), ("InnoDB", wi)) if w is not None)
-        if wm is not None or wi is not None else "no table-lock counters")
-    measured = f"MEMORY {fmt_k(qm)} vs InnoDB {fmt_k(qi)} QPS ({r:.2f}×); {locks}"
-    few = _too_few_cores(view, cfg, ("read_write",), measured,
-                         "telling table-lock serialisation from a CPU limit")
-    if few:
-        return few
-    ok = r < 1 - setting(cfg, "win_margin") and (wm is None or wi is None or wm > wi)
-    return measured, REPRODUCED if ok else NOT_REPRODUCED
-
-
-@claim("B4-single-table-bottleneck", "B4", ("point_select", "oltp_ro"),
-       "A single sysbench table provokes server bottlenecks that several tables avoid "
-       "(8 tables faster than 1 at the most cores)",
-       "qualitative: LOCK_open, MDL, index mutex with 1 table", macro="SingleTable")
-def single_table_bottleneck(view, cfg):
-    margin = setting(cfg, "win_margin")
-    parts, outcomes = [], []
-    for experiment in ("point_select", "oltp_ro"):
-        for engine in sorted({r["engine"] for r in view.rows(experiment)}):
-            c, q8, q1, r = tables_ratio(view, experiment, engine)
-            if not r:
-                continue
-            outcomes.append(r > 1 + margin)
-            parts.append(f"{experiment} {engine} 8/1 tables {r:.2f}×")
-    if not outcomes:
-        return "needs 1 and 8 tables on the same cores", NOT_MEASURABLE
-    measured = "; ".join(parts)
-    few = _too_few_cores(view, cfg, ("point_select", "oltp_ro"), measured, "mutex contention")
-    if few:
-        return few
-    return measured + f" ({fmt_cores(view.cores('point_select', 'oltp_ro'))})", \
-        REPRODUCED if all(outcomes) else NOT_REPRODUCED
-
-
-# --- evaluation -------------------------------------------------------------
-
-def evaluate(summaries, config=None, extras=None):
-    """One result dict (CSV_FIELDS) per claim and build.
-
-    `summaries` maps experiment name -> parsed summary rows; `config` is the
-    resolved config (its `claims:` section is passed to the claim functions);
-    `extras` maps kind ('explain', 'status', ...) -> experiment -> rows.
-    """
-    config = config or {}
-    cfg = config.get("claims") or {}
-    results = []
-    for c in CLAIMS:
-        rows = [r for e in c.experiments for r in summaries.get(e) or []]
-        builds = sorted({r.get("build", "") for r in rows}) or [""]
-        for build in builds:
-            view = View(build, summaries, extras or {}, config)
-            if not any(view.all_rows(e) for e in c.experiments):
-                measured = "; ".join(view.missing(e) for e in c.experiments)
-                verdict = NOT_MEASURABLE
-            else:
-                try:
-                    measured, verdict = c.evaluate(view, cfg)
-                except (LookupError, ValueError, TypeError, ZeroDivisionError) as e:
-                    measured, verdict = f"cannot evaluate ({type(e).__name__})", NOT_MEASURABLE
-            if verdict not in VERDICTS:
-                raise ValueError(f"claim {c.id}: invalid verdict {verdict!r}")
-            results.append(dict(id=c.id, study=c.study, experiment=c.experiment,
-                                build=build, claim=c.text, published=c.published,
-                                measured=measured, verdict=verdict))
-    return results
+        lo, hi, t = float(r["ratio_lo"]), float(r["ratio_hi"]), float(r["threshold"])
+        th = float(r["threshold_hi"]) if r.get("threshold_hi") else None
+        side = r["side"]
+        on = (lo > t if side == "above" else hi < t if side == "below" else t <= lo and hi <= th)
+        off = (hi <= t if side == "above" else lo >= t if side == "below" else hi < t or lo > th)
+        ok = on if r["verdict"] == REPRODUCED else off
+        if level is not None and float(r["coverage"]) < level:
+            ok = False
+        if not ok:
+            bad.append(f"{r['claim']} ({r['build']}): {r['verdict']} with [{lo}, {hi}] vs {side} {t}")
+    return bad

@@ -40,7 +40,7 @@ def cmd_check_config(a):
 def cmd_fetch_build(a):
     entry = _lock_entry(a.lock, a.name)
     builds.fetch(a.name, entry, Path(a.out), Path(a.artifact) if a.artifact else None,
-                 lock_path=Path(a.lock))
+                 lock_path=Path(a.lock), provider=a.provider)
 
 
 def cmd_verify_build(a):
@@ -99,6 +99,21 @@ def cmd_tidy(a):
               a.cv_threshold, a.profile, Path(a.extra_dir) if a.extra_dir else None)
 
 
+def cmd_claims_print(a):
+    """One line per declared claim, from the same claims.csv the paper's table is made of."""
+    import csv
+    with open(a.claims, newline="") as f:
+        rows = list(csv.DictReader(f))
+    width = max((len(r.get("claim", "")) for r in rows), default=10)
+    for r in rows:
+        print(f"{r.get('claim', ''):<{width}}  {r.get('verdict', ''):<19}  published {r.get('published', '')};"
+              f" measured {r.get('measured', '')}; {r.get('reason', '')}")
+    counts = {}
+    for r in rows:
+        counts[r.get("verdict", "")] = counts.get(r.get("verdict", ""), 0) + 1
+    print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())), file=sys.stderr)
+
+
 def cmd_reap(a):
     from . import docker_backend
     # containers labelled with the session/run (docker rm -f; a no-op without an engine)
@@ -107,6 +122,11 @@ def cmd_reap(a):
     from . import postgres
     killed += postgres.reap(a.run, a.session)
     placement.remove_stale_cgroups()
+    from .kinds import frame
+    import shutil
+    for d in frame.stale_work_dirs():
+        shutil.rmtree(d, ignore_errors=True)
+        print(f"removed the work directory of a dead cell: {d}", file=sys.stderr)
     if removed:
         print(f"reaped labelled containers: {' '.join(c[:12] for c in removed)}", file=sys.stderr)
     if killed:
@@ -131,6 +151,8 @@ def parser() -> argparse.ArgumentParser:
         if name == "fetch-build":
             s.add_argument("--out", required=True)
             s.add_argument("--artifact", help="use this downloaded artifact instead of fetching")
+            s.add_argument("--provider", default="direct", choices=list(builds.BUILD_PROVIDERS),
+                           help="direct (the lock's package client), nix (a Nix store path), auto")
         else:
             s.add_argument("--build-dir", required=True)
         if name == "bootstrap":
@@ -191,6 +213,10 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_tidy)
 
     sub.add_parser("report", help="paper/generated/*.tex from tidy data (see harness.report)")
+
+    s = sub.add_parser("claims-print", help="one line per claim of a claims.csv")
+    s.add_argument("claims")
+    s.set_defaults(fn=cmd_claims_print)
 
     s = sub.add_parser("reap", help="kill labelled servers, remove stale cgroups")
     s.add_argument("--run", help="only this run id")

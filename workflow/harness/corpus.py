@@ -154,6 +154,7 @@ ABSTRACT_SHARE = 0.6
 ABSTRACT_MEDIAN, ABSTRACT_SIGMA = 176.0, 0.36  # p10 80, p50 176, p90 272 tokens
 AUTHORS_EXTRA_MEAN = 2.2                      # 1 + Poisson(2.2): mean 3.2, capped at 10
 _BATCH = 2000
+_MAX_VOCABULARY = 400_000  # ~2.2M rows; OHSUMED's 348,566 rows need ~180,000 types
 
 
 def _forbidden() -> set[str]:
@@ -208,9 +209,7 @@ class _Sampler:
     by random bytes whose high bits are masked off (itemgetter does the lookups)."""
 
     def __init__(self, items: list[str], s: float, q: float):
-        self.bits = max(22, (32 * len(items) - 1).bit_length())
-        if self.bits > 24:
-            raise CorpusError(f"rows: a vocabulary of {len(items)} types is beyond the sampler; use fewer rows")
+        self.bits = min(24, max(22, (32 * len(items) - 1).bit_length()))
         slots = 1 << self.bits
         weights = [1.0 / (r + q) ** s for r in range(1, len(items) + 1)]
         total = sum(weights)
@@ -305,10 +304,11 @@ def generate(out: Path, *, rows: int = 20000, seed: int = 1) -> dict:
         raise CorpusError(f"seed: {seed!r} is not an integer; use an integer such as 1")
     rng = random.Random(seed)
     expected_tokens = rows * (TITLE_MEDIAN + ABSTRACT_SHARE * ABSTRACT_MEDIAN)
-    vocab_size = max(5000, int(33.6 * expected_tokens ** 0.49))  # Heaps' law of the real text
+    # Heaps' law of the real text (capped where the sampler's 2**24 slots would get too coarse)
+    vocab_size = min(_MAX_VOCABULARY, max(5000, int(33.6 * expected_tokens ** 0.49)))
     vocab = _vocabulary(rng, vocab_size)
     words = _Sampler(vocab, ZIPF_S, ZIPF_Q)
-    names = _Sampler(_surnames(rng, max(3000, rows // 3)), 1.0, 1.0)
+    names = _Sampler(_surnames(rng, min(_MAX_VOCABULARY, max(3000, rows // 3))), 1.0, 1.0)
     plan, planted, decoys = _plant_plan(rng, rows)
     authors_cdf = _poisson_cdf(AUTHORS_EXTRA_MEAN, 9)
     stats = {"title_tokens": 0, "with_abstract": 0, "abstract_tokens": 0, "authors": 0}
@@ -392,12 +392,16 @@ def read_meta(corpus_dir: Path) -> dict:
 def verify_tsv(corpus_dir: Path) -> dict:
     """read_meta, and the TSV's size and sha256 must be the ones corpus.json records."""
     meta = read_meta(corpus_dir)
-    tsv = Path(corpus_dir) / "corpus.tsv"
-    size, sha = _size_sha256(tsv)
-    if size != meta["bytes"] or sha != meta["sha256"]:
-        raise CorpusError(f"{tsv}: {size} bytes, sha256 {sha}, but corpus.json says {meta['bytes']} bytes, "
-                          f"sha256 {meta['sha256']}; the file changed: make the corpus again")
+    check_tsv(corpus_dir, meta, *size_sha256(Path(corpus_dir) / "corpus.tsv"))
     return meta
+
+
+def check_tsv(corpus_dir: Path, meta: dict, size: int, sha: str | None = None) -> None:
+    """Refuse a TSV whose size (and sha256, when given) differ from corpus.json's."""
+    if size != meta["bytes"] or (sha is not None and sha != meta["sha256"]):
+        tsv = Path(corpus_dir) / "corpus.tsv"
+        raise CorpusError(f"{tsv}: {size} bytes, sha256 {sha or '(not computed)'}, but corpus.json says "
+                          f"{meta['bytes']} bytes, sha256 {meta['sha256']}; the file changed: make the corpus again")
 
 
 def document_frequencies(tsv: Path, words) -> dict[str, int]:
@@ -414,7 +418,8 @@ def document_frequencies(tsv: Path, words) -> dict[str, int]:
 
 
 # -- the real OHSUMED ---------------------------------------------------------------
-def _size_sha256(path: Path) -> tuple[int, str]:
+def size_sha256(path: Path) -> tuple[int, str]:
+    """(bytes, sha256) of a file, read in 1 MiB chunks (hashlib releases the GIL)."""
     h, size = hashlib.sha256(), 0
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -429,7 +434,7 @@ def verify_archive(path: Path, size: int = OHSUMED_SIZE, sha256: str = OHSUMED_S
     if not path.is_file():
         raise CorpusError(f"{path}: no such archive; fetch it with corpus.fetch_ohsumed "
                           f"(needs internet) or copy {OHSUMED_ARCHIVE} there")
-    actual_size, actual_sha = _size_sha256(path)
+    actual_size, actual_sha = size_sha256(path)
     if actual_size != size or actual_sha != sha256:
         raise CorpusError(f"{path}: {actual_size} bytes, sha256 {actual_sha}; expected {size} bytes, "
                           f"sha256 {sha256}: truncated or corrupted, delete it and fetch it again")

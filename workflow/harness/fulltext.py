@@ -7,6 +7,7 @@ Works with any `srv` that has `.query(sql, db=None) -> list[tuple]` and
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import time
 from pathlib import Path
@@ -40,6 +41,8 @@ _INNODB_OPTIONS = {"innodb_ft_min_token_size": 3, "innodb_ft_max_token_size": 84
                    "innodb_ft_enable_stopword": "ON"}
 # LOAD DATA LOCAL: the client reads the file, so it works with a server in a container
 _LOAD_OPTIONS = {"local_infile": "ON"}
+
+_NOT_ALLOWED = 1148  # ER_NOT_ALLOWED_COMMAND: LOAD DATA LOCAL is off on the server or client
 
 CHARSET = "latin1"  # the 5.6 default (latin1_swedish_ci: case-insensitive), explicit for MariaDB
 
@@ -106,7 +109,7 @@ def tokenizer_settings(srv, keywords=corpus.KEYWORDS) -> dict:
     return got
 
 
-def _local_infile_connection(srv, db: str):
+def _local_infile_connection(srv, db: str | None = None):
     """A connection like srv.connect(db) that may send LOAD DATA LOCAL files (a PyMySQL
     client flag fixed at connect time, so a second connection with the same credentials)."""
     base = srv.connect(db)
@@ -130,44 +133,63 @@ def default_table(engine: str) -> str:
 def load(srv, engine: str, corpus_dir: Path, db: str = "fts", table: str | None = None) -> dict:
     """(Re)create `db`.`table` as the study's (docid int NOT NULL PRIMARY KEY, content text)
     in `engine`, LOAD DATA LOCAL the corpus TSV through the client connection, then
-    ALTER TABLE ... ADD FULLTEXT INDEX (content); return rows, load_s, index_s, bytes."""
+    ALTER TABLE ... ADD FULLTEXT INDEX (content); return rows, load_s, index_s, bytes.
+    A TSV whose size or sha256 differs from corpus.json's is refused (the table dropped)."""
     if engine not in ENGINES:
         raise FulltextError(f"engine: {engine} has no study A1 table; use one of {', '.join(ENGINES)}")
-    meta = corpus.verify_tsv(corpus_dir)  # a changed TSV is refused, not loaded
+    meta = corpus.read_meta(corpus_dir)
     tsv = (Path(corpus_dir) / "corpus.tsv").resolve()
+    corpus.check_tsv(corpus_dir, meta, tsv.stat().st_size)  # a truncated TSV is never loaded
     table = table or default_table(engine)
-    srv.query(f"CREATE DATABASE IF NOT EXISTS `{db}`")
-    with contextlib.closing(_local_infile_connection(srv, db)) as con, con.cursor() as cur:
+    with contextlib.closing(_local_infile_connection(srv)) as con, con.cursor() as cur:
+        cur.execute(f"CREATE DATABASE IF NOT EXISTS `{db}`")
+        con.select_db(db)
         cur.execute(f"DROP TABLE IF EXISTS `{table}`")
         cur.execute(f"CREATE TABLE `{table}` (docid int NOT NULL PRIMARY KEY, content text) "
                     f"ENGINE={engine} DEFAULT CHARSET={CHARSET}")
+        try:
+            rows, load_s = _load_data(cur, db, table, corpus_dir, meta)
+            t0 = time.perf_counter()
+            try:
+                cur.execute(f"ALTER TABLE `{table}` ADD FULLTEXT INDEX (content)")
+            except pymysql.err.MySQLError as e:
+                raise FulltextError(f"engine: {engine} cannot build a FULLTEXT index here ({e.args[-1]}); "
+                                    f"use an engine of fulltext.engines_with_fts(family)") from None
+            index_s = time.perf_counter() - t0
+        except (FulltextError, corpus.CorpusError):
+            cur.execute(f"DROP TABLE IF EXISTS `{table}`")  # never leave a table that is not the corpus
+            raise
+    return {"engine": engine, "db": db, "table": table, "kind": meta["kind"], "rows": rows,
+            "bytes": meta["bytes"], "sha256": meta["sha256"], "load_s": round(load_s, 3),
+            "index_s": round(index_s, 3)}
+
+
+def _load_data(cur, db: str, table: str, corpus_dir: Path, meta: dict) -> tuple[int, float]:
+    """LOAD DATA LOCAL the corpus TSV into the (empty) table, checking the TSV's sha256
+    on the client CPU meanwhile, then warnings and row count; (rows, seconds)."""
+    tsv, where = (Path(corpus_dir) / "corpus.tsv").resolve(), f"{db}.{table}"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        digest = pool.submit(corpus.size_sha256, tsv)
         t0 = time.perf_counter()
         try:
             rows = cur.execute(f"LOAD DATA LOCAL INFILE %s INTO TABLE `{table}` CHARACTER SET {CHARSET} "
                                r"FIELDS TERMINATED BY '\t' ESCAPED BY '\\' LINES TERMINATED BY '\n' "
                                "(docid, content)", (str(tsv),))
         except pymysql.err.MySQLError as e:
-            raise FulltextError(f"load {db}.{table}: LOAD DATA LOCAL failed ({e.args[-1]}); the server needs "
-                                f"local_infile=ON (fulltext.server_options)") from None
+            hint = ("the server needs local_infile=ON (fulltext.server_options)" if e.args[0] == _NOT_ALLOWED
+                    else "see the server's error log")
+            raise FulltextError(f"load {where}: LOAD DATA LOCAL failed ({e.args[-1]}); {hint}") from None
         load_s = time.perf_counter() - t0
-        cur.execute("SHOW WARNINGS")
-        warnings = cur.fetchall()
-        if warnings:
-            raise FulltextError(f"load {db}.{table}: {len(warnings)} warnings, first: {warnings[0][2]}; "
-                                f"fix {tsv} (make the corpus again)")
-        if rows != meta["rows"]:
-            raise FulltextError(f"load {db}.{table}: {rows} rows loaded, corpus.json says {meta['rows']}; "
-                                f"make the corpus again")
-        t0 = time.perf_counter()
-        try:
-            cur.execute(f"ALTER TABLE `{table}` ADD FULLTEXT INDEX (content)")
-        except pymysql.err.MySQLError as e:
-            raise FulltextError(f"engine: {engine} cannot build a FULLTEXT index here ({e.args[-1]}); "
-                                f"use an engine of fulltext.engines_with_fts(family)") from None
-        index_s = time.perf_counter() - t0
-    return {"engine": engine, "db": db, "table": table, "kind": meta["kind"], "rows": rows,
-            "bytes": meta["bytes"], "sha256": meta["sha256"], "load_s": round(load_s, 3),
-            "index_s": round(index_s, 3)}
+        corpus.check_tsv(corpus_dir, meta, *digest.result())
+    cur.execute("SHOW WARNINGS")
+    warnings = cur.fetchall()
+    if warnings:
+        raise FulltextError(f"load {where}: {len(warnings)} warnings, first: {warnings[0][2]}; "
+                            f"fix {tsv} (make the corpus again)")
+    if rows != meta["rows"]:
+        raise FulltextError(f"load {where}: {rows} rows loaded, corpus.json says {meta['rows']}; "
+                            f"make the corpus again")
+    return rows, load_s
 
 
 def count_gate(srv, tables: dict, expected: dict | None, db: str = "fts") -> list[dict]:

@@ -154,9 +154,25 @@ def stale_cgroups() -> list[Path]:
     return out
 
 
+def _owner_alive(cg: Path) -> bool:
+    """A cgroup is named after its run id, which ends in the harness's pid: while that
+    process lives the cgroup is another run's, being filled right now (created, tasks
+    not yet in it), never stale. Without a pid in the name, a young cgroup is spared."""
+    m = re.search(r"-(\d+)$", cg.name)
+    if m:
+        return Path(f"/proc/{m.group(1)}").exists()
+    try:
+        return time.time() - cg.stat().st_mtime < 120
+    except OSError:
+        return False
+
+
 def remove_stale_cgroups() -> None:
-    """rmdir every leftover cgroup of ours; one still in use (not empty) is left alone."""
+    """rmdir every leftover cgroup of ours whose run is gone; one still in use (not
+    empty) or whose run still lives (a concurrent pipeline's) is left alone."""
     for cg in stale_cgroups():
+        if _owner_alive(cg):
+            continue
         try:
             cg.rmdir()
         except OSError:

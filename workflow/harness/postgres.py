@@ -156,7 +156,7 @@ def _check_reachable(datadir: Path, ids: tuple[int, int] | None) -> None:
                           f"chmod o+x {parent}, or choose a datadir under a directory it can enter")
 
 
-class PgServer:
+class PgServer(procs.Managed):
     """`with PgServer(datadir=..., rundir=..., run_id=..., cpus=[0]) as pg: pg.query(sql)`."""
 
     def __init__(self, *, datadir: Path, rundir: Path, run_id: str, cpus, mechanism: str = "auto",
@@ -180,35 +180,6 @@ class PgServer:
         self.argv: list[str] = []
         self._ids: tuple[int, int] | None = None
         self._old_handlers: dict = {}
-
-    # -- lifecycle -----------------------------------------------------------
-    def __enter__(self):
-        self._trap_signals()
-        try:
-            self.start()
-        except BaseException:
-            self.stop(kill=True)
-            self._restore_signals()
-            raise
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        try:
-            self.stop(kill=exc_type is not None)
-        finally:
-            self._restore_signals()
-        return False
-
-    def _trap_signals(self):
-        def handler(signum, frame):
-            raise KeyboardInterrupt(f"signal {signum}")
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            self._old_handlers[sig] = signal.signal(sig, handler)
-
-    def _restore_signals(self):
-        for sig, old in self._old_handlers.items():
-            signal.signal(sig, old)
-        self._old_handlers.clear()
 
     def _preexec(self, place: placement.Placement | None):
         ids = self._ids

@@ -103,3 +103,47 @@ def reap(run_id: str | None = None, session: str | None = None) -> list[int]:
     for pid in pids:
         terminate(pid, timeout=10.0)
     return pids
+
+
+class Managed:
+    """A server's `with` lifecycle, shared by mysqld (harness.server) and PostgreSQL
+    (harness.postgres): SIGINT/SIGTERM/SIGHUP become KeyboardInterrupt while it runs
+    (so the `with` unwinds and stops it), a failed start is killed, the handlers are
+    restored on the way out. Subclasses give start() and stop(kill)."""
+
+    _old_handlers: dict
+
+    def start(self):  # pragma: no cover - subclasses
+        raise NotImplementedError
+
+    def stop(self, kill: bool = False):  # pragma: no cover - subclasses
+        raise NotImplementedError
+
+    def __enter__(self):
+        self._trap_signals()
+        try:
+            self.start()
+        except BaseException:
+            self.stop(kill=True)
+            self._restore_signals()
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self.stop(kill=exc_type is not None)
+        finally:
+            self._restore_signals()
+        return False
+
+    def _trap_signals(self):
+        def handler(signum, frame):
+            raise KeyboardInterrupt(f"signal {signum}")
+        self._old_handlers = {}
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            self._old_handlers[sig] = signal.signal(sig, handler)
+
+    def _restore_signals(self):
+        for sig, old in getattr(self, "_old_handlers", {}).items():
+            signal.signal(sig, old)
+        self._old_handlers = {}

@@ -14,13 +14,12 @@ warning on stderr that `placement_info()["fallback"]` keeps."""
 from __future__ import annotations
 
 import contextlib
-import signal
 import time
 from pathlib import Path
 
 import pymysql
 
-from . import backends, builds, mycnf
+from . import backends, builds, mycnf, procs
 
 BACKENDS = backends.NAMES
 
@@ -37,7 +36,7 @@ def _err_tail(log: Path, n: int = 1) -> str:
     return " | ".join(lines[-n:]) if lines else "see " + str(log)
 
 
-class Server:
+class Server(procs.Managed):
     """Start with `with Server(...) as srv:`; `srv.connect()` gives a PyMySQL connection."""
 
     def __init__(self, *, name: str, entry: dict, build_dir: Path, datadir: Path, rundir: Path,
@@ -61,7 +60,6 @@ class Server:
         self.cnf = self.rundir / "my.cnf"
         self.cnf_text = ""
         self.mysqld: Path | None = None
-        self._old_handlers: dict = {}
         try:
             self.runner = backends.make(
                 backend, run_id=run_id, cpus=self.cpus, mechanism=mechanism,
@@ -96,35 +94,7 @@ class Server:
         host, "fallback": the reason (manifests and the paper repeat it)."""
         return self.runner.info()
 
-    # -- lifecycle -----------------------------------------------------------
-    def __enter__(self):
-        self._trap_signals()
-        try:
-            self.start()
-        except BaseException:
-            self.stop(kill=True)
-            self._restore_signals()
-            raise
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        try:
-            self.stop(kill=exc_type is not None)
-        finally:
-            self._restore_signals()
-        return False
-
-    def _trap_signals(self):
-        def handler(signum, frame):
-            raise KeyboardInterrupt(f"signal {signum}")
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            self._old_handlers[sig] = signal.signal(sig, handler)
-
-    def _restore_signals(self):
-        for sig, old in self._old_handlers.items():
-            signal.signal(sig, old)
-        self._old_handlers.clear()
-
+    # -- lifecycle (`with`: procs.Managed) --------------------------------------
     def start(self):
         self.mysqld = builds.verify_installed(self.name, self.entry, self.build_dir)
         self.rundir.mkdir(parents=True, exist_ok=True)

@@ -71,9 +71,13 @@ def run_row(m: dict, cell_dir: Path | None = None) -> dict:
             qps_server = round(counters.server_qps({k: 0 for k in after}, after, window,
                                                    counters.SNAPSHOT_STATEMENTS), 3)
     drv = m.get("driver", {})
+    mem = m.get("memory") or {}
     return {**key_row(m), "rep": m["factors"]["rep"], "qps": r["qps"], "qps_server": qps_server,
             "tps": r["tps"], "lat_p95_ms": r["lat_p95_ms"], "errors": r["errors"],
             "client_cpu_util": drv.get("client_cpu_util", ""),
+            "client_saturated": drv.get("client_saturated", ""),
+            "memory_fits": mem.get("fits", ""), "data_bytes": (mem.get("data_bytes", 0) + mem.get("index_bytes", 0))
+            if mem else "", "buffer_bytes": mem.get("buffer_bytes", ""),
             "duration_s": m["timing"]["duration_s"], "backend": m["placement"]["backend"],
             "mechanism": m["placement"]["mechanism"]}
 

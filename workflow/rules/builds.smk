@@ -7,8 +7,11 @@ rule fetch_build:
         directory("resources/builds/{build}"),
     log:
         "logs/fetch_build/{build}.log",
+    params:
+        provider=CFG["build_provider"],
     shell:
-        "{HARNESS} fetch-build --name {wildcards.build} --out {output} 2>&1 | tee {log}"
+        "{HARNESS} fetch-build --name {wildcards.build} --provider {params.provider} --out {output}"
+        " > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
 rule bootstrap_template:
@@ -24,7 +27,7 @@ rule bootstrap_template:
         mechanism=CFG["placement"]["mechanism"],
     shell:
         "{HARNESS} bootstrap --name {wildcards.build} --build-dir {input} --out {output}"
-        " --backend {params.backend} --mechanism {params.mechanism} 2>&1 | tee {log}"
+        " --backend {params.backend} --mechanism {params.mechanism} > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
 rule official_check:

@@ -2,11 +2,19 @@
 # Nothing here depends on a measurement rule's code: re-plotting never re-measures.
 #
 # Which tidy files a figure reads, and so whether it is drawn at all, is the
-# table harness.report.FIGURES: a figure whose experiments are all disabled in
-# the profile is not required, and the paper says so (\ifHasFig... flags).
+# figures table harness.report.FIGURES (gathered from harness.studies): a
+# figure whose experiments are all disabled in the profile is not required,
+# and the paper says so (\ifHasFig... flags).
+import glob  # noqa: E402
+
 from harness import report as hreport  # noqa: E402  (sys.path set in common.smk)
+from harness.studies import STUDIES  # noqa: E402
 
 TIDY = "data/tidy"
+# the code the generated tables and macros come from (a change re-runs them)
+REPORT_CODE = sorted(glob.glob("workflow/harness/report/*.py") + glob.glob("workflow/harness/studies/*.py")) + [
+    f"workflow/harness/{m}.py" for m in ("claims", "tidydata", "verdict", "stats", "factors")
+]
 
 
 def figure_csvs(name):
@@ -24,6 +32,20 @@ def figure_input(name):
         "script": "workflow/R/" + hreport.FIGURES[name]["script"],
         "theme": "workflow/R/theme.R",
     }
+
+
+rule factor_table:
+    """harness.factors as CSV: the R scripts' words, baselines and value order."""
+    input:
+        "workflow/harness/factors.py",
+    output:
+        f"{TIDY}/{hreport.FACTOR_TABLE}",
+    log:
+        "logs/tidy/factors.log",
+    run:
+        from harness import atomic
+
+        atomic.write_text(output[0], hreport.factor_table_csv())
 
 
 rule figure:
@@ -50,15 +72,9 @@ rule generated_tex:
         unsupported=f"{TIDY}/unsupported.csv",
         official=f"{TIDY}/official_check.json",
         config=f"{TIDY}/config.resolved.yaml",
-        code=["workflow/harness/report.py", "workflow/harness/claims.py"],
+        code=REPORT_CODE,
     output:
-        macros="paper/generated/macros.tex",
-        provenance="paper/generated/provenance.tex",
-        claims="paper/generated/claims.tex",
-        claims_csv="paper/generated/claims.csv",
-        explain="paper/generated/explain.tex",
-        unsupported="paper/generated/unsupported.tex",
-        builds="paper/generated/builds.tex",
+        [f"paper/generated/{name}" for name in hreport.OUTPUTS],
     log:
         "logs/generated_tex.log",
     shell:
@@ -69,6 +85,7 @@ rule generated_tex:
 rule paper:
     input:
         tex="paper/main.tex",
+        sections=[f"paper/{m.SECTION}" for m in STUDIES.values()],
         generated=rules.generated_tex.output,
         figures=figure_pdfs(),
     output:

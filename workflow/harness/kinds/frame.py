@@ -17,11 +17,27 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import atomic, cores as cores_mod, hostinfo, paths, placement
+from .. import atomic, builds, cores as cores_mod, hostinfo, paths, placement
 from ..datasets import scratch
 from ..server import Server, ServerError
 
 SCHEMA_VERSION = 2
+OWNER = ".owner-pid"
+
+
+def stale_work_dirs() -> list[Path]:
+    """Work directories (copied datadirs) whose harness process is gone: left by a
+    SIGKILL, removed by `harness reap`."""
+    out = []
+    root = paths.work_dir()
+    for d in root.iterdir() if root.exists() else []:
+        try:
+            pid = int((d / OWNER).read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        if not Path(f"/proc/{pid}").exists():
+            out.append(d)
+    return out
 
 
 def now() -> str:
@@ -99,6 +115,7 @@ class Frame:
         self.run = self._scratch.__enter__()
         try:
             self._work = Path(tempfile.mkdtemp(prefix=f"{self.out.name[:40]}-", dir=paths.work_dir()))
+            (self._work / OWNER).write_text(f"{os.getpid()}\n")  # harness reap removes it if we die
             self.datadir = self._work / "datadir"
             shutil.copytree(self.source / "datadir", self.datadir, symlinks=True)
             self._start(self.options)
@@ -130,7 +147,9 @@ class Frame:
             "cell": self.out.name, "factors": factors,
             "build": {"name": self.name, "version": self.entry["version"], "provider": self.entry["provider"],
                       "family": self.entry["family"], "artifact_sha256": self.entry.get("artifact_sha256"),
-                      "mysqld_sha256": self.entry["mysqld_sha256"], "basedir": str(self.build_dir)},
+                      "mysqld_sha256": self.entry["mysqld_sha256"], "basedir": str(self.build_dir.resolve()),
+                      **{k: v for k, v in builds.provenance(self.name, self.entry, self.build_dir).items()
+                         if k in ("provider", "fetched_with", "store_path", "nar_hash")}},
             "server": {"my_cnf": cnf, "my_cnf_sha256": hashlib.sha256(cnf.encode()).hexdigest()},
             "placement": {"backend": getattr(self, "backend", ""), "mechanism": getattr(self, "mechanism", ""),
                           "server_cpus": placement.cpulist(self.server_cpus),

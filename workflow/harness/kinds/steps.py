@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
 
 from .. import factors
+from .naming import CellName
 
-NAME = re.compile(r"(?P<build>[a-z0-9][a-z0-9.-]*)_(?P<variant>[a-z0-9.-]+)_c(?P<cores>\d+)_r(?P<rep>\d+)")
+NAMING = CellName("{build}_{variant}_c{cores}_r{rep}")
 
 KEY_HEAD = ["study", "experiment", "script", "build", "variant"]
 KEY_TAIL = ["cores"]
@@ -35,16 +35,11 @@ def unsupported(spec: dict, d: dict, entry: dict) -> str | None:
 
 
 def name(d: dict) -> str:
-    return f"{d['build']}_{d['variant']}_c{d['cores']}_r{d['rep']}"
+    return NAMING.name(d)
 
 
 def parse(text: str) -> dict:
-    m = NAME.fullmatch(text)
-    if not m:
-        raise ValueError(f"cell name '{text}': expected <build>_<variant>_c<C>_r<R>")
-    d = m.groupdict()
-    d["cores"], d["rep"] = int(d["cores"]), int(d["rep"])
-    return d
+    return NAMING.parse(text)
 
 
 def _script(spec: dict):

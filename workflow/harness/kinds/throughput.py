@@ -12,22 +12,22 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import resource
 
 from .. import collect, factors, sysbench
 from ..datasets import fulltext as fulltext_ds, sbtest
 from ..server import ServerError
+from .naming import CellName
 
-NAME = re.compile(r"(?P<build>[a-z0-9][a-z0-9.-]*)_(?P<engine>[A-Za-z]+(?:-[A-Za-z]+)?)_(?P<variant>[a-z0-9.-]+)"
-                  r"_t(?P<tables>\d+)_c(?P<cores>\d+)_u(?P<users>\d+)_r(?P<rep>\d+)")
+NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_u{users}_r{rep}")
 CLIENT_SATURATED = 0.9  # a load generator busier than this on its CPUs may measure itself
 WARMUP_SEED_OFFSET = 100003  # the warm-up's seed: far from every measured seed (seed + rep)
 
 # tidy: the columns naming a cell besides the factor columns, and the per-run metrics
 KEY_HEAD = ["study", "experiment", "workload", "build", "engine", "variant"]
 KEY_TAIL = ["tables", "cores", "users"]
-METRICS = ["qps", "qps_server", "tps", "lat_p95_ms", "errors", "client_cpu_util"]
+METRICS = ["qps", "qps_server", "tps", "lat_p95_ms", "errors", "client_cpu_util", "client_saturated",
+           "memory_fits", "data_bytes", "buffer_bytes"]
 SUMMARY_METRICS = ["qps", "qps_server"]
 
 
@@ -54,17 +54,11 @@ def unsupported(spec: dict, d: dict, entry: dict) -> str | None:
 
 
 def name(d: dict) -> str:
-    return f"{d['build']}_{d['engine']}_{d['variant']}_t{d['tables']}_c{d['cores']}_u{d['users']}_r{d['rep']}"
+    return NAMING.name(d)
 
 
 def parse(text: str) -> dict:
-    m = NAME.fullmatch(text)
-    if not m:
-        raise ValueError(f"cell name '{text}': expected <build>_<engine>_<variant>_t<T>_c<C>_u<U>_r<R>")
-    d = m.groupdict()
-    for k in ("tables", "cores", "users", "rep"):
-        d[k] = int(d[k])
-    return d
+    return NAMING.parse(text)
 
 
 def server_options(spec: dict, d: dict, values: dict, family: str) -> dict:

@@ -1,0 +1,570 @@
+"""Tests of the verdict rule and the claim kinds (harness.claims, harness.studies).
+
+Real data: tests/fixtures/raw (58 real smoke cells) tidied by this checkout
+(test_retidy_fixture.retidy). Constructed data: tidy directories written
+with harness.tidy's own columns and summaries (`write_tidy`), so the claims
+read exactly what the pipeline writes.
+
+The invariant every test here leans on: a verdict of *reproduced* means the
+ratio's interval lies entirely on the published side at a coverage of at
+least claims.level -- on real data, on constructed edge cases, and when two
+sets of runs of one and the same configuration are relabelled as two
+settings, whose difference is noise alone.
+"""
+from __future__ import annotations
+
+import csv
+import itertools
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from harness import claims as C
+from harness import factors, stats, tidy as htidy, tidydata as T, verdict as V
+from harness.studies import STUDIES
+from test_retidy_fixture import RAW, retidy
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- constructed tidy data ---------------------------------------------------------
+
+def runs(engine, values, *, experiment="x", build="b1", tables=8, cores=1, users=4, variant=None,
+         metric="qps_server", **settings):
+    """One tidy run row per value (repetitions 1..n) of one cell."""
+    label = variant or factors.label(settings)
+    out = []
+    for rep, v in enumerate(values, 1):
+        row = {k: "" for k in htidy.RUN_FIELDS}
+        row.update(study="A3", experiment=experiment, workload="point_select", build=build, engine=engine,
+                   variant=label, tables=tables, cores=cores, users=users, rep=rep, qps=v, tps=v,
+                   duration_s=3, backend="host", mechanism="taskset")
+        row[metric] = v
+        row.update({k: str(val) for k, val in settings.items()})
+        out.append(row)
+    return out
+
+
+def write_csv(path, fields, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def write_tidy(d, experiments: dict, extras: dict | None = None, unsupported=()):
+    """experiments: name -> run rows. Writes <e>.csv and <e>_summary.csv as tidy does."""
+    d = Path(d)
+    d.mkdir(parents=True, exist_ok=True)
+    for exp, rows in experiments.items():
+        write_csv(d / f"{exp}.csv", htidy.RUN_FIELDS, rows)
+        write_csv(d / f"{exp}_summary.csv", htidy.SUMMARY_FIELDS, htidy.summarize(rows, 0.05))
+    for (exp, kind), rows in (extras or {}).items():
+        write_csv(d / f"{exp}_{kind}.csv", list(rows[0]), rows)
+    if unsupported:
+        write_csv(d / "unsupported.csv", ["experiment", "build", "engine", "variant", "reason"], unsupported)
+    return d
+
+
+def config(experiments: dict, **claims_cfg) -> dict:
+    """A resolved-config stand-in: experiment name -> variants (or a full spec dict)."""
+    exps = {}
+    for name, spec in experiments.items():
+        exps[name] = spec if "variants" in (spec or {}) or "tables" in (spec or {}) else \
+            {"study": "A3", "workload": "point_select", "variants": spec or {}}
+    return {"profile": "t", "builds": ["b1"], "experiments": exps, "claims": claims_cfg}
+
+
+def evaluate(tmp_path, experiments, cfg, claim, extras=None, unsupported=()):
+    d = write_tidy(tmp_path / "tidy", experiments, extras, unsupported)
+    rows = C.evaluate(T.load(d, cfg), [claim])
+    assert C.invariant_violations(rows, C.setting(cfg, "level")) == []
+    return rows
+
+
+def engines_claim(**kw):
+    base = dict(id="T-engines", study="A3", statement="x", published="p", experiments=("x",),
+                experiment_name="x", tables=8, a="MyISAM", b="InnoDB", rule=C.above(1.0))
+    return C.EngineRatio(**{**base, **kw})
+
+
+def levels_claim(**kw):
+    base = dict(id="T-levels", study="A3", statement="{a} vs {b}", published="p", experiments=("x",),
+                experiment_name="x", tables=8, engine="InnoDB", a=("on",), b=("off",), rule=C.above(1.0))
+    return C.LevelRatio(**{**base, **kw})
+
+
+SEVEN_HI = [110, 111, 112, 113, 114, 115, 116]
+SEVEN_LO = [100, 101, 102, 103, 104, 105, 106]
+
+
+# --- the verdict paths, on constructed cells ---------------------------------------------
+
+def test_seven_repetitions_clearly_apart_are_reproduced(tmp_path):
+    rows = evaluate(tmp_path, {"x": runs("MyISAM", SEVEN_HI) + runs("InnoDB", SEVEN_LO)},
+                    config({"x": {}}), engines_claim())
+    r = rows[0]
+    assert r["verdict"] == C.REPRODUCED, r["reason"]
+    assert float(r["ratio_lo"]) > 1.0 and float(r["coverage"]) >= 0.9
+    assert r["n"] == "7/7" and r["side"] == "above" and r["threshold"] == "1"
+    assert r["metric"] == "qps_server" and r["cross_check"]
+
+
+def test_the_other_side_is_not_reproduced(tmp_path):
+    rows = evaluate(tmp_path, {"x": runs("MyISAM", SEVEN_LO) + runs("InnoDB", SEVEN_HI)},
+                    config({"x": {}}), engines_claim())
+    assert rows[0]["verdict"] == C.NOT_REPRODUCED
+    assert float(rows[0]["ratio_hi"]) <= 1.0
+
+
+def test_overlapping_repetitions_are_inconclusive_and_say_so(tmp_path):
+    rows = evaluate(tmp_path, {"x": runs("MyISAM", [100, 108, 103, 111, 99, 105, 107])
+                               + runs("InnoDB", [101, 104, 98, 106, 102, 100, 109])},
+                    config({"x": {}}), engines_claim())
+    assert rows[0]["verdict"] == C.INCONCLUSIVE
+    assert "straddles" in rows[0]["reason"]
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_too_few_repetitions_are_inconclusive_however_large_the_gap(tmp_path, n):
+    """Ten times faster in every run, but n < 6 cannot reach 90% coverage: no verdict."""
+    rows = evaluate(tmp_path, {"x": runs("MyISAM", [1000 + i for i in range(n)])
+                               + runs("InnoDB", [100 + i for i in range(n)])},
+                    config({"x": {}}), engines_claim())
+    assert rows[0]["verdict"] == C.INCONCLUSIVE
+    assert f"needs {V.reps_needed(0.9)} repetitions" in rows[0]["reason"]
+    assert float(rows[0]["coverage"]) < 0.9
+
+
+def test_level_comes_from_the_config(tmp_path):
+    """With claims.level 0.5, three repetitions per side (coverage 0.75 each) decide."""
+    exps = {"x": runs("MyISAM", [1000, 1001, 1002]) + runs("InnoDB", [100, 101, 102])}
+    assert evaluate(tmp_path / "a", exps, config({"x": {}}, level=0.5), engines_claim())[0]["verdict"] \
+        == C.REPRODUCED
+    assert evaluate(tmp_path / "b", exps, config({"x": {}}), engines_claim())[0]["verdict"] == C.INCONCLUSIVE
+    assert C.setting({}, "level") == 0.9 and C.DEFAULTS["level"] == 0.9
+    with pytest.raises(ValueError, match="claims.level"):
+        C.setting({"claims": {"level": 1.5}}, "level")
+
+
+def test_within_band(tmp_path):
+    """'about 8% faster' in [1.0, 1.16]: 1.08 passes, 2% slower does not."""
+    rule = C.within(1.0, 1.16)
+    near = [108 + 0.1 * i for i in range(7)]
+    rows = evaluate(tmp_path / "a", {"x": runs("MyISAM", near) + runs("InnoDB", [100] * 7)},
+                    config({"x": {}}), engines_claim(rule=rule))
+    assert rows[0]["verdict"] == C.REPRODUCED and rows[0]["threshold_hi"] == "1.16"
+    slower = [98 + 0.1 * i for i in range(7)]
+    rows = evaluate(tmp_path / "b", {"x": runs("MyISAM", slower) + runs("InnoDB", [100] * 7)},
+                    config({"x": {}}), engines_claim(rule=rule))
+    assert rows[0]["verdict"] == C.NOT_REPRODUCED
+
+
+def test_best_cell_per_side_and_its_repetitions(tmp_path):
+    """'at best': each side's highest-median cell (over users and cores), and only its runs."""
+    exps = {"x": runs("MyISAM", SEVEN_HI, users=16) + runs("MyISAM", [50] * 7, users=4)
+            + runs("InnoDB", SEVEN_LO, users=4) + runs("InnoDB", [20] * 7, users=16)}
+    r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim())[0]
+    assert r["verdict"] == C.REPRODUCED
+    assert "16 vs 4 users" in r["measured"]
+    assert float(r["ratio"]) == pytest.approx(113 / 103, rel=1e-5)
+
+
+def test_other_factors_held_fixed(tmp_path):
+    """An engine comparison in an experiment varying a factor compares at the claim's level
+    only: the faster setting of the other engine is not used."""
+    exps = {"x": runs("MyISAM", SEVEN_HI, trx="on") + runs("MyISAM", [500] * 7, trx="off")
+            + runs("InnoDB", SEVEN_LO, trx="on") + runs("InnoDB", [10] * 7, trx="off")}
+    cfg = config({"x": {"trx": ["on", "off"]}})
+    on = evaluate(tmp_path / "a", exps, cfg, engines_claim(levels=("on",)))[0]
+    assert float(on["ratio"]) == pytest.approx(113 / 103, rel=1e-5)
+    off = evaluate(tmp_path / "b", exps, cfg, engines_claim(levels=("off",)))[0]
+    assert float(off["ratio"]) == pytest.approx(50)
+    base = evaluate(tmp_path / "c", exps, cfg, engines_claim(levels=None))[0]  # the factor's baseline
+    assert base["ratio"] == off["ratio"] and factors.FACTORS["trx"].baseline == "off"
+
+
+def test_server_count_decides_sysbench_count_is_a_cross_check(tmp_path):
+    rows = runs("MyISAM", SEVEN_HI) + runs("InnoDB", SEVEN_LO)
+    for r in rows:
+        r["qps"] = 1000 if r["engine"] == "InnoDB" else 1  # a client count that says the opposite
+    r = evaluate(tmp_path, {"x": rows}, config({"x": {}}), engines_claim())[0]
+    assert r["verdict"] == C.REPRODUCED and float(r["cross_check"]) == pytest.approx(0.001, rel=1e-5)
+
+
+def test_without_server_counts_nothing_is_judged(tmp_path):
+    rows = runs("MyISAM", SEVEN_HI, metric="qps") + runs("InnoDB", SEVEN_LO, metric="qps")
+    r = evaluate(tmp_path, {"x": rows}, config({"x": {}}), engines_claim())[0]
+    assert r["verdict"] == C.NOT_MEASURABLE and r["reason"].startswith("data:")
+
+
+def test_unstable_cells_are_named_in_the_reason(tmp_path):
+    wobbly = [100, 160, 105, 150, 110, 170, 120]
+    r = evaluate(tmp_path, {"x": runs("MyISAM", wobbly) + runs("InnoDB", SEVEN_LO)},
+                 config({"x": {}}), engines_claim())[0]
+    assert "unstable: b1_MyISAM_base_t8_c1_u4" in r["reason"]
+    assert "InnoDB" not in r["reason"].split("unstable:")[1]
+
+
+# --- the one gate: contention and scaling ---------------------------------------------------
+
+def test_contention_claim_on_one_core_is_not_measurable_but_reports_what_was_measured(tmp_path):
+    exps = {"x": runs("MyISAM", SEVEN_HI) + runs("InnoDB", SEVEN_LO)}
+    claim = engines_claim(needs=C.CONTENTION, mechanism="a named mutex")
+    r = evaluate(tmp_path, exps, config({"x": {}}), claim)[0]
+    assert r["verdict"] == C.NOT_MEASURABLE
+    assert r["reason"].startswith("cores: the published mechanism (a named mutex) needs mysqld on at least 2")
+    assert r["ratio"] and "MyISAM" in r["measured"]
+    r = evaluate(tmp_path / "b", exps, config({"x": {}}, contention_min_cores=1), claim)[0]
+    assert r["verdict"] == C.REPRODUCED
+
+
+def test_contention_claim_is_judged_on_enough_cores_only(tmp_path):
+    """The faster 1-core cells do not count: the verdict comes from the 2-core cells."""
+    exps = {"x": runs("MyISAM", SEVEN_LO, cores=2) + runs("InnoDB", SEVEN_HI, cores=2)
+            + runs("MyISAM", [900] * 7, cores=1) + runs("InnoDB", [100] * 7, cores=1)}
+    r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim(needs=C.CONTENTION))[0]
+    assert r["verdict"] == C.NOT_REPRODUCED and "2 cores" in r["measured"]
+
+
+def test_scaling_needs_two_core_counts(tmp_path):
+    claim = C.ScalingRatio(id="T-scale", study="A3", statement="s", published="p", experiments=("x",),
+                           experiment_name="x", engine="InnoDB", rule=C.above(1.1), needs=C.SCALING)
+    one = {"x": runs("InnoDB", SEVEN_HI, tables=8, cores=2) + runs("InnoDB", SEVEN_LO, tables=1, cores=2)}
+    r = evaluate(tmp_path / "a", one, config({"x": {}}), claim)[0]
+    assert r["verdict"] == C.NOT_MEASURABLE and "two core counts" in r["reason"]
+    scaled = [v * 4 for v in SEVEN_HI]
+    two = {"x": runs("InnoDB", SEVEN_LO, tables=8, cores=1) + runs("InnoDB", scaled, tables=8, cores=4)
+           + runs("InnoDB", SEVEN_LO, tables=1, cores=1) + runs("InnoDB", SEVEN_LO, tables=1, cores=4)}
+    r = evaluate(tmp_path / "b", two, config({"x": {}}), claim)[0]
+    assert r["verdict"] == C.REPRODUCED, r["reason"]   # 8 tables gain ~4.4x, 1 table ~1x
+    assert r["n"] == "7/7/7/7"
+
+
+def test_every_contention_and_scaling_claim_declares_its_mechanism():
+    for c in C.all_claims():
+        if c.needs:
+            assert c.needs in (C.CONTENTION, C.SCALING) and c.mechanism, c.id
+
+
+# --- what is missing ------------------------------------------------------------------------
+
+def test_missing_experiment_level_and_build_say_what_is_missing(tmp_path):
+    exps = {"x": runs("InnoDB", SEVEN_HI, trx="on") + runs("InnoDB", SEVEN_LO, trx="off")}
+    cfg = config({"x": {"trx": ["on", "off"]}, "gone": {}})
+    cfg["experiments"]["off"] = {"enabled": False, "variants": {}}
+    d = write_tidy(tmp_path / "t", exps)
+    tidy = T.load(d, cfg)
+    reasons = {name: C.evaluate(tidy, [claim])[0]["reason"] for name, claim in {
+        "ok": levels_claim(),
+        "level": levels_claim(a=("maybe",)),
+        "arity": levels_claim(a=("on", "off")),
+        "absent": levels_claim(experiment_name="gone", experiments=("gone",)),
+        "disabled": levels_claim(experiment_name="off", experiments=("off",)),
+        "unknown": levels_claim(experiment_name="nowhere", experiments=("nowhere",)),
+        "tables": levels_claim(tables=1),
+    }.items()}
+    assert reasons["ok"].startswith("ratio ")
+    assert reasons["level"] == "experiment: x does not run transactions maybe"
+    assert reasons["arity"].startswith("experiment: x varies transactions")
+    assert reasons["absent"] == "data: no gone data"
+    assert reasons["disabled"] == "experiment: off not run in this profile"
+    assert reasons["unknown"] == "experiment: nowhere is not an experiment of this profile"
+    assert reasons["tables"] == "experiment: x runs on 8 tables in this profile; the claim is about 1"
+
+
+def test_build_claim_reads_unsupported_cells(tmp_path):
+    claim = C.BuildRatio(id="T-build", study="A3", statement="s", published="p", experiments=("x",),
+                         experiment_name="x", tables=8, engine="MyISAM", a="b2", b="b1", rule=C.above(1.0))
+    exps = {"x": runs("MyISAM", SEVEN_HI, build="b2") + runs("MyISAM", SEVEN_LO, build="b1")}
+    r = evaluate(tmp_path / "a", exps, config({"x": {}}), claim)[0]
+    assert r["verdict"] == C.REPRODUCED and r["build"] == "b2 vs b1"
+    exps = {"x": runs("MyISAM", SEVEN_LO, build="b1")}
+    why = [{"experiment": "x", "build": "b2", "engine": "MyISAM", "variant": "base", "reason": "b2: no MyISAM engine"}]
+    r = evaluate(tmp_path / "b", exps, config({"x": {}}), claim, unsupported=why)[0]
+    assert r["verdict"] == C.NOT_MEASURABLE and r["reason"] == "build: b2: no MyISAM engine"
+
+
+def test_same_as_checks_the_studys_conditions(tmp_path):
+    """The read-only claim: the compared cells must run at the levels another experiment names."""
+    cfg = config({"x": {"innodb_read_only": ["off", "on"], "ps": ["on"], "pfs": ["off"]},
+                  "ref": {"ps": ["on", "off"], "pfs": ["on", "off"]}})
+    claim = levels_claim(same_as=("ref", ("on", "off")))
+    good = {"x": runs("InnoDB", SEVEN_HI, innodb_read_only="on", ps="on", pfs="off")
+            + runs("InnoDB", SEVEN_LO, innodb_read_only="off", ps="on", pfs="off")}
+    r = evaluate(tmp_path / "a", good, cfg, claim)[0]
+    assert r["verdict"] == C.REPRODUCED
+    assert r["statement"] == "innodb_read_only on vs innodb_read_only off"
+    bad = {"x": runs("InnoDB", SEVEN_HI, innodb_read_only="on")
+           + runs("InnoDB", SEVEN_LO, innodb_read_only="off")}   # ps/pfs at their baselines
+    cfg["experiments"]["x"]["variants"] = {"innodb_read_only": ["off", "on"]}
+    r = evaluate(tmp_path / "b", bad, cfg, claim)[0]
+    assert r["verdict"] == C.NOT_MEASURABLE
+    assert r["reason"].startswith("experiment: x did not run under the study's conditions (prepared "
+                                  "statements on, Performance Schema off")
+
+
+def test_product_interval_generalises_the_ratio_interval():
+    a, b = [10, 11, 12, 13, 14, 15, 16], [5, 6, 7, 8, 9, 10, 11]
+    r2, rp = V.ratio_interval(a, b, 0.9), C.product_interval([(a, 1), (b, -1)], 0.9)
+    assert (rp.lo, rp.hi, rp.point, rp.coverage) == pytest.approx((r2.lo, r2.hi, r2.point, r2.coverage))
+    four = C.product_interval([(a, 1), (b, -1), (b, -1), (a, 1)], 0.9)
+    per = stats.median_ci(a, 0.9 ** 0.25)[2]
+    assert four.coverage == pytest.approx(per ** 4) and four.lo <= four.point <= four.hi
+
+
+# --- the invariant on random constructed data -----------------------------------------------
+
+@pytest.mark.parametrize("seed", range(6))
+def test_invariant_on_random_cells(tmp_path, seed):
+    rnd = random.Random(seed)
+    exps, claims = {"x": []}, []
+    for i in range(8):
+        n_a, n_b = rnd.randint(1, 9), rnd.randint(1, 9)
+        scale = rnd.choice([1.0, 1.02, 1.2, 3.0])
+        exps["x"] += runs("MyISAM", [scale * rnd.uniform(90, 110) for _ in range(n_a)], users=i + 1)
+        exps["x"] += runs("InnoDB", [rnd.uniform(90, 110) for _ in range(n_b)], users=i + 1)
+    for j, rule in enumerate([C.above(1.0), C.below(1.0), C.above(1.1), C.within(0.95, 1.05),
+                              C.within(1.0, 1.5), C.below(2.5)]):
+        claims.append(engines_claim(id=f"T-{j}", rule=rule))
+    for level in (0.5, 0.8, 0.9, 0.95):
+        d = write_tidy(tmp_path / f"l{level}", exps)
+        rows = C.evaluate(T.load(d, config({"x": {}}, level=level)), claims)
+        assert C.invariant_violations(rows, level) == []
+        assert all(r["verdict"] in C.VERDICTS for r in rows)
+
+
+def test_invariant_check_itself_finds_a_violation():
+    row = dict(claim="c", build="b", verdict=C.REPRODUCED, side="above", threshold="1", threshold_hi="",
+               ratio_lo="0.9", ratio_hi="1.3", coverage="0.95")
+    assert C.invariant_violations([row], 0.9)
+    assert C.invariant_violations([dict(row, ratio_lo="1.01", coverage="0.5")], 0.9)
+    assert not C.invariant_violations([dict(row, ratio_lo="1.01")], 0.9)
+
+
+# --- real data: the recorded smoke cells ----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    return retidy(RAW, tmp_path_factory.mktemp("claims_real"))
+
+
+def read_rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_real_claims_csv_keeps_the_invariant_and_has_the_columns(real):
+    rows = read_rows(real["generated"] / "claims.csv")
+    need = {"claim", "study", "statement", "published", "measured", "ratio_lo", "ratio_hi", "threshold",
+            "side", "n", "verdict", "reason"}
+    assert need <= set(rows[0])
+    assert C.invariant_violations(rows, C.DEFAULTS["level"]) == []
+    assert not [r["claim"] for r in rows if "cannot evaluate" in r["reason"]]
+    assert [r["claim"] for r in rows] == [c.id for c in C.all_claims() for _ in
+                                          range(sum(1 for r in rows if r["claim"] == c.id))]
+
+
+@pytest.mark.parametrize("level, min_cores", [(0.5, 1), (0.25, 1), (0.9, 1)])
+def test_real_data_invariant_at_other_levels_and_without_the_gate(real, level, min_cores):
+    cfg = T.read_yaml(real["tidy"] / "config.resolved.yaml")
+    cfg["claims"] = {"level": level, "contention_min_cores": min_cores}
+    rows = C.evaluate(T.load(real["tidy"], cfg))
+    assert C.invariant_violations(rows, level) == []
+    assert not [r["claim"] for r in rows if "cannot evaluate" in r["reason"]]
+    judged = [r for r in rows if r["verdict"] in (C.REPRODUCED, C.NOT_REPRODUCED) and r["side"]]
+    for r in judged:
+        assert min(int(n) for n in r["n"].split("/")) >= 2
+
+
+def test_real_claims_every_study_claim_present(real):
+    rows = read_rows(real["generated"] / "claims.csv")
+    ids = {r["claim"] for r in rows}
+    assert ids == {c.id for c in C.all_claims()}
+    by = {r["claim"]: r for r in rows}
+    # one core: contention claims are not measurable, with what was measured kept
+    assert by["A3-PS-myisam-wins"]["verdict"] == C.NOT_MEASURABLE
+    assert by["A3-PS-myisam-wins"]["reason"].startswith("cores:")
+    assert by["A3-PS-myisam-wins"]["n"] == "2/2" and by["A3-PS-myisam-wins"]["ratio_lo"]
+    # B1: 1,000-row tables are too small for the collapse to show
+    assert by["B1-HASH-range-throughput"]["reason"].startswith("scale:")
+    assert by["B1-HASH-range-full-scan"]["verdict"] == C.REPRODUCED
+    # the smoke profile runs no mdl_hash experiment, and simple_ranges on one table only
+    assert by["A3-MDL-hash-instances"]["reason"] == "experiment: mdl_hash is not an experiment of this profile"
+    assert by["A3-SR-innodb-much-faster"]["reason"].startswith("experiment: simple_ranges runs on 1 table")
+    # single repetitions: no verdict either way, and the cells are named as unstable
+    trx = by["A3-TRX-beats-autocommit-InnoDB"]
+    assert trx["verdict"] == C.INCONCLUSIVE and trx["reason"].startswith("one repetition")
+    assert "unstable: mysql-5.6.24_InnoDB_trx-on_t8_c1_u4" in trx["reason"]
+    # the build claim: one row for the two builds
+    assert by["A3-BUILD-rc1-rc2-MyISAM"]["build"] == "mysql-5.6.24 vs mysql-5.5.9"
+
+
+def test_real_top_waits_list_the_measured_waits(real):
+    rows = {r["claim"]: r for r in read_rows(real["generated"] / "claims.csv")}
+    r = rows["A3-WAIT-InnoDB-trx_sys"]
+    assert r["measured"].startswith("innodb/trx_sys_mutex ranks 1 of ")
+    cfg = T.read_yaml(real["tidy"] / "config.resolved.yaml")
+    cfg["claims"] = {"contention_min_cores": 1}
+    judged = {x["claim"]: x for x in C.evaluate(T.load(real["tidy"], cfg))}
+    assert judged["A3-WAIT-InnoDB-trx_sys"]["verdict"] == C.REPRODUCED
+    assert judged["A2-WAIT-MyISAM-cache-lock"]["verdict"] == C.REPRODUCED   # rank 3 on 1 table
+
+
+# --- the same configuration twice: noise alone never reproduces ----------------------------------
+
+SAME = ("InnoDB", "8", "1", "4")   # engine, tables, cores, users
+
+
+def same_configuration_runs(tidy_dir):
+    """Every real run of InnoDB, 8 tables, 1 core, 4 users at the recording harness's
+    defaults (prepared statements and Performance Schema on, spin-wait 6, read-write),
+    across the experiments that measured that cell: point_select r1 and r2,
+    build_compare on 5.6.24, ps_pfs ps-on.pfs-on, read_only ro-off, spin_wait spin-6."""
+    same_variant = {"point_select": "base", "build_compare": "base", "ps_pfs": "ps-on.pfs-on",
+                    "read_only": "ro-off", "spin_wait": "spin-6"}
+    out = []
+    for exp, variant in same_variant.items():
+        for r in read_rows(Path(tidy_dir) / f"{exp}.csv"):
+            if (r["engine"], r["tables"], r["cores"], r["users"]) == SAME and r["variant"] == variant \
+                    and r["build"] == "mysql-5.6.24":
+                out.append(r)
+    return out
+
+
+def relabelled(rows_a, rows_b):
+    """Two sets of real runs as the two levels ('on' / 'off') of one factor of experiment 'same'."""
+    out = []
+    for label, rows in (("on", rows_a), ("off", rows_b)):
+        for rep, r in enumerate(rows, 1):
+            row = {k: "" for k in htidy.RUN_FIELDS}
+            row.update({k: r[k] for k in htidy.RUN_FIELDS if k in r})
+            row.update({k: "" for k in factors.FACTORS})     # one configuration: no other setting
+            row.update(experiment="same", variant=f"pfs-{label}", pfs=label, rep=rep)
+            out.append(row)
+    return out
+
+
+RULES = [C.above(1.0), C.below(1.0), C.above(1.05), C.within(0.9, 1.1)]
+
+
+def same_claims():
+    return [levels_claim(id=f"T-same-{i}", experiment_name="same", experiments=("same",), rule=rule)
+            for i, rule in enumerate(RULES)]
+
+
+def test_the_same_configuration_spreads_widely(real):
+    """What the rule is up against: one configuration, six real runs, far apart."""
+    values = sorted(float(r["qps_server"]) for r in same_configuration_runs(real["tidy"]))
+    assert len(values) == 6
+    assert values[-1] / values[0] > 1.5
+
+
+def test_repetition_1_vs_2_of_the_same_cells_never_reproduces(real, tmp_path):
+    """point_select's cells measured twice: repetition 1 relabelled 'on', repetition 2 'off'."""
+    cfg = config({"same": {"pfs": ["on", "off"]}})
+    rows = read_rows(real["tidy"] / "point_select.csv")
+    checked = 0
+    for key, cell in itertools.groupby(sorted(rows, key=lambda r: (r["engine"], r["tables"], r["users"])),
+                                       key=lambda r: (r["engine"], r["tables"], r["users"])):
+        cell = list(cell)
+        one = [r for r in cell if r["rep"] == "1"]
+        two = [r for r in cell if r["rep"] == "2"]
+        if not one or not two:
+            continue
+        for a, b in ((one, two), (two, one)):
+            runs_ = relabelled([dict(r, engine="InnoDB") for r in a], [dict(r, engine="InnoDB") for r in b])
+            d = write_tidy(tmp_path / f"{checked}", {"same": runs_})
+            for level in (0.9, 0.5):
+                cfg["claims"] = {"level": level}
+                out = C.evaluate(T.load(d, cfg), [dataclass_replace(c, tables=int(key[1]))
+                                                   for c in same_claims()])
+                assert {r["verdict"] for r in out} == {C.INCONCLUSIVE}, out
+                assert C.invariant_violations(out, level) == []
+            checked += 1
+    assert checked == 16   # 2 engines x 2 tables x 2 users, each way round
+
+
+def test_any_split_of_one_configurations_runs_never_reproduces(real, tmp_path):
+    """The six real runs of one configuration, split every way into two 'settings' of at
+    least two runs each: at the default level no split yields a verdict."""
+    same = same_configuration_runs(real["tidy"])
+    idx = range(len(same))
+    splits = [set(s) for k in range(2, len(same) - 1) for s in itertools.combinations(idx, k)]
+    cfg = config({"same": {"pfs": ["on", "off"]}})
+    for i, s in enumerate(splits):
+        a = [same[j] for j in idx if j in s]
+        b = [same[j] for j in idx if j not in s]
+        d = write_tidy(tmp_path / f"s{i}", {"same": relabelled(a, b)})
+        out = C.evaluate(T.load(d, cfg), same_claims())
+        assert C.REPRODUCED not in {r["verdict"] for r in out}, (s, out)
+        assert C.invariant_violations(out, 0.9) == []
+    assert len(splits) == 50
+
+
+def dataclass_replace(c, **kw):
+    from dataclasses import replace
+    return replace(c, **kw)
+
+
+# --- the claims code never names a factor -----------------------------------------------------
+
+CODE = [ROOT / "workflow" / "harness" / "claims.py", ROOT / "workflow" / "harness" / "tidydata.py",
+        *sorted((ROOT / "workflow" / "harness" / "report").glob("*.py")),
+        *sorted((ROOT / "workflow" / "harness" / "studies").glob("*.py")),
+        *sorted((ROOT / "workflow" / "R").glob("*.R"))]
+
+
+def test_no_factor_name_in_claims_report_studies_or_r_code():
+    """A factor is named in harness.factors, the config and the workload only. An
+    experiment that shares a factor's name may be named as the experiment (quoted)."""
+    experiments = set(T.read_yaml(ROOT / "config" / "default.yaml")["experiments"])
+    found = []
+    for path in CODE:
+        text = path.read_text()
+        for name in factors.FACTORS:
+            for m in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", text):
+                quoted = text[m.start() - 1:m.start()] in "\"'" and text[m.end():m.end() + 1] in "\"'"
+                if name in experiments and quoted:
+                    continue
+                line = text.count("\n", 0, m.start()) + 1
+                found.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert found == []
+
+
+def test_every_study_declares_its_parts():
+    for name, mod in STUDIES.items():
+        assert mod.NAME == name
+        assert (ROOT / "paper" / mod.SECTION).exists(), mod.SECTION
+        assert mod.CLAIMS and all(c.study for c in mod.CLAIMS)
+        for fig in mod.FIGURES.values():
+            assert (ROOT / "workflow" / "R" / fig["script"]).exists()
+    ids = [c.id for c in C.all_claims()]
+    assert len(ids) == len(set(ids))
+    macros = [c.macro for c in C.all_claims() if c.macro]
+    assert len(macros) == len(set(macros)) and all(re.fullmatch(r"[A-Za-z]+", m) for m in macros)
+    for c in C.all_claims():
+        if c.rule is not None and c.rule.threshold != 1.0:
+            assert c.rule.why, f"{c.id}: a tolerance needs its one-line justification"
+
+
+@pytest.mark.parametrize("level", [0.5, 0.75])
+def test_at_a_low_level_noise_reproduces_no_more_often_than_the_level_allows(real, tmp_path, level):
+    """Lower the level and some splits of one configuration's runs do reach a verdict --
+    noise, at most as often as 1 - level (the interval's guarantee), for each rule."""
+    same = same_configuration_runs(real["tidy"])
+    idx = range(len(same))
+    splits = [set(s) for k in range(2, len(same) - 1) for s in itertools.combinations(idx, k)]
+    cfg = config({"same": {"pfs": ["on", "off"]}}, level=level)
+    hits = {i: 0 for i in range(len(RULES))}
+    for i, s in enumerate(splits):
+        a = [same[j] for j in idx if j in s]
+        b = [same[j] for j in idx if j not in s]
+        d = write_tidy(tmp_path / f"s{i}", {"same": relabelled(a, b)})
+        for j, r in enumerate(C.evaluate(T.load(d, cfg), same_claims())):
+            hits[j] += r["verdict"] == C.REPRODUCED
+    assert all(h / len(splits) <= 1 - level for h in hits.values()), hits
+    if level == 0.5:
+        assert hits[0] > 0   # the test can see a verdict reached by noise

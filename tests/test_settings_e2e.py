@@ -1,0 +1,118 @@
+"""Every setting a cell claims reaches the server: checked by the server's own
+answers in real cells on the real MySQL 5.6.24 (no mocks).
+
+The studies' baselines (prepared statements off, spin-wait 96, one MyISAM key
+cache per table, PFS on) and each varied factor are read back from status
+counters, system variables, SHOW INDEX and the key-cache assignment the cell
+captured.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import BUILD, cell_spec
+from harness import cell, datasets
+
+pytestmark = pytest.mark.e2e
+SETTINGS = {"warmup_s": 1, "duration_s": 2}
+
+
+def _run(tmp_path, build_dir, lock_entry, source, name, **spec) -> tuple[dict, Path]:
+    req = cell_spec(SETTINGS, **spec)
+    out = tmp_path / "raw" / name
+    m = cell.run_cell(experiment=req["experiment"], spec=req["spec"], cell=name, entry=lock_entry,
+                      build_dir=build_dir, source=source, settings=req["settings"], out=out)
+    return m, out
+
+
+def _delta(out: Path) -> dict[str, int]:
+    with open(out / "status_delta.tsv", newline="") as f:
+        return {r["name"]: int(float(r["delta"])) for r in csv.DictReader(f, delimiter="\t")}
+
+
+def _cnf(out: Path) -> dict[str, str]:
+    return dict(l.split("=", 1) for l in (out / "my.cnf").read_text().splitlines() if "=" in l)
+
+
+@pytest.fixture(scope="module")
+def myisam8(build_dir, template, lock_entry, tmp_path_factory):
+    out = tmp_path_factory.mktemp("ds") / "MyISAM_t8_n1000"
+    datasets.prepare("sbtest", "MyISAM_t8_n1000", name=BUILD, entry=lock_entry, build_dir=build_dir,
+                     template=template, out=out, settings={})
+    return out
+
+
+def test_baseline_cell_runs_the_studies_settings(build_dir, lock_entry, dataset, tmp_path):
+    m, out = _run(tmp_path, build_dir, lock_entry, dataset, f"{BUILD}_InnoDB_base_t1_c1_u2_r1")
+    d = _delta(out)
+    assert m["settings"]["ps"] == "off"
+    assert d.get("Com_stmt_execute", 0) == 0, "prepared statements must be off in the baseline"
+    assert d["Com_select"] > 100
+    cnf = _cnf(out)
+    assert cnf["innodb_spin_wait_delay"] == "96"
+    assert cnf["performance_schema"] == "ON"
+    assert (out / "pfs_waits.tsv").read_text().count("\n") > 1
+    assert m["memory"]["fits"] is True and m["memory"]["disk_reads"] == 0
+
+
+def test_prepared_statements_and_pfs_variant_reach_the_server(build_dir, lock_entry, dataset, tmp_path):
+    m, out = _run(tmp_path, build_dir, lock_entry, dataset, f"{BUILD}_InnoDB_ps-on.pfs-off_t1_c1_u2_r1",
+                  variants={"ps": ["on"], "pfs": ["off"]})
+    d = _delta(out)
+    assert d["Com_stmt_execute"] >= d["Com_select"] > 100, "ps=on: every select is an executed prepared statement"
+    assert _cnf(out)["performance_schema"] == "OFF"
+    assert not (out / "pfs_waits.tsv").exists()
+
+
+@pytest.mark.parametrize("trx", ["on", "off"])
+def test_transactions_factor_is_seen_in_begin_commit_counters(build_dir, lock_entry, dataset, tmp_path, trx):
+    m, out = _run(tmp_path, build_dir, lock_entry, dataset, f"{BUILD}_InnoDB_trx-{trx}_t1_c1_u2_r1",
+                  workload="oltp_ro", variants={"trx": [trx]})
+    d = _delta(out)
+    if trx == "on":
+        assert d["Com_begin"] > 10 and d["Com_commit"] >= d["Com_begin"] - 2
+    else:
+        assert d.get("Com_begin", 0) == 0 and d.get("Com_commit", 0) == 0
+    # the server-side QPS of the tidy data leaves BEGIN/COMMIT out either way
+    from harness import tidy
+    row = tidy.run_row(m, out)
+    expected = row["qps"] * (14 / 16 if trx == "on" else 1)  # OLTP_RO: 14 statements + BEGIN/COMMIT
+    assert row["qps_server"] == pytest.approx(expected, rel=0.01)
+
+
+def test_spin_wait_and_read_only_reach_the_server(build_dir, lock_entry, dataset, tmp_path):
+    m, out = _run(tmp_path, build_dir, lock_entry, dataset, f"{BUILD}_InnoDB_spin-256.ro-on_t1_c1_u2_r1",
+                  variants={"spin_wait_delay": [256], "innodb_read_only": ["on"]})
+    cnf = _cnf(out)
+    assert cnf["innodb_spin_wait_delay"] == "256" and cnf["innodb_read_only"] == "ON"
+    assert m["settings"]["spin_wait_delay"] == 256 and m["result"]["qps"] > 0
+
+
+def test_myisam_key_cache_per_table_is_the_baseline_and_shared_is_a_variant(build_dir, lock_entry, myisam8,
+                                                                            tmp_path):
+    _, out = _run(tmp_path, build_dir, lock_entry, myisam8, f"{BUILD}_MyISAM_base_t8_c1_u2_r1",
+                  engines=["MyISAM"], tables=[8])
+    rows = list(csv.DictReader(open(out / "key_caches.tsv"), delimiter="\t"))
+    assert {(r["table"], r["cache"]) for r in rows} == {(f"sbtest{i}", f"kc{i}") for i in range(1, 9)}
+    _, out = _run(tmp_path, build_dir, lock_entry, myisam8, f"{BUILD}_MyISAM_kc-shared_t8_c1_u2_r1",
+                  engines=["MyISAM"], tables=[8], variants={"key_cache": ["shared"]})
+    rows = list(csv.DictReader(open(out / "key_caches.tsv"), delimiter="\t"))
+    assert {r["cache"] for r in rows} == {"default"}
+
+
+def test_memory_btree_keeps_the_hash_primary_key_and_adds_a_btree_key(build_dir, template, lock_entry,
+                                                                      tmp_path):
+    ds = tmp_path / "MEMORY-BTREE_t1_n1000"
+    datasets.prepare("sbtest", ds.name, name=BUILD, entry=lock_entry, build_dir=build_dir, template=template,
+                     out=ds, settings={})
+    m, out = _run(tmp_path, build_dir, lock_entry, ds, f"{BUILD}_MEMORY-BTREE_base_t1_c1_u2_r1",
+                  workload="simple_ranges", engines=["MEMORY-BTREE"])
+    idx = {(r["key"], r["index_type"]) for r in csv.DictReader(open(out / "indexes.tsv"), delimiter="\t")}
+    assert ("PRIMARY", "HASH") in idx and ("xid", "BTREE") in idx
+    plans = list(csv.DictReader(open(out / "explain.tsv"), delimiter="\t"))
+    assert plans[0]["type"] == "range" and plans[0]["key"] == "xid"
+    assert json.loads((out / "manifest.json").read_text())["memory"]["fits"] is True

@@ -1,0 +1,150 @@
+"""Study C's claims and generated tables (harness.studies.c) on the recorded
+real test_drive cells of tests/fixtures/raw/C1 (one repetition per build), and
+on repetitions made from those same rows (each recorded value times a small
+per-repetition factor) so the interval path of the verdict rule is exercised.
+"""
+from __future__ import annotations
+
+import csv
+import shutil
+
+import pytest
+
+from harness import claims as C
+from harness import tidydata as T
+from harness.report import latex
+from harness.studies import c as S
+from test_retidy_fixture import RAW, retidy
+
+C_IDS = [c.id for c in S.CLAIMS]
+BUILDS = ["mysql-5.6.24", "mariadb-10.11"]
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    return retidy(RAW, tmp_path_factory.mktemp("study_c"))
+
+
+def read_rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def tidy_of(d):
+    return T.load(d, T.read_yaml(d / "config.resolved.yaml"))
+
+
+def test_c_claims_in_claims_csv_with_verdicts(real):
+    rows = [r for r in read_rows(real["generated"] / "claims.csv") if r["claim"] in C_IDS]
+    assert sorted({r["claim"] for r in rows}) == sorted(C_IDS)
+    assert {r["build"] for r in rows} == set(BUILDS)
+    assert C.invariant_violations(rows, C.DEFAULTS["level"]) == []
+    by = {(r["claim"], r["build"]): r for r in rows}
+    for cid in C_IDS[:-1]:   # ratio claims: one repetition, so inconclusive, saying what it needs
+        for b in BUILDS:
+            r = by[(cid, b)]
+            assert r["verdict"] == C.INCONCLUSIVE, r
+            assert r["reason"].startswith("one repetition") and "per side" in r["reason"]
+            assert r["n"] == "1/1" and float(r["ratio"]) > 0 and r["side"]
+            assert r["metric"] in ("time_s", "datadir_bytes")
+    for b in BUILDS:
+        assert by[("C4-pluggability", b)]["verdict"] == C.REPRODUCED
+    # the stand-in is named in the measured text, never passed off as the commercial database
+    assert "PostgreSQL (legacy stand-in)" in by[("C1-legacy-close-to-InnoDB", BUILDS[0])]["measured"]
+
+
+def with_repetitions(src_dir, dst_dir, factors, change=None):
+    """A tidy dir whose test_drive.csv has one copy of the recorded rows per factor
+    (rep = 1, 2, ...; numbers times the factor; `change(row, rep)` may alter a row)."""
+    shutil.copytree(src_dir, dst_dir)
+    path = dst_dir / "test_drive.csv"
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        fields, rows = reader.fieldnames, list(reader)
+    out = []
+    for rep, k in enumerate(factors, 1):
+        for r in rows:
+            r = dict(r, rep=str(rep))
+            v = T.number(r["value"])
+            if v is not None and r["unit"] in ("s", "bytes"):
+                r["value"] = f"{v * k:.6g}"
+            out.append(change(r, rep) if change else r)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        w.writerows(out)
+    return dst_dir
+
+
+FACTORS = [1.0, 1.01, 0.99, 1.02, 0.98, 1.005, 0.995]   # seven repetitions, 2% spread
+
+
+def test_repetitions_give_intervals_and_computed_verdicts(real, tmp_path):
+    d = with_repetitions(real["tidy"], tmp_path / "tidy", FACTORS)
+    rows = C.evaluate(tidy_of(d), S.CLAIMS)
+    assert C.invariant_violations(rows, C.DEFAULTS["level"]) == []
+    by = {(r["claim"], r["build"]): r for r in rows}
+    for b in BUILDS:
+        # the recorded gaps are far larger than a 2% spread: judged, not inconclusive
+        r = by[("C1-MyISAM-inserts-faster-than-InnoDB", b)]
+        assert r["verdict"] == C.REPRODUCED and r["n"] == "7/7"
+        assert float(r["ratio_lo"]) < float(r["ratio"]) < float(r["ratio_hi"])
+        assert float(r["coverage"]) >= C.DEFAULTS["level"]
+        assert by[("C3-ARCHIVE-saves-80pct-identical-rows", b)]["verdict"] == C.REPRODUCED
+    # varied rows: 69.4% saved on mysql-5.6.24 (ratio 3.27, just below the 3.33--10 band): an
+    # interval of +-4% straddles the band's edge, so no verdict either way
+    r = by[("C3-ARCHIVE-saves-80pct-varied-rows", "mysql-5.6.24")]
+    assert float(r["ratio_lo"]) < 1 / 0.3 < float(r["ratio_hi"]) and r["verdict"] == C.INCONCLUSIVE
+    assert by[("C3-ARCHIVE-saves-80pct-varied-rows", "mariadb-10.11")]["verdict"] == C.REPRODUCED
+
+
+def test_overlapping_repetitions_are_inconclusive(real, tmp_path):
+    """InnoDB's repetitions spread over MyISAM's: no verdict either way."""
+    def spread(r, rep):
+        if r["step"] == "C1" and r["metric"] == "insert_s" and r["engine"] in ("InnoDB", "MyISAM"):
+            r["value"] = str(1.0 + 0.1 * rep if r["engine"] == "InnoDB" else 1.35 + 0.01 * rep)
+        return r
+    d = with_repetitions(real["tidy"], tmp_path / "tidy", FACTORS, spread)
+    rows = C.evaluate(tidy_of(d), [S.CLAIMS[0]])
+    assert {r["verdict"] for r in rows} == {C.INCONCLUSIVE}
+    assert C.invariant_violations(rows, C.DEFAULTS["level"]) == []
+
+
+def test_a_failing_pluggability_row_is_not_reproduced(real, tmp_path):
+    def fail_view(r, rep):
+        if r["step"] == "C4.feature" and r["engine"] == "ARCHIVE" and r["metric"] == "view" and rep == 2:
+            r["ok"] = "false"
+        return r
+    d = with_repetitions(real["tidy"], tmp_path / "tidy", [1.0, 1.0], fail_view)
+    tidy = tidy_of(d)
+    rows = {r["build"]: r for r in C.evaluate(tidy, [S.CLAIMS[-1]])}
+    assert {r["verdict"] for r in rows.values()} == {C.NOT_REPRODUCED}
+    assert "ARCHIVE view" in rows["mysql-5.6.24"]["reason"]
+    table = S.pluggability_table(C.Context.of(tidy), latex)
+    assert r"\textbf{fail}" in table
+
+
+def test_scan_and_pluggability_tables_come_from_the_rows(real):
+    ctx = C.Context.of(tidy_of(real["tidy"]))
+    scan = S.scan_table(ctx, latex)
+    body = [line for line in scan.splitlines() if line.endswith(r"\\") and "EXPLAIN" not in line]
+    # per build: InnoDB, MyISAM, ARCHIVE, MEMORY (+ Aria on MariaDB) and the PostgreSQL stand-in
+    assert len(body) == 5 + 6
+    assert all(" & ALL & " in line for line in body if "PostgreSQL" not in line)
+    assert all("5{,}00" in line for line in body)          # rows examined / matched: the 5,000 rows
+    assert sum("Seq Scan" in line for line in body) == 2
+    plug = S.pluggability_rows(ctx)
+    features = [(b, f, e) for b, f, e, res in plug if f in ("procedure", "trigger", "view")]
+    assert len(features) == 3 * 4 + 3 * 5                    # feature x engine, per build
+    assert all(res == "pass" for b, f, e, res in plug if res != "not in build")
+    assert ("mysql-5.6.24", "(all features)", "Aria", "not in build") in plug
+
+
+def test_macros_state_durability_and_savings_from_the_data(real):
+    ctx = C.Context.of(tidy_of(real["tidy"]))
+    m = dict(S.macros(ctx, [], latex))
+    assert "innodb\\_flush\\_log\\_at\\_trx\\_commit=1" in m["CDurability"]
+    assert "log\\_bin=OFF" in m["CDurability"] and "fsync" in m["CDurability"]
+    assert m["CPostgres"].startswith("PostgreSQL 1")
+    assert m["CRows"] == "5{,}000" and m["CReps"] == "1"
+    assert "94.3" in m["CSavingIdentical"] and "69.4" in m["CSavingVaried"]

@@ -1,0 +1,93 @@
+"""LaTeX inputs of the paper, generated from the tidy data of every experiment.
+
+    python -m harness report --tidy-dir data/tidy \\
+        --config data/tidy/config.resolved.yaml --out paper/generated
+
+Reads the tidy files of the experiments the resolved config runs
+(harness.tidydata.load). Writes:
+
+    macros.tex       every measured number the text quotes, \\ifHas<Experiment>
+                     and \\ifHasFig<Figure> flags, per claim \\Verdict<M>,
+                     \\Ratio<M>, \\Measured<M>, the interval method
+    claims.tex/.csv  every published claim, measured ratio with its interval,
+                     rule, repetitions, verdict (harness.claims)
+    reasons.tex      each claim's full reason (appendix)
+    design.tex       the experiments of the profile
+    deviations.tex   where the artifact differs from the studies (generated)
+    provenance.tex   builds, hosts, load generator, placement, commits
+    explain.tex      EXPLAIN per engine x statement of the Simple-Ranges runs
+    builds.tex       build versus build
+    unsupported.tex  combinations a build cannot run (or a sentence: none)
+    sections.tex     \\input of each study's section (harness.studies order)
+
+Formatting: report.latex; the figures table: report.figures; the claims and
+numbers of each study: harness.studies.<study>.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+
+from .. import atomic
+from .. import claims as C
+from .. import tidydata as T
+from . import latex, macros as M, tables
+from .figures import FACTOR_TABLE, FIGURES, factor_table_csv, figure_inputs  # noqa: F401  (rules, tests)
+from .latex import fmt_int, fmt_num, fmt_pct, macro, tex_escape, tex_tt  # noqa: F401
+
+OUTPUTS = ("macros.tex", "claims.tex", "claims.csv", "reasons.tex", "design.tex", "deviations.tex",
+           "provenance.tex", "explain.tex", "builds.tex", "unsupported.tex", "sections.tex")
+
+
+def claims_csv(rows) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=C.CSV_FIELDS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def outputs(tidy: T.Tidy) -> dict:
+    """File name -> text of every generated file."""
+    ctx = C.Context.of(tidy)
+    rows = C.evaluate(tidy)
+    bc = tidy.experiment("build_compare")
+    return {
+        "macros.tex": M.macros_tex(M.build_macros(ctx, rows), M.flags_tex(tidy)),
+        "claims.tex": tables.claims_tex(rows, ctx.level),
+        "claims.csv": claims_csv(rows),
+        "reasons.tex": tables.reasons_tex(rows),
+        "design.tex": tables.design_tex(tidy),
+        "deviations.tex": tables.deviations_tex(tidy),
+        "provenance.tex": tables.provenance_tex(tidy.provenance, tidy.config),
+        "explain.tex": tables.explain_tex(tidy.extra("explain", tables.EXPLAIN_EXPERIMENT)),
+        "builds.tex": tables.builds_tex(bc.cells if bc else [], tidy.provenance),
+        "unsupported.tex": tables.unsupported_tex(tidy.unsupported),
+        "sections.tex": tables.sections_tex(),
+    }
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="harness report", description=__doc__.splitlines()[0])
+    ap.add_argument("--tidy-dir", required=True, help="directory of the tidy CSVs (data/tidy)")
+    ap.add_argument("--config", required=True, help="resolved config YAML")
+    ap.add_argument("--out", required=True, help="output directory (paper/generated)")
+    if argv and argv[0] == "--":  # `harness report -- --tidy-dir ...`
+        argv = argv[1:]
+    args = ap.parse_args(argv)
+    if not os.path.isdir(args.tidy_dir):
+        ap.error(f"--tidy-dir {args.tidy_dir}: not a directory")
+    config = T.read_yaml(args.config)
+    try:
+        C.setting(config, "level")
+        C.setting(config, "contention_min_cores")
+    except ValueError as e:
+        ap.error(f"{args.config}: {e}")
+    for name, text in outputs(T.load(args.tidy_dir, config)).items():
+        atomic.write_text(os.path.join(args.out, name), text)
+    return 0
+
+
+__all__ = ["main", "outputs", "FIGURES", "figure_inputs", "factor_table_csv", "latex", "tables"]

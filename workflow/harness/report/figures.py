@@ -1,0 +1,67 @@
+"""The figures table: figure name -> its R script, the tidy files it reads and
+its study, gathered from the study modules (harness.studies); plus the factor
+table as a CSV the R scripts read for words, baselines and value order (they
+read factor *columns* from each tidy file's header, never from a list).
+
+Each figure rule of workflow/rules/paper.smk takes its inputs from here; a
+figure is drawn when at least one of its experiments runs in the profile.
+"""
+from __future__ import annotations
+
+import csv
+import io
+
+from .. import factors
+from ..studies import STUDIES
+
+
+def _table() -> dict:
+    out = {}
+    for study, mod in STUDIES.items():
+        for name, spec in mod.FIGURES.items():
+            if name in out:
+                raise ValueError(f"figure {name} declared by studies {out[name]['study']} and {study}")
+            out[name] = {**spec, "study": study}
+    return out
+
+
+# figures/<name>.pdf: script (workflow/R/), flag (\ifHasFig<flag>), inputs
+# [(experiment, kind)] -> <tidy>/<experiment>_<kind>.csv, extra [tidy files], study
+FIGURES = _table()
+
+FACTOR_TABLE = "factors.csv"
+FACTOR_FIELDS = ("name", "code", "words", "baseline", "values")
+
+
+def figure_inputs(name, experiments, tidy_dir="data/tidy") -> list[str]:
+    """The tidy files figure `name` reads, for the experiments that run ([] if none does)."""
+    own = [f"{tidy_dir}/{e}_{kind}.csv" for e, kind in FIGURES[name]["inputs"] if e in experiments]
+    return own + [f"{tidy_dir}/{f}" for f in FIGURES[name].get("extra", [])] if own else []
+
+
+def factor_table_csv() -> str:
+    """harness.factors as CSV (name, code, words, baseline, values '|'-joined in table order)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(FACTOR_FIELDS)
+    for f in factors.FACTORS.values():
+        w.writerow([f.name, f.code, f.words, f.baseline, "|".join(str(v) for v in f.values)])
+    return buf.getvalue()
+
+
+def coverage_range(tidy, name) -> tuple[float, float] | None:
+    """(lowest, highest) coverage of the per-cell median intervals a figure draws
+    (its summary inputs' qps_server/qps _ci_coverage), None when it draws none."""
+    covs = []
+    for exp, kind in FIGURES[name]["inputs"]:
+        e = tidy.experiment(exp)
+        if kind != "summary" or e is None:
+            continue
+        for r in e.summary:
+            for col in ("qps_server_ci_coverage", "qps_ci_coverage"):
+                try:
+                    covs.append(float(r[col]))
+                    break
+                except (KeyError, TypeError, ValueError):
+                    continue
+    return (min(covs), max(covs)) if covs else None

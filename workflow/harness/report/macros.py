@@ -1,0 +1,156 @@
+"""macros.tex: every measured number the paper's text quotes, the \\ifHas flags,
+and per claim \\Verdict<M>, \\Ratio<M>, \\Measured<M> (M: the claim's macro)."""
+from __future__ import annotations
+
+from .. import claims as C
+from .. import verdict as V
+from ..studies import STUDIES
+from . import latex as L
+from . import tables
+from .figures import FIGURES, coverage_range, figure_inputs
+
+
+def primary_build(tidy) -> str:
+    """The build the text's numbers are about: the profile's first measured build."""
+    measured = tidy.builds(*tidy.experiments)
+    return measured[0] if measured else ""
+
+
+def known_experiments(tidy) -> list[str]:
+    names = []
+    for mod in STUDIES.values():
+        names += [e for e in mod.EXPERIMENTS if e not in names]
+    return names + sorted(e for e in (tidy.config.get("experiments") or {}) if e not in names)
+
+
+def _reps(cells) -> str:
+    counts = sorted({c.reps for c in cells})
+    if not counts:
+        return L.NA
+    return str(counts[0]) if len(counts) == 1 else f"{counts[0]}--{counts[-1]}"
+
+
+def _coverage_text(rng) -> str:
+    if rng is None:
+        return L.NA
+    lo, hi = rng
+    if round(100 * lo) == round(100 * hi):
+        return L.fmt_coverage(lo)
+    return f"{100 * lo:.0f}--{L.fmt_coverage(hi)}"
+
+
+def claim_text(rows) -> tuple[str, str, str]:
+    """(verdict, ratio with interval, measured) of one claim's rows (several builds: joined)."""
+    def ratio(r):
+        if not r.get("ratio"):
+            return L.NA
+        f = {k: float(r[k]) for k in ("ratio", "ratio_lo", "ratio_hi", "coverage")}
+        if not f["coverage"]:
+            return f"{f['ratio']:.2f} (one repetition: no interval)"
+        return (f"{f['ratio']:.2f} [{f['ratio_lo']:.2f}, {f['ratio_hi']:.2f}] "
+                f"({L.fmt_coverage(f['coverage'])} coverage)")
+    if not rows:
+        return L.NA, L.NA, L.NA
+    if len(rows) == 1:
+        r = rows[0]
+        return L.tex_escape(r["verdict"]), ratio(r), L.tex_escape(r["measured"])
+    join = lambda f: "; ".join(f"{f(r)} ({L.tex_escape(r['build'])})" for r in rows)  # noqa: E731
+    return join(lambda r: L.tex_escape(r["verdict"])), join(ratio), join(lambda r: L.tex_escape(r["measured"]))
+
+
+def claim_macros(rows) -> list:
+    out = []
+    for c in C.all_claims():
+        if not c.macro:
+            continue
+        v, r, m = claim_text([row for row in rows if row["claim"] == c.id])
+        out += [("Verdict" + c.macro, v), ("Ratio" + c.macro, r), ("Measured" + c.macro, m)]
+    return out
+
+
+def build_macros(ctx, rows) -> list:
+    """Ordered list of (name, LaTeX value)."""
+    tidy = ctx.tidy
+    config, prov = tidy.config, tidy.provenance
+    sb = config.get("sysbench") or {}
+    hosts, builds = prov.get("hosts") or [], prov.get("builds") or []
+    cells = tidy.all_cells()
+    build = primary_build(tidy)
+
+    def from_list(items, key, sep="; "):
+        values = L.distinct(str(i.get(key)) for i in items if i.get(key) not in (None, ""))
+        return L.tex_escape(sep.join(values)) if values else L.NA
+
+    cores = sorted({c.int("cores") for c in cells})
+    versions = L.distinct(str(s.get("version", "")).removeprefix("sysbench ").strip()
+                          for s in prov.get("sysbench") or [] if s.get("version"))
+    verdicts = [r["verdict"] for r in rows]
+    run_here = [e for e in known_experiments(tidy) if tidy.experiment(e) is not None]
+    not_run = [e for e in known_experiments(tidy) if tidy.experiment(e) is None]
+    covs = [float(s[col]) for e in tidy.experiments.values() for s in e.summary
+            for col in ("qps_server_ci_coverage",) if s.get(col) not in (None, "")]
+    out = [
+        ("NumCells", str(len(cells))),
+        ("NumRuns", str(sum(c.reps for c in cells))),
+        ("NumReps", _reps(cells)),
+        ("NumUnstable", str(sum(1 for c in cells if c.unstable))),
+        ("NumExperiments", str(len(run_here))),
+        ("ExperimentsNotRun", L.tex_escape(L.join_words(not_run)) if not_run else "none"),
+        ("CoresAll", L.join_words(cores)),
+        ("MaxCores", str(max(cores)) if cores else L.NA),
+        ("PrimaryBuild", L.tex_tt(build) if build else L.NA),
+        ("PrimaryBuildVersion", from_list([b for b in builds if b.get("name") == build]
+                                          or (builds if len(builds) == 1 else []), "version")),
+        ("BuildName", from_list(builds, "name", ", ")),
+        ("BuildVersion", from_list(builds, "version", ", ")),
+        ("HostCPU", from_list(hosts, "cpu_model")),
+        ("HostCPUs", from_list(hosts, "n_cpus")),
+        ("HostKernel", from_list(hosts, "kernel")),
+        ("SysbenchVersion", L.tex_escape(", ".join(versions)) if versions else L.NA),
+        ("PlacementMechanism", from_list(prov.get("placement") or [], "mechanism", ", ")),
+        ("PlacementBackend", from_list(prov.get("placement") or [], "backend", ", ")),
+        ("ConfigProfile", L.tex_escape(config.get("profile") or prov.get("profile") or L.NA)),
+        ("DurationS", L.fmt_num(sb.get("duration_s"))),
+        ("WarmupS", L.fmt_num(sb.get("warmup_s"))),
+        ("RandSeed", L.fmt_num(sb.get("seed"))),
+        ("RandType", L.tex_escape(sb.get("rand_type") or L.NA)),
+        ("CVThreshold", L.fmt_num((config.get("stats") or {}).get("cv_threshold"))),
+        ("NumUnsupported", str(len(tidy.unsupported))),
+        ("NumClaims", str(len(verdicts))),
+        ("NumClaimsReproduced", str(verdicts.count(C.REPRODUCED))),
+        ("NumClaimsNotReproduced", str(verdicts.count(C.NOT_REPRODUCED))),
+        ("NumClaimsInconclusive", str(verdicts.count(C.INCONCLUSIVE))),
+        ("NumClaimsNotMeasurable", str(verdicts.count(C.NOT_MEASURABLE))),
+        ("ClaimLevel", f"{100 * ctx.level:.0f}"),
+        ("ClaimLevelSide", f"{100 * ctx.level ** 0.5:.2f}"),
+        ("RepsNeeded", str(V.reps_needed(ctx.level))),
+        ("ContentionMinCores", str(ctx.min_cores)),
+        ("IntervalMethod", L.tex_escape(V.describe_method(ctx.level))),
+        ("CellCoverage", _coverage_text((min(covs), max(covs)) if covs else None)),
+        ("MemoryCheck", L.tex_escape(tables.memory_sentence(tidy))),
+    ]
+    for name in FIGURES:
+        out.append(("Cov" + FIGURES[name]["flag"], _coverage_text(coverage_range(tidy, name))))
+    exp_cfg = config.get("experiments") or {}
+    for e in known_experiments(tidy):
+        spec = exp_cfg.get(e)
+        out.append(("Design" + L.camel(e), tables.design_text(spec) if isinstance(spec, dict) else L.NA))
+    for mod in STUDIES.values():
+        out += mod.macros(ctx, rows, L)
+    return out + claim_macros(rows)
+
+
+def flags_tex(tidy) -> str:
+    """\\ifHas<Experiment> (measured in this profile) and \\ifHasFig<Figure> (drawn)."""
+    enabled = set(tidy.experiments)
+    out = [L.newif("Has" + L.camel(e), e in enabled) for e in known_experiments(tidy)]
+    out += [L.newif("HasFig" + f["flag"], bool(figure_inputs(n, enabled))) for n, f in FIGURES.items()]
+    return "".join(out)
+
+
+def macros_tex(macros, flags="") -> str:
+    names = [n for n, _ in macros]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"macros defined twice: {', '.join(dup)}")
+    return L.GENERATED + "".join(L.macro(name, value) for name, value in macros) + flags

@@ -1,0 +1,450 @@
+"""Generated LaTeX tables: provenance, claims (+ the reasons appendix), design,
+deviations, EXPLAIN, build versus build, unsupported cells."""
+from __future__ import annotations
+
+from .. import claims as C
+from .. import factors
+from .. import tidydata as T
+from ..studies import STUDIES
+from .latex import (GENERATED, NA, distinct, fmt_coverage, fmt_int, fmt_num, join_words,
+                    tex_escape, tex_tt)
+
+ENGINE_ORDER = ["InnoDB", "MyISAM", "MEMORY", "MEMORY-BTREE", "ARCHIVE"]
+
+
+def _engine_key(e):
+    return (ENGINE_ORDER.index(e) if e in ENGINE_ORDER else len(ENGINE_ORDER), e)
+
+
+# --- provenance ---------------------------------------------------------------------
+
+def _val(x):
+    if x is None or x == "":
+        return NA
+    if isinstance(x, bool):
+        return "on" if x else "off"
+    return tex_escape(x)
+
+
+def _hex(x, n=12):
+    return tex_tt(str(x)[:n]) if x else NA
+
+
+def _commits(x):
+    """git_commit may be one string or a list of them (one per distinct run)."""
+    commits = [x] if isinstance(x, str) else list(x or [])
+    return ", ".join(tex_tt(c, every=8) for c in commits if c) or NA
+
+
+def provenance_tex(prov, config):
+    rows = []  # (label, LaTeX value) or a section title (str)
+    for b in prov.get("builds") or [{}]:
+        rows += ["Build",
+                 ("name", tex_tt(b["name"]) if b.get("name") else NA),
+                 ("version", _val(b.get("version"))),
+                 ("provider", _val(b.get("provider"))),
+                 ("mysqld sha256", _hex(b.get("mysqld_sha256"))),
+                 ("server version", _val(b.get("server_version")))]
+    oc = prov.get("official_check")
+    if oc:
+        rows += ["Official binary check",
+                 (f"{tex_escape(oc.get('build', ''))} vs {tex_escape(oc.get('official', ''))}",
+                  tex_escape(oc.get("verdict", NA)) + (f" ({tex_escape(oc['reason'])})" if oc.get("reason") else ""))]
+    for h in prov.get("hosts") or [{}]:
+        rows += ["Host",
+                 ("CPU", _val(h.get("cpu_model"))),
+                 ("logical CPUs", _val(h.get("n_cpus"))),
+                 ("kernel", _val(h.get("kernel"))),
+                 ("governor", _val(h.get("governor"))),
+                 ("SMT", _val(h.get("smt")))]
+    sysbenches = prov.get("sysbench") or [{}]
+    rows += ["Load generator",
+             ("sysbench", ", ".join(distinct(_val(s.get("version")) for s in sysbenches)) or NA)]
+    for s in sysbenches:  # one row per script (a workload's Lua wrapper)
+        if s.get("script"):
+            rows.append(("script", f"{tex_tt(s['script'])}, sha256 {_hex(s.get('script_sha256'))}"))
+    if not any(s.get("script") for s in sysbenches):
+        rows.append(("script", NA))
+    rows.append("Placement and run")
+    for p in prov.get("placement") or [{}]:
+        rows.append(("backend / mechanism", f"{_val(p.get('backend'))} / {_val(p.get('mechanism'))}"))
+    rows += [("config profile", _val(config.get("profile") or prov.get("profile"))),
+             ("measured runs", _val(prov.get("cells"))),
+             ("git commit", _commits(prov.get("git_commit")))]
+    lines = [GENERATED, r"\begin{tabularx}{\linewidth}{@{}l>{\raggedright\arraybackslash}X@{}}",
+             r"\toprule"]
+    for i, row in enumerate(rows):
+        if isinstance(row, str):
+            if i:
+                lines.append(r"\midrule")
+            lines.append(r"\multicolumn{2}{@{}l}{\textbf{%s}}\\" % tex_escape(row))
+        else:
+            lines.append(r"\quad %s & %s\\" % (tex_escape(row[0]), row[1]))
+    lines += [r"\bottomrule", r"\end{tabularx}", ""]
+    return "\n".join(lines)
+
+
+# --- claims ---------------------------------------------------------------------------
+
+CLAIMS_PER_FLOAT = 8  # a float of 8 rows stays under a page (footnotesize)
+
+
+def _f(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def short_reason(row, level) -> str:
+    """The verdict's parenthesis in the table: what is missing, or why inconclusive."""
+    v, reason = row["verdict"], row.get("reason") or ""
+    if v == C.NOT_MEASURABLE:
+        return reason.split(":", 1)[0] if ":" in reason else ""
+    if v == C.INCONCLUSIVE:
+        if reason.startswith("one repetition"):
+            return "one repetition"
+        cov = _f(row.get("coverage"))
+        if cov is not None and cov < level:
+            return f"coverage {100 * cov:.0f}% < {100 * level:.0f}%"
+        return "interval straddles"
+    return ""
+
+
+def rule_text(row) -> str:
+    side, t, th = row.get("side"), _f(row.get("threshold")), _f(row.get("threshold_hi"))
+    if not side:
+        return "pass/fail"
+    if side == "within":
+        return f"in [{t:g}, {th:g}]"
+    return f"{'>' if side == 'above' else '<'} {t:g}"
+
+
+def measured_cell(row) -> str:
+    """'0.96 [0.41, 2.25]' and its coverage (a ratio claim), else the measured text."""
+    if row.get("ratio"):
+        r, lo, hi, cov = (_f(row[k]) for k in ("ratio", "ratio_lo", "ratio_hi", "coverage"))
+        if not cov:
+            return f"{r:.2f}\\newline{{\\scriptsize no interval (one repetition)}}"
+        return (f"{r:.2f} [{lo:.2f}, {hi:.2f}]\\newline{{\\scriptsize {fmt_coverage(cov)} coverage}}")
+    return r"{\scriptsize %s}" % breakable(row.get("measured") or NA)
+
+
+def breakable(text) -> str:
+    """Escaped text that may break after / : _ (event names, cell names)."""
+    out = []
+    for ch in str(text):
+        out.append(tex_escape(ch) + (r"\allowbreak{}" if ch in "/:_" else ""))
+    return "".join(out)
+
+
+def claims_tex(rows, level, per_float=CLAIMS_PER_FLOAT) -> str:
+    """The claims table as full-width floats of at most `per_float` rows each (a
+    float cannot break across pages); the first is labelled tab:claims."""
+    def x(share):
+        return r">{\raggedright\arraybackslash\hsize=%s\hsize}X" % share
+    rl = r">{\raggedright\arraybackslash}"
+    verdicts = [r["verdict"] for r in rows]
+    summary = ", ".join(f"{verdicts.count(v)} {v}" for v in C.VERDICTS)
+    many_builds = len({r["build"] for r in rows if r["build"] and " vs " not in r["build"]}) > 1
+    chunks = [rows[i:i + per_float] for i in range(0, len(rows), per_float)] or [[]]
+    lines = [GENERATED]
+    for n, chunk in enumerate(chunks):
+        caption = (r"\caption{Published claims and the verdicts the pipeline computed from this "
+                   r"host's measurements (%s). Measured: the ratio of the two settings' medians of the "
+                   r"server's statement count with its interval and that interval's real coverage "
+                   r"(Section~\ref{sec:method}); rule: the published side of the threshold; n: "
+                   r"repetitions of each compared cell. $\dagger$: the verdict rests on a cell "
+                   r"flagged unstable. Reasons: Appendix~\ref{app:reasons}.}\label{tab:claims}" % summary
+                   if n == 0 else r"\caption{Published claims (continued).}")
+        lines += [r"\begin{table*}[tp]", r"\centering\footnotesize", caption,
+                  r"\begin{tabularx}{\linewidth}{@{}%s%s%s%sp{1.1cm}%sp{0.7cm}%sp{2.0cm}@{}}"
+                  % (x(1.5), x(0.75), x(0.75), rl, rl, rl),
+                  r"\toprule", r"Claim & Published & Measured & Rule & n & Verdict\\", r"\midrule"]
+        for r in chunk:
+            cid = r"{\scriptsize %s}" % tex_tt(r["claim"])
+            if many_builds and r["build"] and " vs " not in r["build"]:
+                cid += r" {\scriptsize (%s)}" % tex_tt(r["build"])
+            why = short_reason(r, level)
+            dagger = r"$^\dagger$" if "unstable" in (r.get("reason") or "") else ""
+            verdict = tex_escape(r["verdict"]) + dagger + (r"\newline{\scriptsize (%s)}" % tex_escape(why)
+                                                           if why else "")
+            lines.append(" & ".join([cid + r"\newline " + tex_escape(r["statement"]),
+                                     tex_escape(r["published"]), measured_cell(r),
+                                     tex_escape(rule_text(r)), tex_escape(r.get("n") or "--"), verdict])
+                         + r"\\")
+        if not chunk:
+            lines.append(r"\multicolumn{6}{@{}l}{No claims.}\\")
+        lines += [r"\bottomrule", r"\end{tabularx}", r"\end{table*}", ""]
+    return "\n".join(lines)
+
+
+def reasons_tex(rows) -> str:
+    """Every claim's full reason and measured value (the appendix behind the table)."""
+    if not rows:
+        return GENERATED + "No claims.\n"
+    lines = [GENERATED, r"\begin{description}\setlength{\itemsep}{1pt}\footnotesize"]
+    for r in rows:
+        build = f" ({tex_tt(r['build'])})" if r.get("build") else ""
+        lines.append(r"\item[%s%s] %s. \emph{Measured:} %s. \emph{Reason:} %s." % (
+            tex_tt(r["claim"]), build, tex_escape(r["verdict"]), tex_escape(r.get("measured") or NA),
+            tex_escape(r.get("reason") or NA)))
+    lines += [r"\end{description}", ""]
+    return "\n".join(lines)
+
+
+# --- design -----------------------------------------------------------------------------
+
+def _plural(n, word):
+    return word if n == [1] or n == 1 else word + "s"
+
+
+def design_text(spec: dict) -> str:
+    """One experiment's design from the config, as LaTeX (factor words from harness.factors)."""
+    parts = []
+    engines = spec.get("engines") or []
+    if engines:
+        parts.append(tex_escape(join_words(engines)))
+    tables = spec.get("tables") or []
+    if tables:
+        t = f"{join_words(tables)} {_plural(tables, 'table')}"
+        if spec.get("table_size"):
+            t += f" of {fmt_int(spec['table_size'])} rows"
+        parts.append(t)
+    if spec.get("cores"):
+        parts.append(f"{join_words(spec['cores'])} {_plural(spec['cores'], 'core')}")
+    if spec.get("users"):
+        parts.append(f"{join_words(spec['users'])} {_plural(spec['users'], 'user')}")
+    for name, values in (spec.get("variants") or {}).items():
+        vals = "/".join(str(v).replace("_", " ") for v in values)
+        parts.append(tex_escape(f"{factors.words(name)} {vals}"))
+    if spec.get("builds"):
+        parts.append("builds " + ", ".join(tex_tt(b) for b in spec["builds"]))
+    if spec.get("repetitions"):
+        n = spec["repetitions"]
+        parts.append(f"{n} {_plural(n, 'repetition')}")
+    return "; ".join(parts) or NA
+
+
+def design_tex(tidy) -> str:
+    """The experiments table: every experiment a study reads or the profile names."""
+    known = {}
+    for mod in STUDIES.values():
+        for exp, (studies, what) in mod.EXPERIMENTS.items():
+            known.setdefault(exp, (studies, what))
+    names = list(known) + sorted(e for e in (tidy.config.get("experiments") or {}) if e not in known)
+    lines = [GENERATED, r"\begin{tabularx}{\linewidth}{@{}l>{\raggedright\arraybackslash}X@{}}",
+             r"\toprule", r"Experiment & Study: design in this profile\\", r"\midrule"]
+    for e in names:
+        studies, what = known.get(e, (tidy.spec(e).get("study", ""), ""))
+        spec = tidy.spec(e)
+        if not spec:
+            design = r"\emph{not an experiment of this profile}"
+        elif tidy.experiment(e) is None:
+            design = r"\emph{not run in this profile}"
+        else:
+            design = design_text(spec)
+        lines.append(r"%s & %s: %s%s\\" % (tex_tt(e), tex_escape(studies), tex_escape(what) + "; " if what
+                                            else "", design))
+    lines += [r"\bottomrule", r"\end{tabularx}", ""]
+    return "\n".join(lines)
+
+
+# --- deviations --------------------------------------------------------------------------
+
+def _values(cells, col):
+    return sorted({c.int(col) for c in cells if c.key.get(col, "") != ""})
+
+
+def _ranges(values):
+    return join_words(values) if values else NA
+
+
+def memory_check(tidy):
+    """(fits, not fitting, unchecked) cell counts and the largest data/buffer bytes, from the
+    run columns memory_fits, data_bytes, buffer_bytes (manifest['memory'] of each cell)."""
+    fits = nofit = unchecked = 0
+    data = buf = 0.0
+    for c in tidy.all_cells():
+        if not any("memory_fits" in r for r in c.runs):
+            continue  # a steps cell: no dataset held in buffers, nothing to check
+        flags = [r.get("memory_fits", "") for r in c.runs]
+        if not flags or any(f in ("", None) for f in flags):
+            unchecked += 1
+            continue
+        if all(T.flag(f) for f in flags):
+            fits += 1
+        else:
+            nofit += 1
+        for r in c.runs:
+            data = max(data, T.number(r.get("data_bytes")) or 0)
+            buf = max(buf, T.number(r.get("buffer_bytes")) or 0)
+    return fits, nofit, unchecked, data, buf
+
+
+def memory_sentence(tidy) -> str:
+    """The paper's sentence about data and memory: only what the per-cell check says."""
+    fits, nofit, unchecked, data, buf = memory_check(tidy)
+    total = fits + nofit + unchecked
+    if total == 0 or fits + nofit == 0:
+        return "whether the data fit in the server's buffers was not checked"
+    mb = lambda x: f"{x / 2**20:,.0f}".replace(",", "{,}")  # noqa: E731
+    if nofit == 0 and unchecked == 0:
+        return (f"the data fit in the server's buffers in every one of the {total} cells (checked per "
+                f"cell; at most {mb(data)} MB of data, buffers up to {mb(buf)} MB)")
+    parts = []
+    if nofit:
+        parts.append(f"did not fit in {nofit} of {total} cells")
+    if unchecked:
+        parts.append(f"{unchecked} of {total} cells were not checked")
+    return "the data fit in the server's buffers in " + f"{fits} of {total} cells, " + " and ".join(parts)
+
+
+def _artifact(tidy, key) -> str:
+    """What this artifact did for a study's SETUP aspect (LaTeX)."""
+    cells, prov, cfg = tidy.all_cells(), tidy.provenance, tidy.config
+    sb = cfg.get("sysbench") or {}
+    if key == "hardware":
+        hosts = prov.get("hosts") or []
+        return tex_escape("; ".join(f"{h.get('cpu_model', '?')}, {h.get('n_cpus', '?')} logical CPUs"
+                                    for h in hosts)) or NA
+    if key == "cores":
+        return _ranges(_values(cells, "cores")) + " (placement: mysqld and sysbench on disjoint CPUs)"
+    if key == "users":
+        return _ranges(_values(cells, "users"))
+    if key == "table_size":
+        sizes = distinct(tidy.spec(e).get("table_size") for e in tidy.experiments)
+        return join_words([fmt_int(s) for s in sorted(sizes)]) if sizes else NA
+    if key == "duration":
+        if sb.get("duration_s") is None:
+            return NA
+        return f"{fmt_num(sb.get('warmup_s'))}\\,s discarded warm-up, then {fmt_num(sb['duration_s'])}\\,s"
+    if key == "repetitions":
+        ns = sorted({c.reps for c in cells})
+        return (f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}--{ns[-1]}") + " per cell" if ns else NA
+    if key == "builds":
+        return ", ".join(tex_tt(b.get("name")) for b in prov.get("builds") or [] if b.get("name")) or NA
+    if key == "load":
+        v = distinct(str(s.get("version", "")).removeprefix("sysbench ") for s in prov.get("sysbench") or [])
+        return (f"sysbench {tex_escape(', '.join(v) or NA)}, key distribution "
+                f"{tex_escape(sb.get('rand_type', NA))}, fixed seed")
+    if key == "metric":
+        return ("the server's statement counters (Com\\_*) without BEGIN/COMMIT; sysbench's count as a "
+                "cross-check")
+    return NA
+
+
+def deviation_rows(tidy) -> list[tuple[str, str, str]]:
+    """(aspect, the studies, this artifact) -- LaTeX -- every place the artifact differs
+    from or had to choose for the studies: their setups (studies' SETUP), the factor
+    table's baselines, stand-ins (claims' deviation), the memory check."""
+    rows, seen = [], {}
+    for name, mod in STUDIES.items():
+        letter = mod.TITLE.split(":")[0].replace("Study ", "")
+        for aspect, studied, key in mod.SETUP:
+            here = _artifact(tidy, key)
+            if aspect in seen:  # one row per aspect, the studies' values side by side
+                i = seen[aspect]
+                rows[i] = (rows[i][0], rows[i][1] + f"; {letter}: {tex_escape(studied)}", rows[i][2])
+            else:
+                seen[aspect] = len(rows)
+                rows.append((tex_escape(aspect), f"{letter}: {tex_escape(studied)}", here))
+    for f in factors.FACTORS.values():
+        exps = [e for e in tidy.experiments if f.name in (tidy.spec(e).get("variants") or {})]
+        where = f"; set in {', '.join(exps)}" if exps else ""
+        rows.append((tex_escape(f.words), tex_escape(f.note or "not stated"),
+                     tex_escape(f"{str(f.baseline).replace('_', ' ')} unless varied{where}")))
+    for c in C.all_claims():
+        if c.deviation:
+            rows.append((f"{tex_escape(c.study)} {tex_tt(c.id)}", tex_escape(c.published), tex_escape(c.deviation)))
+    rows.append(("data in memory", "not stated", tex_escape(memory_sentence(tidy))))
+    return rows
+
+
+def deviations_tex(tidy) -> str:
+    lines = [GENERATED, r"\begin{tabularx}{\linewidth}{@{}>{\raggedright\arraybackslash\hsize=0.7\hsize}X"
+             r">{\raggedright\arraybackslash\hsize=1.1\hsize}X>{\raggedright\arraybackslash\hsize=1.2\hsize}X@{}}",
+             r"\toprule", r"Aspect & The studies & This artifact\\", r"\midrule"]
+    for a, s, h in deviation_rows(tidy):
+        lines.append(f"{a} & {s} & {h}\\\\")
+    lines += [r"\bottomrule", r"\end{tabularx}", ""]
+    return "\n".join(lines)
+
+
+# --- EXPLAIN, builds, unsupported --------------------------------------------------------
+
+EXPLAIN_EXPERIMENT = "simple_ranges"
+
+
+def builds_tex(cells, provenance) -> str:
+    """Build versus build: per build, its server version and best median server-counted QPS
+    per engine (over users and cores); an engine a build could not run is 'absent', never 0."""
+    if not cells:
+        return GENERATED + r"\emph{Build versus build was not measured in this profile.}" + "\n"
+    versions = {b.get("name"): b.get("server_version") or b.get("version")
+                for b in provenance.get("builds", [])}
+    engines = sorted({c.engine for c in cells}, key=_engine_key)
+    best = {}
+    for c in cells:
+        m = c.median(C.METRIC)
+        if m is not None and m > best.get((c.build, c.engine), -1):
+            best[(c.build, c.engine)] = m
+    lines = [GENERATED.rstrip("\n"), r"\begin{tabular}{ll" + "r" * len(engines) + "}", r"\toprule",
+             "Build & Server version & " + " & ".join(f"{tex_escape(e)} (QPS)" for e in engines) + r" \\",
+             r"\midrule"]
+    for b in sorted({c.build for c in cells}):
+        vals = [fmt_int(best[(b, e)]) if (b, e) in best else r"\emph{absent}" for e in engines]
+        lines.append(f"{tex_tt(b)} & {tex_escape(versions.get(b) or NA)} & " + " & ".join(vals) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    return "\n".join(lines)
+
+
+def explain_tex(explain_rows, experiment=EXPLAIN_EXPERIMENT) -> str:
+    """Engine x statement -> EXPLAIN type / key / rows (distinct values over cells)."""
+    if not explain_rows:
+        return (GENERATED + r"\emph{No EXPLAIN output: experiment %s was not measured "
+                r"in this profile.}" % tex_escape(experiment) + "\n")
+    many_builds = len({r.get("build", "") for r in explain_rows}) > 1
+    cells = {}
+    for r in explain_rows:
+        key = (r.get("build", ""), r.get("engine", ""), r.get("statement", ""))
+        cell = cells.setdefault(key, {"type": [], "key": [], "rows": []})
+        for col in cell:
+            v = r.get(col) or ""
+            if v not in cell[col]:
+                cell[col].append(v)
+    order = sorted(cells, key=lambda k: (k[0], _engine_key(k[1]), k[2]))
+    cols = ("l" if many_builds else "") + "lllll"
+    lines = [GENERATED, r"\begin{tabular}{@{}%s@{}}" % cols, r"\toprule",
+             ("Build & " if many_builds else "") + r"Engine & Statement & type & key & rows\\", r"\midrule"]
+    for key in order:
+        build, engine, statement = key
+        c = cells[key]
+
+        def cell(col, tt=False):
+            vals = [v for v in c[col] if v] or ["--"]
+            return "/".join(tex_tt(v) if tt and v != "--" else tex_escape(v) for v in vals)
+        row = ([tex_tt(build)] if many_builds else []) + [
+            tex_escape(engine), tex_tt(statement), cell("type"), cell("key", tt=True), cell("rows")]
+        lines.append(" & ".join(row) + r"\\")
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    return "\n".join(lines)
+
+
+def unsupported_tex(rows) -> str:
+    if not rows:
+        return (GENERATED + "None: every build of this profile can run every engine and "
+                "variant its experiments ask for.\n")
+    lines = [GENERATED, r"\begin{itemize}\setlength{\itemsep}{0pt}"]
+    for r in rows:
+        what = ", ".join(tex_escape(r.get(k) or "--") for k in ("experiment", "engine", "variant"))
+        lines.append(r"\item %s on %s: %s" % (what, tex_tt(r.get("build") or "--"),
+                                              tex_escape(r.get("reason") or "")))
+    lines += [r"\end{itemize}", ""]
+    return "\n".join(lines)
+
+
+def sections_tex() -> str:
+    """\\input of every study's section, in the registry's order."""
+    return GENERATED + "".join(f"\\input{{{m.SECTION}}}\n" for m in STUDIES.values())
+
