@@ -10,8 +10,14 @@
 # Options (after the command):
 #   --dockerfile   build with `docker build` from docker/Dockerfile (needs a reachable
 #                  image registry for debian:bookworm-slim) instead of the default
-#   --offline      (default) mmdebstrap --variant=minbase from Debian's apt mirrors, then
-#                  `docker import`: no image registry involved
+#   --offline      (default) mmdebstrap --variant=minbase from the Debian archive this
+#                  host's apt is configured with, then `docker import`: no image registry
+#
+# The Debian archive (and its security archive) are taken from this host's apt
+# configuration (`apt-get indextargets`: the sources apt already uses, with its
+# proxy settings); no mirror host is written in this repository. Set
+# MYSQLBENCH_DEBIAN_MIRROR (and MYSQLBENCH_DEBIAN_SECURITY) to a Debian archive URL
+# on a host whose apt has none (e.g. Ubuntu).
 #
 # Two tags name one image:
 #   mysqlbench/runtime:recipe-<sha256 of suite + variant + package list>  what is asked for;
@@ -25,9 +31,16 @@ REPO=mysqlbench/runtime
 SUITE=bookworm
 VARIANT=minbase
 DOCKER=${MYSQLBENCH_DOCKER:-$(command -v docker || echo /usr/bin/docker)}
-MIRROR=${MYSQLBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-SECURITY=${MYSQLBENCH_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
+MIRROR=${MYSQLBENCH_DEBIAN_MIRROR:-}
+SECURITY=${MYSQLBENCH_DEBIAN_SECURITY:-}
 LOCK=${MYSQLBENCH_IMAGE_LOCK:-/tmp/mysqlbench-build-image.lock}
+# The engine: $DOCKER_HOST, else the pipeline's own (scripts/dockerd.sh) when it answers,
+# else the CLI's default; as harness.docker_backend chooses.
+OWN_SOCK=${MYSQLBENCH_DOCKERD_DIR:-/run/mysqlbench-dockerd}/docker.sock
+if [ -z "${DOCKER_HOST:-}" ] && [ -S "$OWN_SOCK" ] \
+   && timeout 10 "$DOCKER" -H "unix://$OWN_SOCK" version >/dev/null 2>&1; then
+  export DOCKER_HOST="unix://$OWN_SOCK"
+fi
 
 log() { echo "build-image: $*" >&2; }
 die() { echo "build-image: $*" >&2; exit "${2:-1}"; }
@@ -73,8 +86,38 @@ content_hash() {
   cat "$1" "$2" | sha256sum | cut -d' ' -f1
 }
 
+host_archives() {
+  # "<repo uri>|<release>|<label>" of every Packages index this host's apt is configured with
+  command -v apt-get >/dev/null 2>&1 || return 0
+  apt-get indextargets --format '$(REPO_URI)|$(RELEASE)|$(LABEL)' 'Identifier: Packages' 2>/dev/null \
+    | LC_ALL=C sort -u || true
+}
+
+host_mirrors() {
+  # Fill MIRROR / SECURITY from the host's apt sources unless given: the Debian archive
+  # (label Debian, or a release named $SUITE / $SUITE-updates when the lists were never
+  # downloaded) and the security archive (label Debian-Security, or $SUITE-security).
+  local list
+  list=$(host_archives)
+  if [ -z "$MIRROR" ]; then
+    MIRROR=$(awk -F'|' -v s="$SUITE" '$3 == "Debian" || (($3 == "") && ($2 == s || $2 == s "-updates")) {print $1; exit}' <<<"$list")
+  fi
+  if [ -z "$SECURITY" ]; then
+    SECURITY=$(awk -F'|' -v s="$SUITE" '$3 == "Debian-Security" || (($3 == "") && $2 == s "-security") {print $1; exit}' <<<"$list")
+  fi
+  [ -n "$MIRROR" ] || die "this host's apt configuration has no Debian archive to build the image from (apt-get indextargets lists none); set MYSQLBENCH_DEBIAN_MIRROR=<a Debian archive URL>, or build with --dockerfile" 5
+}
+
+apt_proxy_opts() {
+  # The host apt's proxy settings, for mmdebstrap's apt (which does not read the host's apt.conf)
+  command -v apt-config >/dev/null 2>&1 || return 0
+  apt-config dump 2>/dev/null | grep -E '^Acquire::(https?|ftp)::Proxy(::[^ ]*)? "' \
+    | sed -e 's/^/--aptopt=/' || true
+}
+
 build_offline() {
   command -v mmdebstrap >/dev/null 2>&1 || die "mmdebstrap is not installed; apt-get install -y mmdebstrap" 2
+  host_mirrors
   local work include
   work=$(mktemp -d /tmp/mysqlbench-image.XXXXXX)
   trap 'rm -rf "$work"' RETURN
@@ -82,12 +125,14 @@ build_offline() {
   # Debian's archive key, also on Ubuntu hosts (package debian-archive-keyring)
   local keyring=/usr/share/keyrings/debian-archive-keyring.gpg signed=""
   [ -r "$keyring" ] && signed="[signed-by=$keyring]"
-  log "mmdebstrap --variant=$VARIANT --include=$include $SUITE (from $MIRROR)"
-  mmdebstrap --quiet --variant="$VARIANT" --include="$include" "${MMDEBSTRAP_OPTS[@]}" \
-    "$SUITE" "$work/rootfs.tar" \
-    "deb $signed $MIRROR $SUITE main" "deb $signed $MIRROR $SUITE-updates main" \
-    "deb $signed $SECURITY $SUITE-security main" \
-    >&2 || die "mmdebstrap failed (are Debian's mirrors reachable? set MYSQLBENCH_DEBIAN_MIRROR)"
+  local sources=("deb $signed $MIRROR $SUITE main" "deb $signed $MIRROR $SUITE-updates main")
+  [ -n "$SECURITY" ] && sources+=("deb $signed $SECURITY $SUITE-security main")
+  local proxy=()
+  mapfile -t proxy < <(apt_proxy_opts)
+  log "mmdebstrap --variant=$VARIANT --include=$include $SUITE (from the host's apt sources: $MIRROR${SECURITY:+ and $SECURITY})"
+  mmdebstrap --quiet --variant="$VARIANT" --include="$include" "${MMDEBSTRAP_OPTS[@]}" "${proxy[@]}" \
+    "$SUITE" "$work/rootfs.tar" "${sources[@]}" \
+    >&2 || die "mmdebstrap failed (is the host's Debian archive $MIRROR reachable? set MYSQLBENCH_DEBIAN_MIRROR)"
   # installed packages, from the rootfs' own dpkg database
   tar -xOf "$work/rootfs.tar" ./var/lib/dpkg/status \
     | awk '/^Package: /{p=$2} /^Version: /{print p "=" $2}' | LC_ALL=C sort > "$work/pkgs"

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 from conftest import BUILD, ROOT, SESSION, cell_spec, harness_cmd, harness_env, server_pids
 
-from harness import cell, docker_backend, placement, procs
+from harness import backends, builds, cell, config, datasets, docker_backend, placement, procs
 from harness.server import Server, ServerError
+from test_backends import harness_killed_while_serving, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -32,6 +33,11 @@ CPU0 = sorted(os.sched_getaffinity(0))[:1]
 
 def _sh(*argv, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([str(a) for a in argv], capture_output=True, text=True, **kw)
+
+
+def _docker(*args, **kw) -> subprocess.CompletedProcess:
+    """The docker CLI, talking to the engine the harness uses (harness.docker_backend.cli_env)."""
+    return _sh(docker_backend.docker_bin(), *args, env=docker_backend.cli_env(), **kw)
 
 
 @pytest.fixture(scope="session")
@@ -47,6 +53,11 @@ def docker_engine():
     if started_here:
         res = _sh("bash", DOCKERD, "stop", timeout=120)
         assert res.returncode == 0, res.stderr
+        # nothing of the engine is left: its containers' cgroup parent, its exec root
+        cg = Path("/sys/fs/cgroup")
+        left = [p for p in [*cg.glob("mysqlbench-docker"), *cg.glob("*/mysqlbench-docker")] if p.is_dir()]
+        assert left == [], f"cgroups left by the engine: {left}"
+        assert not (docker_backend.dockerd_dir() / "exec").exists()
 
 
 @pytest.fixture(scope="session")
@@ -78,7 +89,7 @@ def _copy_datadir(dataset: Path, dest: Path) -> Path:
 
 
 def _exec(cid: str, script: str) -> str:
-    res = _sh(docker_backend.docker_bin(), "exec", cid, "sh", "-c", script, timeout=60)
+    res = _docker("exec", cid, "sh", "-c", script, timeout=60)
     assert res.returncode == 0, res.stderr
     return res.stdout
 
@@ -94,7 +105,7 @@ def test_engine_has_no_bridge_network(docker_engine):
     status = _sh("bash", DOCKERD, "status", timeout=30).stdout
     if "started by this script" not in status:
         pytest.skip("the engine was not started by scripts/dockerd.sh; its networks are not ours")
-    drivers = _sh(docker_backend.docker_bin(), "network", "ls", "--format", "{{.Driver}}").stdout.split()
+    drivers = _docker("network", "ls", "--format", "{{.Driver}}").stdout.split()
     assert "bridge" not in drivers, drivers
 
 
@@ -108,7 +119,7 @@ def test_image_is_tagged_by_content_reused_and_has_the_build_libraries(runtime_i
     assert _sh("bash", BUILD_IMAGE, "lookup").stdout.strip() == runtime_image["tag"]
     # every library mysqld needs resolves inside the image (the build is bind-mounted, not baked in)
     b = build_dir.resolve()
-    res = _sh(docker_backend.docker_bin(), "run", "--rm", "--network", "none",
+    res = _docker("run", "--rm", "--network", "none",
               "--mount", f"type=bind,source={b},target={b},readonly",
               "--env", f"LD_LIBRARY_PATH={b / lock_entry['lib_dir']}", runtime_image["id"],
               "ldd", str(b / lock_entry["mysqld"]), timeout=120)
@@ -169,17 +180,114 @@ def test_server_in_container_cpuset_no_network_socket(runtime_image, build_dir, 
         assert labels["mysqlbench.session"] == SESSION
         assert hc["Init"] is True and hc["AutoRemove"] is True
         assert [u["Name"] for u in hc["Ulimits"]] == ["nofile"]
-        res = _sh(docker_backend.docker_bin(), "exec", cid, "touch", str(srv.build_dir / "x"))
+        res = _docker("exec", cid, "touch", str(srv.build_dir / "x"))
         assert res.returncode != 0, "the build is writable from the container"
         # (c) queries over the bind-mounted socket, from the host
         assert srv.version() == "5.6.24"
         assert srv.query("SELECT COUNT(*) FROM sbtest.sbtest1")[0][0] == 1000
         assert srv.alive()
         pid = srv.pid
+        # (d) the backend object: a memory limit (and no swap beyond it), a watchdog, its info
+        b = srv.runner
+        assert isinstance(b, backends.DockerBackend) and b.pid == pid and b.container == cid
+        limit = docker_backend.memory_limit()
+        assert limit.endswith("m") and hc["Memory"] == int(limit[:-1]) * 1024 * 1024
+        assert hc["MemorySwap"] == hc["Memory"]
+        inside = _exec(cid, "cat /sys/fs/cgroup/memory.max 2>/dev/null"
+                            " || cat /sys/fs/cgroup/memory/memory.limit_in_bytes").strip()
+        assert int(inside) == hc["Memory"]
+        assert srv.placement_info() == {"backend": "docker", "mechanism": "docker-cpuset",
+                                        "cpus": placement.cpulist(CPU0), "image": runtime_image,
+                                        "memory_limit": limit}
+        watchdog = b._watchdog
+        assert watchdog is not None and watchdog.poll() is None
     assert docker_backend.inspect(cid) is None, "the container outlived the server"
+    assert watchdog.poll() is not None, "the watchdog outlived a clean stop"
     assert not srv.alive()
     assert not Path(f"/proc/{pid}").exists() or pid not in server_pids()
     assert "Shutdown complete" in (srv.rundir / "mysqld.err").read_text(), "no clean shutdown"
+
+
+def test_docker_backend_runs_a_one_shot_command_in_a_container(runtime_image, tmp_path):
+    b = backends.make("docker", run_id=f"test-dockerrun-{os.getpid()}", cpus=CPU0, rw_mounts=[tmp_path])
+    log = tmp_path / "log"
+    rc = b.run(["sh", "-c", "grep Cpus_allowed_list /proc/self/status; ls /sys/class/net; "
+                f"echo \"$MYSQLBENCH_RUN\" > {tmp_path}/run_id; read line; echo \"got $line\"; exit 3"],
+               stdin="hello\n", log=log)
+    assert rc == 3, log.read_text()
+    lines = log.read_text().splitlines()
+    assert placement.parse_cpulist(lines[0].split(":", 1)[1]) == CPU0
+    assert lines[1:] == ["lo", "got hello"]
+    assert (tmp_path / "run_id").read_text().strip() == b.run_id  # the mount is read-write
+    assert docker_backend.containers(run_id=b.run_id) == []
+
+
+def test_sigkill_of_the_harness_leaves_no_container(runtime_image, build_dir, template, tmp_path):
+    held = harness_killed_while_serving("docker", build_dir, template, tmp_path)
+    assert held["container"]
+    assert wait_until(lambda: docker_backend.containers(run_id=held["run_id"]) == []), \
+        "the container outlived a SIGKILLed harness"
+    assert wait_until(lambda: held["pid"] not in server_pids())
+
+
+def test_bootstrap_in_a_container_and_served_there(runtime_image, build_dir, lock_entry, tmp_path):
+    out = builds.bootstrap(BUILD, lock_entry, build_dir, tmp_path / "tpl", backend="docker")
+    info = json.loads((out / "bootstrap.json").read_text())
+    assert info["backend"] == "docker" and info["mechanism"] == "docker-cpuset"
+    assert info["image"]["id"] == runtime_image["id"] and info["method"] == "bootstrap"
+    assert "[docker]" in (out / "bootstrap.log").read_text()
+    assert docker_backend.containers(session=SESSION) == [], "the bootstrap's container was left"
+    datadir = _copy_datadir(out, tmp_path / "datadir")
+    with _server(build_dir, lock_entry, datadir, tmp_path / "run", f"test-dockerbs-{os.getpid()}") as srv:
+        assert srv.query("SELECT COUNT(*) FROM mysql.user WHERE user = 'root'")[0][0] > 0
+        assert {r[0] for r in srv.query("SHOW DATABASES")} >= {"mysql", "performance_schema"}
+
+
+def test_failed_bootstrap_in_a_container_is_one_line(runtime_image, build_dir, lock_entry, tmp_path):
+    # MySQL 5.6 has no --initialize-insecure: mysqld refuses it inside the container
+    with pytest.raises(builds.BuildError) as e:
+        builds.bootstrap(BUILD, {**lock_entry, "init": "initialize"}, build_dir, tmp_path / "tpl",
+                         backend="docker")
+    msg = str(e.value)
+    assert "\n" not in msg and "bootstrap failed (exit 1, backend docker)" in msg, msg
+    assert not (tmp_path / "tpl").exists()
+    assert docker_backend.containers(session=SESSION) == []
+
+
+MARIADB = "mariadb-10.11"
+
+
+@pytest.fixture(scope="module")
+def maria(docker_engine):
+    """Debian's MariaDB 10.11 as the pipeline installs it: a tree of links into /usr."""
+    entry = builds.load_lock(config.LOCK)[MARIADB]
+    d = ROOT / "resources" / "builds" / MARIADB
+    if not d.exists():
+        if os.geteuid() != 0:
+            pytest.skip("installing Debian's mariadb-server needs root")
+        builds.fetch(MARIADB, entry, d)
+    builds.verify_installed(MARIADB, entry, d)
+    return entry, d
+
+
+def test_mariadb_10_11_bootstraps_loads_and_measures_in_containers(runtime_image, maria, tmp_path):
+    """The install script, the dataset load and a measured cell of Debian's MariaDB 10.11
+    (the binary and its files bind-mounted from /usr, the libraries from the image)."""
+    entry, d = maria
+    tpl = builds.bootstrap(MARIADB, entry, d, tmp_path / "tpl", backend="docker")
+    assert json.loads((tpl / "bootstrap.json").read_text())["method"] == "install-db"
+    settings = {"backend": "docker", "warmup_s": 1, "duration_s": 2}
+    ds = datasets.prepare("sbtest", "InnoDB_t1_n1000", name=MARIADB, entry=entry, build_dir=d, template=tpl,
+                          out=tmp_path / "ds", settings=settings)
+    assert json.loads((ds / "dataset.json").read_text())["placement"]["backend"] == "docker"
+    out = tmp_path / "raw" / f"{MARIADB}_InnoDB_base_t1_c1_u2_r1"
+    req = cell_spec(settings)
+    m = cell.run_cell(experiment=req["experiment"], spec=req["spec"], cell=out.name, entry=entry,
+                      build_dir=d, source=ds, settings=req["settings"], out=out)
+    assert m["placement"]["backend"] == "docker" and m["placement"]["memory_limit"]
+    assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
+    assert m["server"]["version"].startswith("10.11.") and "MariaDB" in m["server"]["version"]
+    assert m["result"]["qps"] > 0
 
 
 def test_failed_start_leaves_no_container(runtime_image, build_dir, lock_entry, dataset, tmp_path):
@@ -351,4 +459,9 @@ def test_smoke_pipeline_through_the_docker_backend(runtime_image, tmp_path):
         assert m["placement"]["mechanism"] == "docker-cpuset"
         assert m["placement"]["image"]["tag"].startswith("mysqlbench/runtime:")
         assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
+        assert m["placement"]["memory_limit"] and "fallback" not in m["placement"]
+    # the template and the datasets were made in containers too
+    assert json.loads((work / "resources/templates/mysql-5.6.24/bootstrap.json").read_text())["backend"] == "docker"
+    for ds in (work / "data/datasets/mysql-5.6.24/sbtest").iterdir():
+        assert json.loads((ds / "dataset.json").read_text())["placement"]["backend"] == "docker"
     assert docker_backend.containers(session=SESSION) == []

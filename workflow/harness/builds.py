@@ -854,16 +854,18 @@ def _init_method(name: str, entry: dict) -> str:
     return method
 
 
-def _run_logged(name: str, argv: list, log: Path, env: dict, stdin: str | None = None) -> None:
+def _run_logged(name: str, runner, argv: list, log: Path, env: dict, stdin: str | None = None) -> None:
+    """Run one init command through the backend `runner`, its output appended to `log`."""
+    from . import backends
     with open(log, "a") as f:
-        f.write("$ " + " ".join(map(str, argv)) + "\n")
-        f.flush()
-        res = subprocess.run([str(a) for a in argv], input=stdin, text=True, stdout=f,
-                             stderr=subprocess.STDOUT, env=env, preexec_fn=procs.die_with_parent,
-                             timeout=900, stdin=None if stdin is not None else subprocess.DEVNULL)
-    if res.returncode != 0:
+        f.write(f"$ [{runner.name}] " + " ".join(map(str, argv)) + "\n")
+    try:
+        rc = runner.run(argv, env, stdin=stdin, log=log, timeout=900)
+    except backends.BackendError as e:
+        raise BuildError(f"build {name}: bootstrap (backend {runner.name}): {e}") from None
+    if rc != 0:
         lines = [l for l in log.read_text(errors="replace").splitlines() if "ERROR" in l]
-        raise BuildError(f"build {name}: bootstrap failed (exit {res.returncode}): "
+        raise BuildError(f"build {name}: bootstrap failed (exit {rc}, backend {runner.name}): "
                          f"{lines[0] if lines else 'no [ERROR] line in its log ' + str(log)}")
 
 
@@ -876,6 +878,14 @@ def _install_basedir(entry: dict, build_dir: Path) -> Path:
     return Path(entry.get("install_basedir", build_dir))
 
 
+def _install_db_tools(entry: dict, build_dir: Path) -> list[Path]:
+    """What MariaDB's install script runs besides the server, from its basedir's bin/
+    (my_print_defaults, resolveip): a container mounts them beside the build."""
+    base = _install_basedir(entry, build_dir)
+    return [p.resolve() for p in (base / "bin" / "my_print_defaults", base / "bin" / "resolveip")
+            if p.exists()]
+
+
 def _make_writable(tree: Path) -> None:
     for d, dirs, files in os.walk(tree):
         os.chmod(d, os.stat(d).st_mode | 0o700)
@@ -885,9 +895,14 @@ def _make_writable(tree: Path) -> None:
                 os.chmod(p, os.stat(p).st_mode | 0o600)
 
 
-def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict | None = None) -> Path:
-    """Create a fresh, empty system datadir template for this build into `out` (out/datadir)."""
-    from . import mycnf
+def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict | None = None,
+              backend: str = "host", mechanism: str = "auto") -> Path:
+    """Create a fresh, empty system datadir template for this build into `out` (out/datadir),
+    the init (mysqld --bootstrap fed SQL on stdin, --initialize-insecure, the install
+    script, or a copy of the shipped datadir) run through `backend` (harness.backends:
+    host, docker, auto), as a measured server is; out/bootstrap.json says which."""
+    import datetime as dt
+    from . import backends, mycnf
     build_dir = Path(build_dir).resolve()
     mysqld = verify_installed(name, entry, build_dir)
     method = _init_method(name, entry)
@@ -897,17 +912,26 @@ def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict 
     opts.update({k: v for k, v in (options or {}).items() if k.startswith("innodb_log")})
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in opts.items()]
     root = ["--user=root"] if os.geteuid() == 0 else []
-    env = procs.labelled_env(f"bootstrap-{name}",
-                             {"LD_LIBRARY_PATH": str(build_dir / entry.get("lib_dir", "."))})
+    env = {"LD_LIBRARY_PATH": str(build_dir / entry.get("lib_dir", "."))}
     with atomic.staging_dir(Path(out)) as tmp:
+        tmp = Path(tmp).resolve()
         datadir = tmp / "datadir"
         log = tmp / "bootstrap.log"
         log.touch()
+        ro = [build_dir, *backends.link_targets(build_dir)]
+        if method == "install-db":
+            ro += [p for p in _install_db_tools(entry, build_dir) if p not in ro]
+        try:
+            runner = backends.make(backend, run_id=f"bootstrap-{name}-{os.getpid()}",
+                                   cpus=sorted(os.sched_getaffinity(0)), mechanism=mechanism,
+                                   ro_mounts=ro, rw_mounts=[tmp])
+        except backends.BackendError as e:
+            raise BuildError(f"build {name}: {e}") from None
         if method == "copy":
             src = build_dir / entry["datadir_template"]
             if not (src / "mysql").is_dir():
                 raise BuildError(f"build {name}: {src} has no mysql/ system schema; fix datadir_template")
-            shutil.copytree(src, datadir, symlinks=True)
+            _run_logged(name, runner, ["cp", "-R", "--preserve=mode,timestamps", src, datadir], log, env)
             _make_writable(datadir)  # a copy from the read-only Nix store keeps its modes
         elif method == "bootstrap":
             prelude, files = INIT_SQL[entry["family"]]
@@ -918,23 +942,26 @@ def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict 
             if not prelude.startswith("create database mysql"):
                 (datadir / "mysql").mkdir()
             script = prelude + "".join((share / f).read_text() for f in files)
-            _run_logged(name, [mysqld, "--no-defaults", "--bootstrap", f"--basedir={build_dir}",
-                               f"--datadir={datadir}", f"--lc-messages-dir={share}", f"--tmpdir={tmp}",
-                               *flags, *root], log, env, stdin=script)
+            _run_logged(name, runner, [mysqld, "--no-defaults", "--bootstrap", f"--basedir={build_dir}",
+                                       f"--datadir={datadir}", f"--lc-messages-dir={share}", f"--tmpdir={tmp}",
+                                       *flags, *root], log, env, stdin=script)
         elif method == "initialize":
-            _run_logged(name, [mysqld, "--no-defaults", "--initialize-insecure", f"--basedir={build_dir}",
-                               f"--datadir={datadir}", f"--lc-messages-dir={share}", f"--tmpdir={tmp}",
-                               *flags, *root], log, env)
+            _run_logged(name, runner, [mysqld, "--no-defaults", "--initialize-insecure", f"--basedir={build_dir}",
+                                       f"--datadir={datadir}", f"--lc-messages-dir={share}", f"--tmpdir={tmp}",
+                                       *flags, *root], log, env)
         elif method == "install-db":
             script = build_dir / entry["install_db"]
-            _run_logged(name, [script, "--no-defaults", "--auth-root-authentication-method=normal",
-                               f"--basedir={_install_basedir(entry, build_dir)}", f"--datadir={datadir}",
-                               "--skip-test-db", f"--tmpdir={tmp}", *flags, *root], log, env)
+            _run_logged(name, runner, [script, "--no-defaults", "--auth-root-authentication-method=normal",
+                                       f"--basedir={_install_basedir(entry, build_dir)}", f"--datadir={datadir}",
+                                       "--skip-test-db", f"--tmpdir={tmp}", *flags, *root], log, env)
         else:
             raise BuildError(f"build {name}: unknown init method {method!r}; use one of "
                              f"{', '.join(sorted(set(FAMILY_INIT.values())))}")
         if not (datadir / "mysql").is_dir():
             raise BuildError(f"build {name}: bootstrap made no mysql/ system schema in {datadir}; see {log}")
+        (tmp / "bootstrap.json").write_text(json.dumps({
+            "build": name, "method": method, **runner.info(),
+            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
     return Path(out)
 
 

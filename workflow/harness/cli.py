@@ -71,7 +71,8 @@ def cmd_official_check(a):
 
 def cmd_bootstrap(a):
     entry = _lock_entry(a.lock, a.name)
-    builds.bootstrap(a.name, entry, Path(a.build_dir), Path(a.out), json.loads(a.options))
+    builds.bootstrap(a.name, entry, Path(a.build_dir), Path(a.out), json.loads(a.options),
+                     backend=a.backend, mechanism=a.mechanism)
 
 
 def cmd_prepare_dataset(a):
@@ -204,6 +205,9 @@ def parser() -> argparse.ArgumentParser:
         if name == "bootstrap":
             s.add_argument("--out", required=True)
             s.add_argument("--options", default="{}")
+            s.add_argument("--backend", default="host", choices=["host", "docker", "auto"],
+                           help="where the init runs (harness.backends), as the profile's servers do")
+            s.add_argument("--mechanism", default="auto", help="host backend: placement.mechanism")
         s.set_defaults(fn=fn)
 
     s = sub.add_parser("official-check", help="compare a packaged build's mysqld with the official one")
@@ -283,6 +287,9 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # the harness's own errors (CorpusError, GateError, StepError, ...) are one line
+        if type(e).__module__.startswith("pymysql"):  # e.g. mysqld gone mid-query (2013): one line too
+            print(f"error: mysqld: {e}", file=sys.stderr)
+            return 1
         if not type(e).__module__.startswith("harness."):
             raise
         print(f"error: {e}", file=sys.stderr)

@@ -10,6 +10,11 @@ carries three labels (artifact, run, session) and is removed by label:
 by the Server on stop, failure or SIGINT/SIGTERM, by a per-run watchdog
 process when the harness is SIGKILLed, and by `harness reap`.
 
+Which engine: $DOCKER_HOST when set, else the pipeline's own engine
+(scripts/dockerd.sh: its socket in $MYSQLBENCH_DOCKERD_DIR, default
+/run/mysqlbench-dockerd) when it answers, else the CLI's default. Every docker
+command here, build-image.sh and the watchdog get the same choice (`cli_env`).
+
 Nothing here ever creates a network: the engine has no bridge
 (scripts/dockerd.sh) and every container runs with --network none.
 """
@@ -17,11 +22,9 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
-import signal
+import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,8 +40,13 @@ LABEL_RUN = "mysqlbench.run"
 LABEL_SESSION = "mysqlbench.session"
 MECHANISM = "docker-cpuset"
 # Set to 0 to start no watchdog (the tests do, to show that `harness reap` alone suffices).
-WATCHDOG_VAR = "MYSQLBENCH_DOCKER_WATCHDOG"
+WATCHDOG_VAR = "MYSQLBENCH_WATCHDOG"
 SERVER_COMMS = ("mysqld", "mariadbd")
+# The pipeline's own engine (scripts/dockerd.sh): state dir with its socket, pidfile, owner
+DOCKERD_DIR_VAR = "MYSQLBENCH_DOCKERD_DIR"
+DOCKERD_DIR = Path("/run/mysqlbench-dockerd")
+# A memory limit for every container (docker syntax, e.g. 8g); default: 3/4 of the host's RAM
+MEMORY_VAR = "MYSQLBENCH_DOCKER_MEMORY"
 
 
 class DockerError(Exception):
@@ -51,11 +59,51 @@ def docker_bin() -> str:
     return os.environ.get("MYSQLBENCH_DOCKER") or shutil.which("docker") or "/usr/bin/docker"
 
 
+def dockerd_dir() -> Path:
+    return Path(os.environ.get(DOCKERD_DIR_VAR) or DOCKERD_DIR)
+
+
+def own_socket() -> Path:
+    """The socket of the engine scripts/dockerd.sh starts."""
+    return dockerd_dir() / "docker.sock"
+
+
+def _connectable(path: Path) -> bool:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(2)
+    try:
+        s.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def engine_host() -> str | None:
+    """The DOCKER_HOST every docker command here uses: $DOCKER_HOST if set (None:
+    leave it), else the pipeline's own engine if its socket accepts, else None
+    (the CLI's default engine)."""
+    if os.environ.get("DOCKER_HOST"):
+        return None
+    sock = own_socket()
+    return f"unix://{sock}" if sock.is_socket() and _connectable(sock) else None
+
+
+def cli_env(base: dict | None = None) -> dict:
+    """An environment for the docker CLI (and build-image.sh) that reaches the chosen engine."""
+    env = dict(os.environ if base is None else base)
+    host = engine_host()
+    if host:
+        env["DOCKER_HOST"] = host
+    return env
+
+
 def _docker(*args: str, timeout: float = 60, check: bool = True) -> subprocess.CompletedProcess:
     argv = [docker_bin(), *args]
     try:
         res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                             stdin=subprocess.DEVNULL)
+                             stdin=subprocess.DEVNULL, env=cli_env())
     except FileNotFoundError:
         raise DockerError("the docker CLI is not installed; apt-get install -y docker.io") from None
     except subprocess.TimeoutExpired:
@@ -84,7 +132,8 @@ def engine_version(timeout: float = 5) -> str | None:
 
 # -- image ---------------------------------------------------------------------
 def _script(*args: str, timeout: float) -> subprocess.CompletedProcess:
-    env = dict(os.environ, MYSQLBENCH_DOCKER=docker_bin())
+    env = cli_env()
+    env["MYSQLBENCH_DOCKER"] = docker_bin()
     try:
         return subprocess.run(["bash", str(BUILD_SCRIPT), *args], capture_output=True, text=True,
                               timeout=timeout, env=env, stdin=subprocess.DEVNULL)
@@ -148,6 +197,22 @@ def nofile_limit() -> int:
     return NOFILE if hard == resource.RLIM_INFINITY else min(NOFILE, hard)
 
 
+def memory_limit() -> str:
+    """The containers' memory limit (docker syntax): $MYSQLBENCH_DOCKER_MEMORY, else
+    three quarters of the host's RAM in MiB: room for any buffer pool a profile sizes
+    from its data, while the server can never take the host (and sysbench) down."""
+    v = os.environ.get(MEMORY_VAR, "").strip()
+    if v:
+        return v
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return f"{int(line.split()[1]) * 3 // 4 // 1024}m"
+    except (OSError, ValueError, IndexError):
+        pass
+    return "1g"
+
+
 def labels(run_id: str, session: str | None = None) -> dict[str, str]:
     session = os.environ.get(procs.SESSION_VAR, "") if session is None else session
     return {LABEL_ARTIFACT: procs.LABEL, LABEL_RUN: run_id, LABEL_SESSION: session}
@@ -155,12 +220,16 @@ def labels(run_id: str, session: str | None = None) -> dict[str, str]:
 
 def run_argv(*, image_ref: str, run_id: str, cpus: str, mems: str, cidfile: Path,
              ro_mounts: list[Path], rw_mounts: list[Path], env: dict[str, str],
-             command: list[str], nofile: int | None = None) -> list[str]:
-    """The `docker run` arguments of one server container (detached)."""
+             command: list[str], nofile: int | None = None, memory: str | None = None,
+             detach: bool = True, stdin: bool = False) -> list[str]:
+    """The `docker run` arguments of one container: detached (a server), or attached
+    with `stdin` open (a one-shot command such as `mysqld --bootstrap` fed SQL)."""
     nofile = nofile_limit() if nofile is None else nofile
-    argv = ["run", "--detach", "--rm", "--init", "--network", "none",
-            "--cpuset-cpus", cpus, "--cpuset-mems", mems,
-            "--ulimit", f"nofile={nofile}:{nofile}", "--cidfile", str(cidfile)]
+    argv = ["run", "--detach"] if detach else ["run", *(["--interactive"] if stdin else [])]
+    argv += ["--rm", "--init", "--network", "none", "--cpuset-cpus", cpus, "--cpuset-mems", mems,
+             "--ulimit", f"nofile={nofile}:{nofile}", "--cidfile", str(cidfile)]
+    if memory:  # and no swap beyond it: a server that outgrows it is killed, never swapped
+        argv += ["--memory", memory, "--memory-swap", memory]
     for k, v in labels(run_id).items():
         argv += ["--label", f"{k}={v}"]
     if os.geteuid() != 0:  # the server runs as the harness' user (my.cnf has no user=root then)
@@ -202,8 +271,9 @@ def _ppid_comm(pid: int) -> tuple[int, str]:
     return int(stat[stat.rindex(")") + 2:].split()[1]), comm
 
 
-def server_pid(init_pid: int) -> int | None:
-    """The host pid of the server under the container's init (docker-init), if it runs."""
+def server_pid(init_pid: int, comms: tuple[str, ...] | None = SERVER_COMMS) -> int | None:
+    """The host pid of the command under the container's init (docker-init), if it
+    runs (of one of `comms`; any command when None)."""
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
@@ -211,7 +281,7 @@ def server_pid(init_pid: int) -> int | None:
             ppid, comm = _ppid_comm(int(d.name))
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == init_pid and comm in SERVER_COMMS:
+        if ppid == init_pid and (comms is None or comm in comms):
             return int(d.name)
     return None
 
@@ -269,54 +339,6 @@ def reap(session: str | None = None, run_id: str | None = None) -> list[str]:
     return ids
 
 
-# -- the per-run watchdog -------------------------------------------------------
-def start_watchdog(run_id: str) -> subprocess.Popen | None:
-    """A detached process that removes this run's containers when the harness
-    dies (even by SIGKILL, which no handler sees). Stopped by `stop_watchdog`."""
-    if os.environ.get(WATCHDOG_VAR, "1") == "0":
-        return None
-    env = {k: v for k, v in os.environ.items() if k not in (procs.LABEL_VAR, procs.RUN_VAR)}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1]) + os.pathsep + env.get("PYTHONPATH", "")
-    env["MYSQLBENCH_DOCKER"] = docker_bin()
-    return subprocess.Popen([sys.executable, "-m", "harness.docker_backend", "watch",
-                             str(os.getpid()), run_id], env=env, start_new_session=True,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, close_fds=True)
-
-
-def stop_watchdog(proc: subprocess.Popen | None) -> None:
-    if proc is None or proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
-
-
-def _wait_for_exit(pid: int) -> None:
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    except (AttributeError, OSError):
-        while Path(f"/proc/{pid}").exists():
-            time.sleep(0.5)
-        return
-    try:
-        select.select([fd], [], [])
-    finally:
-        os.close(fd)
-
-
-def _watch(pid: int, run_id: str) -> int:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _wait_for_exit(pid)
-    reap(run_id=run_id)
-    return 0
-
-
 @dataclass
 class DockerPlacement:
     """What Server.placement is under the docker backend: the engine holds the
@@ -328,14 +350,3 @@ class DockerPlacement:
 
     def remove(self) -> None:
         pass
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) == 3 and argv[0] == "watch":
-        return _watch(int(argv[1]), argv[2])
-    print("usage: python -m harness.docker_backend watch <pid> <run_id>", file=sys.stderr)
-    return 64
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -17,6 +17,7 @@ rule fetch_build:
 
 
 rule bootstrap_template:
+    # through the profile's backend (a container under docker), as every server is
     input:
         rules.fetch_build.output,
     output:
@@ -25,9 +26,12 @@ rule bootstrap_template:
         "logs/bootstrap_template/{build}.log",
     benchmark:
         "benchmarks/bootstrap_template/{build}.tsv"
+    params:
+        backend=CFG["backend"],
+        mechanism=CFG["placement"]["mechanism"],
     shell:
         "{HARNESS} bootstrap --name {wildcards.build} --build-dir {input} --out {output}"
-        " > {log} 2>&1 || (tail -3 {log}; exit 1)"
+        " --backend {params.backend} --mechanism {params.mechanism} > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
 rule official_check:

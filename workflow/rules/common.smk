@@ -1,7 +1,10 @@
 # Config validation (one line, before anything runs), the plan of cells
-# (harness.plan: every name and input is its answer), and reaping.
+# (harness.plan: every name and input is its answer), the Docker engine of the
+# docker backend, and reaping.
+import atexit
 import json
 import os
+import subprocess
 import sys
 import uuid
 
@@ -72,17 +75,47 @@ def reap(_log=None):
     shell(f"{HARNESS} reap --session {SESSION} || true")
 
 
-onsuccess:
-    reap()
+# backend docker (or auto): the pipeline starts its own Docker engine when none
+# answers (scripts/dockerd.sh: no bridge network, its own socket and data root),
+# and stops it at the end only if this run started it (dockerd.sh --owner: the
+# session id is recorded when it starts one), never an engine that was running.
+DOCKERD = os.path.join(workflow.basedir, "scripts", "dockerd.sh")
 
 
-onerror:
-    reap()
+def _dockerd(action):
+    return subprocess.run(["bash", DOCKERD, action, "--owner", SESSION], capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=180)
+
+
+def start_engine():
+    if CFG["backend"] not in ("docker", "auto"):
+        return
+    res = _dockerd("start")
+    line = ((res.stdout + res.stderr).strip().splitlines() or ["no output"])[-1]
+    if res.returncode == 0:
+        print(line, file=sys.stderr)
+        atexit.register(stop_engine)  # also after Ctrl-C, which may skip onerror
+    elif CFG["backend"] == "docker":
+        sys.exit(f"error: backend docker: cannot start a Docker engine ({line}); run as root "
+                 f"(scripts/dockerd.sh), start one yourself, or use --config backend=host")
+    else:
+        print(f"warning: backend auto: cannot start a Docker engine ({line}); servers run on the host",
+              file=sys.stderr)
+
+
+def stop_engine():
+    if CFG["backend"] not in ("docker", "auto") or getattr(stop_engine, "done", False):
+        return
+    stop_engine.done = True
+    res = _dockerd("stop")
+    if res.stdout.startswith("dockerd: stopped") or res.returncode != 0:
+        print(((res.stdout + res.stderr).strip().splitlines() or [""])[-1], file=sys.stderr)
 
 
 # Before a sweep: how long it will take and the disk it needs (harness.estimate:
 # cells x (warm-up + duration) x repetitions + the per-cell overhead measured
-# from earlier benchmark files). Not when replotting: nothing is measured then.
+# from earlier benchmark files), then the Docker engine if the backend needs one.
+# Not when replotting: nothing is measured then.
 onstart:
     if not REPLOT:
         from harness import estimate as _estimate
@@ -91,3 +124,14 @@ onstart:
             print(_estimate.render(_estimate.estimate(CFG, LOCK)), file=sys.stderr)
         except Exception as _e:  # an estimate never stops a run
             print(f"estimate unavailable: {_e}", file=sys.stderr)
+        start_engine()
+
+
+onsuccess:
+    reap()
+    stop_engine()
+
+
+onerror:
+    reap()
+    stop_engine()

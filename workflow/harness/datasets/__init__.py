@@ -67,8 +67,9 @@ def prepare(dataset: str, key: str, *, name: str, entry: dict, build_dir: Path, 
                     startup_timeout=settings.get("startup_timeout_s", 120),
                     shutdown_timeout=settings.get("shutdown_timeout_s", 120)) as srv:
             info = mod.load(srv, params, cpus=cpus, run_id=run_id, corpus_dir=corpus_dir, out=tmp)
-            backend = srv.backend
+            backend, where = srv.backend, srv.placement_info()
         (tmp / "dataset.json").write_text(json.dumps({
             "build": name, "dataset": dataset, "key": key, **params, **info,
-            "server_options": options, "backend": backend, "created": now()}, indent=2, default=str) + "\n")
+            "server_options": options, "backend": backend, "placement": where, "created": now()},
+            indent=2, default=str) + "\n")
     return Path(out)

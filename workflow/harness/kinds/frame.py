@@ -97,6 +97,9 @@ class Frame:
                     shutil.copy2(srv.rundir / f, self.tmp / f)
             self.cnf_text = srv.cnf_text
             self.backend, self.mechanism, self.image = srv.backend, srv.mechanism_used, srv.image
+            # docker: the memory limit; auto fallen back to host: the reason ("fallback")
+            self.backend_extra = {k: v for k, v in srv.placement_info().items()
+                                  if k in ("memory_limit", "fallback")}
 
     def restart(self, extra_options: dict | None = None, without: tuple = ()) -> Server:
         """Stop the server cleanly and start it again on the same datadir and CPUs with
@@ -169,7 +172,7 @@ class Frame:
                           "observed_server_cpus": placement.cpulist(self.observed),
                           "client_cpus": placement.cpulist(self.client_cpus),
                           "plan_rule": self.host_plan.rule(),
-                          "image": getattr(self, "image", None)},
+                          "image": getattr(self, "image", None), **getattr(self, "backend_extra", {})},
             "host": hostinfo.host(),
             "timing": self.timing,
             "harness": {"git_commit": hostinfo.git_commit()},
