@@ -438,8 +438,10 @@ def test_sigkill_of_the_harness_watchdog_removes_the_container(runtime_image, bu
         docker_backend.reap(session=session)
 
 
-def test_smoke_pipeline_through_the_docker_backend(runtime_image, tmp_path):
-    """The smoke profile's A3 Point-Selects, run by Snakemake in a fresh copy with backend docker."""
+def test_smoke_pipeline_through_the_host_backend(tmp_path):
+    """The default pipeline test (tests/test_e2e_pipeline.py) runs in containers; this one
+    runs the smoke profile's A3 Point-Selects with the explicit fallback, backend host
+    (a cgroup cpuset or taskset), through Snakemake in a fresh copy."""
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
                            capture_output=True, text=True, check=True).stdout.split("\0")
     work = tmp_path / "clone"
@@ -448,20 +450,15 @@ def test_smoke_pipeline_through_the_docker_backend(runtime_image, tmp_path):
             (work / f).parent.mkdir(parents=True, exist_ok=True)
             (work / f).write_bytes((ROOT / f).read_bytes())
     snakemake = str(Path(sys.executable).with_name("snakemake"))
-    res = _sh(snakemake, "data/tidy/point_select_summary.csv", "--cores", "all", "--config", "backend=docker",
+    res = _sh(snakemake, "data/tidy/point_select_summary.csv", "--cores", "all", "--config", "backend=host",
               "--configfile", "config/smoke.yaml", cwd=work)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     cells = list((work / "data/raw/A3/point_select").iterdir())
     assert cells
     for c in cells:
         m = json.loads((c / "manifest.json").read_text())
-        assert m["placement"]["backend"] == "docker"
-        assert m["placement"]["mechanism"] == "docker-cpuset"
-        assert m["placement"]["image"]["tag"].startswith("mysqlbench/runtime:")
+        assert m["placement"]["backend"] == "host"
+        assert m["placement"]["mechanism"] in ("cgroup-v1", "cgroup-v2", "taskset")
         assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
-        assert m["placement"]["memory_limit"] and "fallback" not in m["placement"]
-    # the template and the datasets were made in containers too
-    assert json.loads((work / "resources/templates/mysql-5.6.24/bootstrap.json").read_text())["backend"] == "docker"
-    for ds in (work / "data/datasets/mysql-5.6.24/sbtest").iterdir():
-        assert json.loads((ds / "dataset.json").read_text())["placement"]["backend"] == "docker"
+    assert json.loads((work / "resources/templates/mysql-5.6.24/bootstrap.json").read_text())["backend"] == "host"
     assert docker_backend.containers(session=SESSION) == []

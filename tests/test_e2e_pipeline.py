@@ -105,6 +105,8 @@ def test_every_cell_has_its_manifest(work, first_run):
         assert m["build"]["mysqld_sha256"] and m["server"]["my_cnf_sha256"]
         assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
         assert m["driver"]["script_sha256"] and m["host"]["kernel"]
+        # the default backend: a --network none container held by its cpuset, build from the Nix store
+        assert m["placement"]["backend"] == "docker" and m["placement"]["mechanism"] == "docker-cpuset"
         assert m["schema"] == 2 and m["kind"] == "throughput"
         assert m["timing"]["started"] <= m["timing"]["finished"]
     assert not list((work / "data/raw/A3/point_select").glob(".*"))
