@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, server_pids
-from harness import config
+from harness import builds, config
 
 pytestmark = pytest.mark.e2e
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -107,6 +107,8 @@ def test_every_cell_has_its_manifest(work, first_run):
         assert m["driver"]["script_sha256"] and m["host"]["kernel"]
         # the default backend: a --network none container held by its cpuset, build from the Nix store
         assert m["placement"]["backend"] == "docker" and m["placement"]["mechanism"] == "docker-cpuset"
+        if builds.choose_provider("auto") == "nix":  # the build's bytes from the Nix store, its hash recorded
+            assert m["build"]["basedir"].startswith("/nix/store/") and m["build"]["nar_hash"]
         assert m["schema"] == 2 and m["kind"] == "throughput"
         assert m["timing"]["started"] <= m["timing"]["finished"]
     assert not list((work / "data/raw/A3/point_select").glob(".*"))
