@@ -30,7 +30,7 @@ main <- function(args) {
     geom_point(size = 1.8, position = dodge) +
     geom_text(data = arz, aes(label = sprintf("-%.0f%%", 100 * saving)), position = dodge,
               vjust = -1, size = 2.3, show.legend = FALSE) +
-    facet_grid(build ~ .) +
+    facet_varying(d, rows = "build") +
     scale_y_log10("KiB on disk (log scale)", expand = expansion(mult = c(0.05, 0.15))) +
     scale_colour_manual("Rows", values = c("#0072B2", "#D55E00")) +
     scale_shape_manual("Rows", values = c(16, 17)) +

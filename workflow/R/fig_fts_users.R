@@ -13,7 +13,6 @@ plot_fts_users <- function(d) {
   d$series <- paste(d$build, d$engine, d$setting)
   d$engine <- factor(d$engine, levels = ordered_levels(d$engine, ENGINE_ORDER))
   users <- sort(unique(d$users))
-  many_builds <- length(unique(d$build)) > 1
   ggplot(d, aes(x = users, y = qps_median, colour = engine, group = series)) +
     (if (length(users) > 1) geom_line(if (length(vf)) aes(linetype = setting) else aes(), linewidth = 0.4)) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.15, linewidth = 0.3) +
@@ -25,8 +24,8 @@ plot_fts_users <- function(d) {
     scale_shape_manual(NULL, values = c("FALSE" = 16, "TRUE" = 21),
                        labels = c("FALSE" = "stable", "TRUE" = "unstable (high CV)"),
                        guide = if (any(d$unstable == "TRUE")) "legend" else "none") +
-    (if (many_builds) facet_grid(build ~ cores, labeller = labeller(cores = function(x) plural(x, "core")))
-     else facet_grid(. ~ cores, labeller = labeller(cores = function(x) plural(x, "core")))) +
+    facet_varying(d, rows = "build", cols = "cores",
+                  labeller = labeller(cores = function(x) plural(x, "core"))) +
     labs(linetype = NULL) +
     theme_artifact(base_size = 8)
 }

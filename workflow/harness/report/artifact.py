@@ -103,7 +103,7 @@ def artifact_tex(cfg: dict, lock: dict, claims_csv: str, root: str = ".") -> str
          r"estimate} prints before the sweep; measured: the sum of the Snakemake benchmark files of "
          r"its cells and its tidy step (\texttt{benchmarks/}); disk: its raw cells." % (
              tex_escape(profile), tex_escape(_cmd(profile))),
-         "", r"\begin{footnotesize}\begin{tabular}{@{}llp{0.42\linewidth}rrrr@{}}", r"\toprule",
+         "", r"\begin{footnotesize}\begin{tabular}{@{}llp{0.30\linewidth}rrrr@{}}", r"\toprule",
          r"Experiment & Study & Claims & Cells & Estimated & Measured & Disk\\", r"\midrule"]
     for r in rows:
         claims = ", ".join(tex_tt(c) for c in r["claims"]) or "--"
