@@ -223,8 +223,7 @@ def test_parse_bib_reads_nested_braces_and_bare_values():
 # --- no pointer to the developers' notes ------------------------------------
 
 @pytest.mark.parametrize("name", [
-    pytest.param("README.md", marks=pytest.mark.xfail(
-        strict=False, reason="lead removes the README link")),
+    "README.md",
     *[str(p.relative_to(ROOT)) for p in reader_files()],
 ])
 def test_no_pointer_to_developer_notes(name):
