@@ -29,11 +29,13 @@ class ServerError(Exception):
 
 
 def _err_tail(log: Path, n: int = 1) -> str:
+    """The server's own last error(s): its cause, not the generic '[ERROR] Aborting'."""
     try:
         lines = [l for l in log.read_text(errors="replace").splitlines() if "[ERROR]" in l]
     except OSError:
         return "no error log"
-    return " | ".join(lines[-n:]) if lines else "see " + str(log)
+    causes = [l for l in lines if not l.rstrip().endswith("Aborting")] or lines
+    return " | ".join(causes[-n:]) if causes else "see " + str(log)
 
 
 class Server(procs.Managed):
@@ -127,8 +129,8 @@ class Server(procs.Managed):
             if why:
                 raise ServerError(f"mysqld {why}: {_err_tail(self.error_log)}")
             if self.socket.exists():
-                try:
-                    self.connect().close()
+                try:  # a server that accepts but never greets must not hang the wait
+                    self.connect(read_timeout=5).close()
                     return
                 except pymysql.err.MySQLError as e:
                     last = e
@@ -155,9 +157,9 @@ class Server(procs.Managed):
         return self.runner.pid
 
     # -- use -----------------------------------------------------------------
-    def connect(self, db: str | None = None):
+    def connect(self, db: str | None = None, read_timeout: float | None = None):
         return pymysql.connect(unix_socket=str(self.socket), user="root", database=db,
-                               connect_timeout=5, autocommit=True)
+                               connect_timeout=5, read_timeout=read_timeout, autocommit=True)
 
     def query(self, sql: str, db: str | None = None) -> list[tuple]:
         with contextlib.closing(self.connect(db)) as con, con.cursor() as cur:
