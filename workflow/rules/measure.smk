@@ -94,5 +94,3 @@ rule repetition_done:
         touch("data/order/{experiment}.r{rep}.done"),
     log:
         "logs/order/{experiment}.r{rep}.log",
-    benchmark:
-        "benchmarks/repetition_done/{experiment}.r{rep}.tsv"
