@@ -22,6 +22,10 @@ REPO=$(pwd -P)
 LABEL="mysqlbench.artifact=mysql-engines-artifact"
 DOCKER=${MYSQLBENCH_DOCKER:-$(command -v docker || echo /usr/bin/docker)}
 DOCKERD_STATE=${MYSQLBENCH_DOCKERD_DIR:-/var/run/mysqlbench-dockerd}
+# the engine the harness uses: $DOCKER_HOST, else the pipeline's own (scripts/dockerd.sh), else the default
+if [ -z "${DOCKER_HOST:-}" ] && [ -S "$DOCKERD_STATE/docker.sock" ]; then
+  export DOCKER_HOST="unix://$DOCKERD_STATE/docker.sock"
+fi
 
 tier=${1:-}
 dry=""

@@ -815,7 +815,8 @@ def _docker_probe_images(tag: str) -> list[str] | None:
     refs = [f"mysqlbench/faults-probe:{tag}", f"faults-probe-not-ours:{tag}"]
     for ref, label in zip(refs, [f"{docker_backend.LABEL_ARTIFACT}={procs.LABEL}", "other=1"]):
         subprocess.run([docker_backend.docker_bin(), "import", "--change", f"LABEL {label}", "-", ref],
-                       input=buf.getvalue(), capture_output=True, check=True, timeout=120)
+                       input=buf.getvalue(), capture_output=True, check=True, timeout=120,
+                       env=docker_backend.cli_env())  # the engine the harness uses (its own socket)
     return refs
 
 
@@ -863,7 +864,7 @@ def test_fault10_clean_tiers_remove_only_what_the_project_made(tmp_path, fault):
         finally:
             from harness import docker_backend
             for ref in probes:
-                subprocess.run([docker_backend.docker_bin(), "image", "rm", ref], capture_output=True)
+                subprocess.run([docker_backend.docker_bin(), "image", "rm", ref], capture_output=True, env=docker_backend.cli_env())
     res = _artifact(work, "clean-all", env={"MYSQLBENCH_DOCKER": str(tmp_path / "no-docker")})
     assert res.returncode == 0, res.stderr
     assert present(ALL) == [] and present(FOREIGN) == FOREIGN and present(tracked) == tracked
