@@ -67,9 +67,30 @@ our_pid() {
   return 0
 }
 
+# Pipelines using our engine: $STATE_DIR/users/<owner id> holds the caller's pid. A run
+# that did not start the engine registers too, so the engine is stopped by the LAST live
+# run using it (another pipeline's containers are never stopped under it).
+register() {
+  [ -n "$1" ] || return 0
+  mkdir -p "$STATE_DIR/users"
+  echo "$PPID" > "$STATE_DIR/users/$1"
+}
+
+other_users() {  # live runs other than $1 still using our engine
+  local f pid n=0
+  for f in "$STATE_DIR"/users/*; do
+    [ -e "$f" ] || continue
+    [ "$(basename "$f")" = "$1" ] && continue
+    pid=$(cat "$f" 2>/dev/null || true)
+    if [ -n "$pid" ] && [ -e "/proc/$pid" ]; then n=$((n + 1)); else rm -f "$f"; fi
+  done
+  echo "$n"
+}
+
 start() {
   local owner=$1
   if ours_selected && ours_answers; then
+    register "$owner"
     echo "dockerd: ours already answers (pid $(our_pid), socket $SOCK)"
     return 0
   fi
@@ -102,6 +123,7 @@ start() {
   while ((SECONDS < deadline)); do
     if ours_answers; then
       [ -n "$owner" ] && [ ! -e "$OWNER" ] && echo "$owner" > "$OWNER"
+      register "$owner"
       echo "dockerd: started (pid $(our_pid), socket $SOCK, data root $DATA_ROOT, log $LOG)"
       return 0
     fi
@@ -136,9 +158,21 @@ stop() {
     echo "dockerd: none started by this script; nothing stopped"
     return 0
   fi
-  if [ -n "$owner" ] && [ "$(cat "$OWNER" 2>/dev/null || true)" != "$owner" ]; then
-    echo "dockerd: pid $pid was not started by $owner; left running"
-    return 0
+  if [ -n "$owner" ]; then
+    local registered="" others
+    [ -e "$STATE_DIR/users/$owner" ] && registered=1
+    rm -f "$STATE_DIR/users/$owner"
+    others=$(other_users "$owner")
+    if [ "$others" -gt 0 ]; then
+      echo "dockerd: pid $pid left running for $others other pipeline(s) using it"
+      return 0
+    fi
+    # ours to stop: this run started it, or a run started it (an owner is recorded: not a
+    # user's engine) and this is the last live run that used it
+    if [ "$(cat "$OWNER" 2>/dev/null || true)" != "$owner" ] && { [ -z "$registered" ] || [ ! -e "$OWNER" ]; }; then
+      echo "dockerd: pid $pid was not started by $owner; left running"
+      return 0
+    fi
   fi
   kill -TERM "$pid"
   for _ in $(seq 1 300); do
