@@ -38,7 +38,8 @@ CLIENTS = ("sinfo", "squeue", "scancel", "sbatch", "srun")
 # rules that start a mysqld/PostgreSQL (or bootstrap a datadir with one): a whole node each
 MEASUREMENT_RULES = {"run_cell", "dataset", "bootstrap_template"}
 ANALYSIS_RULES = {"tidy_throughput", "tidy_steps", "unsupported_cells", "resolved_config", "factor_table",
-                  "figure", "generated_tex", "paper", "all", "repetition_done"}
+                  "figure_a1", "figure_a2_a3", "figure_b", "figure_c", "paper_figure", "fts_dataset_table",
+                  "runinfo", "artifact_appendix", "generated_tex", "paper", "all", "repetition_done"}
 
 
 # --------------------------------------------------------------- the cluster
@@ -415,7 +416,7 @@ def test_paper_profile_dry_run_lists_measurements_as_cluster_jobs(tmp_path):
     cluster = set(planned) - local
     assert MEASUREMENT_RULES & set(planned) <= cluster, (cluster, local)
     assert ANALYSIS_RULES & set(planned) <= local, (cluster, local)
-    assert {"run_cell", "dataset", "paper", "generated_tex", "figure"} <= set(planned), planned
+    assert {"run_cell", "dataset", "paper", "generated_tex", "figure_a2_a3", "paper_figure"} <= set(planned), planned
     prof = yaml.safe_load((work / "profiles/slurm/config.v8+.yaml").read_text())
     assert prof["executor"] == "slurm"
     for rule in MEASUREMENT_RULES:

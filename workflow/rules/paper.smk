@@ -78,6 +78,10 @@ for _study, _mod in STUDIES.items():
             "Rscript {input.script} {input.csvs} {output} 2>&1 | tee {log}"
 
 
+# the per-study figure rules stay on the submit host under a cluster executor
+workflow.localrules(*(f"figure_{_s}" for _s, _m in STUDIES.items() if _m.FIGURES))
+
+
 rule paper_figure:
     """The paper's own figures (harness.report.PAPER_FIGURES): the claims figure
     from the generated claims table."""
