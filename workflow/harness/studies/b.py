@@ -177,8 +177,8 @@ def macros(ctx, rows, fmt):
     out = []
     for e, name in (("MEMORY", "Hash"), ("MEMORY-BTREE", "Btree")):
         p = plans[e]
-        out += [(f"Memory{name}Type", fmt.tex_escape("/".join(T_distinct(t for t, _, _ in p))) if p else fmt.NA),
-                (f"Memory{name}Rows", fmt.tex_escape("/".join(T_distinct(r for _, _, r in p))) if p else fmt.NA)]
+        out += [(f"Memory{name}Type", fmt.tex_escape("/".join(fmt.distinct(t for t, _, _ in p))) if p else fmt.NA),
+                (f"Memory{name}Rows", fmt.tex_escape("/".join(fmt.distinct(r for _, _, r in p))) if p else fmt.NA)]
     out.append(("MemoryCollapse", fmt.fmt_num(COLLAPSE)))
     for exp, name in (("simple_ranges", ""), ("simple_ranges_scale", "Scale")):
         b = (ctx.tidy.builds(exp) or [""])[0]
@@ -188,10 +188,3 @@ def macros(ctx, rows, fmt):
                 (f"MemoryWorkBound{name}", fmt.fmt_ratio(scan / rng if scan and rng else None, 1))]
     return out
 
-
-def T_distinct(items):
-    out = []
-    for x in items:
-        if x not in (None, "") and x not in out:
-            out.append(x)
-    return out

@@ -256,7 +256,8 @@ FIGURES = {
 
 def engines_of(ctx, build, step="C1", metric="insert_s") -> list[str]:
     """Engines with a row of `step`/`metric` in `build`, the study's order first."""
-    seen = T_distinct(r.get("engine") for r in step_rows(ctx, build, step, None, metric))
+    seen = list(dict.fromkeys(e for e in (r.get("engine") for r in step_rows(ctx, build, step, None, metric))
+                               if e not in (None, "")))
     order = list(STUDY_ENGINES) + ["MEMORY", "Aria"]
     return sorted(seen, key=lambda e: (order.index(e) if e in order else len(order), e))
 
@@ -273,12 +274,12 @@ def scan_table(ctx, fmt) -> str:
                 scan = step_rows(ctx, build, "C2", e, "scan_s")
                 plan = "Seq Scan" if scan and "Seq Scan" in (scan[0].get("detail") or "") else fmt.NA
                 m = [re.match(r"(\d+) of", r.get("detail") or "") for r in step_rows(ctx, build, "C2", e, "matched")]
-                seen = T_distinct(fmt.fmt_int(int(x.group(1))) + " matched" for x in m if x)
+                seen = fmt.distinct(fmt.fmt_int(int(x.group(1))) + " matched" for x in m if x)
                 lines.append(f"{fmt.tex_tt(build)} & PostgreSQL (stand-in) & {plan} & "
                              f"{'/'.join(seen) or fmt.NA} & {t} \\\\")
                 continue
-            types = T_distinct(r.get("value") for r in step_rows(ctx, build, "C2", e, "explain_type"))
-            rnd = T_distinct(fmt.fmt_int(T.number(r.get("value")))
+            types = fmt.distinct(r.get("value") for r in step_rows(ctx, build, "C2", e, "explain_type"))
+            rnd = fmt.distinct(fmt.fmt_int(T.number(r.get("value")))
                              for r in step_rows(ctx, build, "C2", e, "rnd_next") if T.number(r.get("value")))
             lines.append(f"{fmt.tex_tt(build)} & {fmt.tex_escape(e)} & {fmt.tex_escape('/'.join(types)) or fmt.NA}"
                          f" & {'/'.join(rnd) or fmt.NA} & {t} \\\\")
@@ -370,10 +371,3 @@ def macros(ctx, rows, fmt):
                                                 if v is not None) or fmt.NA))
     return out
 
-
-def T_distinct(items):
-    out = []
-    for x in items:
-        if x not in (None, "") and x not in out:
-            out.append(x)
-    return out
