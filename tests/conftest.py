@@ -146,6 +146,19 @@ def flip_byte(path: Path, offset: int | None = None) -> None:
         f.write(bytes([b[0] ^ 0xFF]))
 
 
+def copy_checkout(dest: Path) -> Path:
+    """The repository as a fresh clone has it (tracked and new, not ignored, files; no
+    outputs), copied to `dest` with their modes: what a pipeline test runs in."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split("\0")
+    for f in filter(None, files):
+        src = ROOT / f
+        if src.is_file():
+            (dest / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / f)
+    return dest
+
+
 def tmp_siblings(parent: Path) -> list[str]:
     """Half-written siblings an atomic write would leave if it were not atomic."""
     return [p.name for p in parent.iterdir() if ".tmp-" in p.name or ".old-" in p.name]

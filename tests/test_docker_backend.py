@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, ROOT, SESSION, cell_spec, harness_cmd, harness_env, server_pids
+from conftest import BUILD, ROOT, SESSION, cell_spec, copy_checkout, harness_cmd, harness_env, server_pids
 
 from harness import backends, builds, cell, config, datasets, docker_backend, placement, procs
 from harness.server import Server, ServerError
@@ -442,13 +442,7 @@ def test_smoke_pipeline_through_the_host_backend(tmp_path):
     """The default pipeline test (tests/test_e2e_pipeline.py) runs in containers; this one
     runs the smoke profile's A3 Point-Selects with the explicit fallback, backend host
     (a cgroup cpuset or taskset), through Snakemake in a fresh copy."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
-    work = tmp_path / "clone"
-    for f in filter(None, files):
-        if (ROOT / f).is_file():
-            (work / f).parent.mkdir(parents=True, exist_ok=True)
-            (work / f).write_bytes((ROOT / f).read_bytes())
+    work = copy_checkout(tmp_path / "clone")
     snakemake = str(Path(sys.executable).with_name("snakemake"))
     res = _sh(snakemake, "data/tidy/point_select_summary.csv", "--cores", "all", "--config", "backend=host",
               "--configfile", "config/smoke.yaml", cwd=work)

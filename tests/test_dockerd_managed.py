@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, copy_checkout
 
 pytestmark = pytest.mark.e2e
 DOCKERD = ROOT / "scripts" / "dockerd.sh"
@@ -30,14 +30,7 @@ def work(tmp_path_factory):
     """A copy of the repository as a fresh clone would have it (tracked + new files)."""
     if os.geteuid() != 0 or shutil.which("dockerd") is None:
         pytest.skip("starting a Docker engine needs root and dockerd (docker.io)")
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
-    dest = tmp_path_factory.mktemp("clone")
-    for f in filter(None, files):
-        if (ROOT / f).is_file():
-            (dest / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / f, dest / f)
-    return dest
+    return copy_checkout(tmp_path_factory.mktemp("clone"))
 
 
 @pytest.fixture

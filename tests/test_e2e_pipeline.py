@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, server_pids
+from conftest import ROOT, copy_checkout, server_pids
 from harness import builds, config
 
 pytestmark = pytest.mark.e2e
@@ -28,15 +28,7 @@ SMOKE = ["--cores", "all", "--configfile", "config/smoke.yaml"]
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
     """A copy of the repository as a fresh clone would have it (tracked + new files, no outputs)."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
-    dest = tmp_path_factory.mktemp("clone")
-    for f in filter(None, files):
-        src = ROOT / f
-        if src.is_file():
-            (dest / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / f)
-    return dest
+    return copy_checkout(tmp_path_factory.mktemp("clone"))
 
 
 def snakemake(work: Path, *args, check=True) -> subprocess.CompletedProcess:

@@ -42,8 +42,8 @@ from pathlib import Path
 import pymysql
 import pytest
 import yaml
-from conftest import (BUILD, ROOT, SESSION, cell_spec, flip_byte, harness_cmd, harness_env, ours_or_orphaned,
-                      run, server_pids, tmp_siblings)
+from conftest import (BUILD, ROOT, SESSION, cell_spec, copy_checkout, flip_byte, harness_cmd, harness_env,
+                      ours_or_orphaned, run, server_pids, tmp_siblings)
 from test_config import MALFORMED, _set, broken
 from test_corpus import fake_archive
 from test_e2e_server import _no_leftovers, _wait_for_server
@@ -299,13 +299,7 @@ TARGET = "data/order/point_select.r1.done"
 def clone_repo(dest: Path, resources: bool) -> Path:
     """The repository as a fresh clone has it (tracked + new files), optionally with the
     verified build and template hard-linked in (they are only read)."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
-    for f in filter(None, files):
-        src = ROOT / f
-        if src.is_file():
-            (dest / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / f)
+    copy_checkout(dest)
     if resources:
         for kind in ("builds", "templates"):
             (dest / "resources" / kind).mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import BUILD, ROOT
+from conftest import BUILD, ROOT, copy_checkout
 from test_e2e_pipeline import planned_jobs, smoke_config
 
 pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
@@ -256,13 +256,7 @@ def reduced_profile(work: Path) -> Path:
 
 def copy_repo(dest: Path) -> Path:
     """A copy of the repository as a fresh clone would have it (tracked + new files, no outputs)."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
-    for f in filter(None, files):
-        src = ROOT / f
-        if src.is_file():
-            (dest / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / f)
+    copy_checkout(dest)
     # the sweep's one build, if already fetched: the pipeline re-verifies its hashes (else it fetches it)
     build = ROOT / "resources" / "builds" / BUILD
     if build.is_dir():
