@@ -59,11 +59,11 @@ rule dataset:
 def cell_inputs(wc):
     if REPLOT:  # an existing cell is data: no input can make a replot measure it again
         return {}
-    build = hplan.parse_cell(CFG, wc.experiment, wc.cell)["build"]
+    cell = hplan.parse_cell(CFG, wc.experiment, wc.cell)
+    build, rep = cell["build"], cell["rep"]
     ds = hplan.dataset_path(CFG, wc.experiment, wc.cell)
     inputs = {"build": f"resources/builds/{build}",
               "source": ds or f"resources/templates/{build}"}
-    rep = hplan.parse_cell(CFG, wc.experiment, wc.cell)["rep"]
     if rep > 1:  # ordering only: ancient, so a re-measured cell re-runs nothing else
         inputs["after"] = ancient(f"data/order/{wc.experiment}.r{rep - 1}.done")
     return inputs
