@@ -158,11 +158,14 @@ def test_sigkill_of_the_starter_takes_postgres_down(base):
         proc.wait(timeout=30)
         assert _gone(pids) == [], "PostgreSQL outlived a SIGKILLed harness"
         assert postgres.pg_pids(run_id=run_id) == []
+        cgs = [cg for cg in placement.stale_cgroups() if cg.name == placement.PREFIX + run_id]
+        for cg in cgs:  # the run's cgroup outlives its killed starter, but nothing runs in it
+            assert not (cg / "cgroup.procs").read_text().split(), f"tasks left in {cg}"
     finally:
         if proc.poll() is None:
             proc.kill()
         postgres.reap(run_id=run_id)
-        placement.remove_stale_cgroups()
+        placement.remove_run(run_id)  # named after this test's pid: not stale to the sweep
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root drops to the postgres user")

@@ -179,6 +179,22 @@ def remove_stale_cgroups() -> None:
             pass
 
 
+def remove_run(run_id: str) -> None:
+    """rmdir the cgroup(s) of one run whose starter was killed while the caller that
+    named the run lives on (its pid in the name keeps remove_stale_cgroups away)."""
+    name = PREFIX + re.sub(r"[^A-Za-z0-9_.-]", "_", run_id)
+    for cg in stale_cgroups():
+        if cg.name == name:
+            for _ in range(100):
+                try:
+                    cg.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            else:
+                raise PlacementError(f"cannot remove cgroup {cg}: tasks still in it")
+
+
 def split(allowed: list[int], cores: int, client_cpus: int) -> tuple[list[int], list[int]]:
     """Server gets the first `cores` CPUs, the client the last `client_cpus`: disjoint."""
     allowed = sorted(allowed)
