@@ -25,7 +25,39 @@ BUILD = "mysql-5.6.24"
 _CGROUPS_AT_START: set = set()
 
 
+_STARTED = [0.0]
+SUITES = {"not slow": "default", "slow": "long"}  # -m expression -> suite (./artifact test / test-long)
+
+
+def _record_suite(session) -> None:
+    """logs/tests/suite-<name>.json: how long the whole default or long suite took on this
+    host (scripts/time-table.py renders it into the README). Only a run of every test
+    file under a suite's marker expression counts; a selection of files or tests does not."""
+    import json
+    import time
+    suite = SUITES.get(session.config.getoption("markexpr") or "")
+    args = [a for a in session.config.invocation_params.args if not a.startswith("-")]
+    wide = all(Path(a).resolve() == ROOT / "tests" for a in args) and not session.config.getoption("keyword")
+    if suite is None or not wide or session.testscollected == 0:
+        return
+    rep = session.config.pluginmanager.get_plugin("terminalreporter")
+    stats = getattr(rep, "stats", {}) if rep else {}
+    out = {"suite": suite, "markexpr": session.config.getoption("markexpr"),
+           "duration_s": round(time.time() - _STARTED[0], 1), "cpus": len(os.sched_getaffinity(0)),
+           "collected": session.testscollected, "passed": len(stats.get("passed", [])),
+           "failed": len(stats.get("failed", [])) + len(stats.get("error", [])),
+           "exitstatus": int(session.exitstatus),
+           "date": time.strftime("%Y-%m-%d", time.gmtime())}
+    path = ROOT / "logs" / "tests" / f"suite-{suite}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(out, indent=1) + "\n")
+    tmp.replace(path)
+
+
 def pytest_sessionstart(session):
+    import time
+    _STARTED[0] = time.time()
     _CGROUPS_AT_START.update(placement.stale_cgroups())
 
 
@@ -89,6 +121,7 @@ def pytest_sessionfinish(session, exitstatus):
     for d in work:
         shutil.rmtree(d, ignore_errors=True)
     _leftover(session, "work directories (copied datadirs) of dead cells", [str(d) for d in work])
+    _record_suite(session)
 
 
 @pytest.fixture(scope="session")

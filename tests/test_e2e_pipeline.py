@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, copy_checkout, server_pids
-from harness import builds, config
+from harness import builds, config, estimate as E
 
 pytestmark = pytest.mark.e2e
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -104,6 +104,29 @@ def test_every_cell_has_its_manifest(work, first_run):
         assert m["schema"] == 2 and m["kind"] == "throughput"
         assert m["timing"]["started"] <= m["timing"]["finished"]
     assert not list((work / "data/raw/A3/point_select").glob(".*"))
+
+
+def test_the_finished_run_is_recorded_and_rendered_into_the_time_table(work, first_run):
+    """logs/runs/smoke.json: a from-scratch run measured every planned cell, each with its
+    benchmark file; scripts/time-table.py renders it (measured, not typed) into a README."""
+    rec = json.loads((work / "logs/runs/smoke.json").read_text())
+    planned = sum(e["cells"] for e in rec["experiments"].values())
+    assert rec["profile"] == "smoke" and rec["cells"] == planned > 0
+    assert rec["measured_now"] == planned and rec["from_scratch"] is True
+    assert all(e["benchmarked"] == e["cells"] and e["measured_s"] > 0 for e in rec["experiments"].values())
+    assert 0 < sum(e["measured_s"] for e in rec["experiments"].values()) < rec["wall_s"]
+    assert rec["host_cpus"] == len(os.sched_getaffinity(0)) and rec["datasets"]["benchmarked"] > 0
+    readme = work / "README.md"
+    res = subprocess.run([sys.executable, str(work / "scripts/time-table.py"), "--root", str(work),
+                          "--readme", str(readme)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    table = readme.read_text().split("<!-- times:begin -->")[1].split("<!-- times:end -->")[0]
+    smoke = next(line for line in table.splitlines() if line.startswith("| `./artifact smoke`"))
+    assert smoke.split("|")[-2].strip().startswith(E.hms(rec["wall_s"]))
+    assert "Per experiment, profile `smoke` as measured here" in table
+    res = subprocess.run([sys.executable, str(work / "scripts/time-table.py"), "--root", str(work),
+                          "--readme", str(readme), "--check"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
 
 
 def test_second_run_schedules_nothing(work, first_run):

@@ -41,12 +41,13 @@ BENCH = "benchmarks"
 RAW = "data/raw"
 
 
-def load_profile(configfiles: list[str], root: Path = Path(".")) -> dict:
-    """config/default.yaml, then each --configfile on top (as Snakemake merges them), resolved."""
+def load_profile(configfiles: list[str], root: Path = Path("."), cpus: list[int] | None = None) -> dict:
+    """config/default.yaml, then each --configfile on top (as Snakemake merges them), resolved
+    for this host (or for a flat host of `cpus`)."""
     cfg: dict = {}
     for f in [root / "config" / "default.yaml", *map(Path, configfiles)]:
         config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()) or {})
-    return config.resolve(cfg)
+    return config.resolve(cfg, cpus=cpus)
 
 
 def _bench_seconds(path: str) -> float | None:

@@ -2,10 +2,12 @@
 # (harness.plan: every name and input is its answer), the Docker engine of the
 # docker backend, and reaping.
 import atexit
+import glob
 import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 
 sys.path.insert(0, os.path.join(workflow.basedir, "workflow"))
@@ -17,6 +19,7 @@ except hconfig.ConfigError as e:
     sys.exit(f"config error: {e}")
 
 PY = sys.executable
+RUN_STARTED = time.time()  # reset in onstart
 HARNESS = f"{PY} -m harness"
 EXPERIMENTS = hplan.experiments(CFG)
 LOCK = hconfig.builds.load_lock(hconfig.LOCK)
@@ -117,6 +120,8 @@ def stop_engine():
 # from earlier benchmark files), then the Docker engine if the backend needs one.
 # Not when replotting: nothing is measured then.
 onstart:
+    global RUN_STARTED
+    RUN_STARTED = time.time()
     if not REPLOT:
         from harness import estimate as _estimate
 
@@ -130,6 +135,16 @@ onstart:
 onsuccess:
     reap()
     stop_engine()
+    if not REPLOT:  # what this run took, per profile: the README's time table reads it
+        from harness import runlog as _runlog
+
+        try:
+            _now = time.time()
+            _measured = sum(1 for _p in glob.glob("benchmarks/run_cell/*/*/*.tsv")
+                            if os.path.getmtime(_p) >= RUN_STARTED)
+            _runlog.record(CFG, LOCK, RUN_STARTED, _now, _measured)
+        except Exception as _e:  # a record never fails a finished run
+            print(f"run record not written: {_e}", file=sys.stderr)
 
 
 onerror:

@@ -1,0 +1,71 @@
+"""scripts/time-table.py: the README's time table, rendered from the profiles and the
+run records (the end-to-end pipeline test checks a real run's record renders)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from harness import builds, config, estimate as E, plan, runlog
+
+SCRIPT = ROOT / "scripts" / "time-table.py"
+spec = importlib.util.spec_from_file_location("time_table", SCRIPT)
+tt = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tt)
+
+
+@pytest.fixture
+def root(tmp_path):
+    shutil.copytree(ROOT / "config", tmp_path / "config")
+    (tmp_path / "README.md").write_text("# R\n\nbefore\n<!-- times:begin -->\nold\n<!-- times:end -->\nafter\n")
+    return tmp_path
+
+
+def run(root, *args):
+    return subprocess.run([sys.executable, str(SCRIPT), "--root", str(root), "--readme", str(root / "README.md"),
+                           *args], capture_output=True, text=True)
+
+
+def test_every_profile_gets_a_row_with_its_planned_cells_and_nothing_measured(root):
+    assert run(root).returncode == 0
+    text = (root / "README.md").read_text()
+    assert text.startswith("# R\n\nbefore\n<!-- times:begin -->") and text.endswith("<!-- times:end -->\nafter\n")
+    lock = builds.load_lock(config.LOCK)
+    for profile, files in tt.profile_files(root):
+        cfg = E.load_profile(files, root)
+        n = sum(len(plan.cell_names(cfg, lock, x)) for x in plan.experiments(cfg))
+        row = next(line for line in text.splitlines() if line.startswith(f"| {tt._cmd(profile, files, root)} |"))
+        assert f"| {n:,} / " in row and row.endswith("| not run here |")
+    assert "Per experiment" not in text  # no run recorded
+    assert run(root, "--check").returncode == 0
+
+
+def test_a_recorded_run_and_suite_are_shown_as_measured(root):
+    rec = {"profile": "smoke", "host_cpus": 2, "backend": "docker", "date": "2026-01-02", "wall_s": 754.0,
+           "cells": 3, "measured_now": 3, "from_scratch": True,
+           "experiments": {"point_select": {"study": "A3", "kind": "throughput", "cells": 3, "benchmarked": 3,
+                                            "measured_s": 40.0, "disk_bytes": 1_200_000}},
+           "datasets": {"count": 1, "benchmarked": 1, "measured_s": 12.0, "disk_bytes": 9_000_000}}
+    (root / runlog.RUNS).mkdir(parents=True)
+    (root / runlog.RUNS / "smoke.json").write_text(json.dumps(rec))
+    (root / "logs/tests").mkdir(parents=True)
+    (root / "logs/tests/suite-default.json").write_text(json.dumps(
+        {"suite": "default", "duration_s": 1783, "cpus": 2, "date": "2026-01-02", "passed": 911, "failed": 0}))
+    assert run(root, "--check").returncode == 1  # the README is now out of date
+    assert run(root).returncode == 0
+    text = (root / "README.md").read_text()
+    assert "| 12m34s (2 CPUs, docker, 2026-01-02) |" in text
+    assert "| 29m43s (2 CPUs, 2026-01-02: 911 passed, 0 failed) |" in text
+    assert "| `point_select` | A3 | 3 | 0m40s | 1.2 MB |" in text
+
+
+def test_a_readme_without_the_markers_is_refused_in_one_line(root):
+    (root / "README.md").write_text("# R\nno markers\n")
+    res = run(root)
+    assert res.returncode == 1 and res.stderr.count("\n") == 1 and "<!-- times:begin -->" in res.stderr
+    assert (root / "README.md").read_text() == "# R\nno markers\n"
