@@ -49,8 +49,10 @@ def build(out: Path, raw: Path = RAW) -> dict:
     paper = out / "paper"
     if paper.exists():
         shutil.rmtree(paper)
-    shutil.copytree(ROOT / "paper", paper, ignore=shutil.ignore_patterns("generated", "main.pdf", "main.aux",
-                                                                          "main.log", "main.fls"))
+    # the paper's sources only: a checkout that built its own paper also holds main.aux,
+    # main.fdb_latexmk, ... whose state would mislead latexmk here
+    shutil.copytree(ROOT / "paper", paper, ignore=lambda d, names: [
+        n for n in names if Path(d) == ROOT / "paper" and n not in ("main.tex", "references.bib", "sections")])
     shutil.copytree(done["generated"], paper / "generated")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow")}
     info = subprocess.run([sys.executable, "-m", "harness.report.runinfo", "write", "--config",

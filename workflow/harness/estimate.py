@@ -7,9 +7,12 @@ time the profile asks for; each cell also costs a per-cell overhead (datadir
 copy, server start and stop, captures) and each dataset a preparation. Both
 are *measured* from the Snakemake benchmark files of earlier runs
 (benchmarks/run_cell/..., benchmarks/dataset/..., written by every rule's
-`benchmark:`) when there are any, else the stated defaults below. A steps
-experiment (no sysbench run) costs its measured per-cell time, else a default.
-Disk: per cell the median size of existing raw cells, per dataset its rows.
+`benchmark:`) when there are any, else the stated defaults below (measured on
+the reference host: 2 vCPUs, Docker backend, Nix store). A dataset costs a
+fixed part plus its rows at a per-row rate (index builds make full-text rows
+dearer); a steps experiment (no sysbench run) costs its rows at a per-row rate,
+measured per experiment where it ran. Disk: per cell the median size of
+existing raw cells, per dataset its rows.
 
 The same numbers feed the paper's time table (measured_time_rows) and
 bench/estimate_vs_measured.py.
@@ -30,9 +33,10 @@ import yaml
 from . import builds, config, plan
 
 # Defaults when nothing was measured yet (stated in the printout).
-DEFAULT_CELL_OVERHEAD_S = 12.0   # copy the datadir, start mysqld, captures, stop
-DEFAULT_STEPS_CELL_S = 120.0     # a steps cell (test drive) without a measured one
-DEFAULT_DATASET_S = 30.0         # prepare one dataset (sbtest tables or FTS corpus load)
+DEFAULT_CELL_OVERHEAD_S = 4.0    # copy the datadir, start mysqld, captures, stop (reference: 3.6 s)
+DEFAULT_STEPS_ROW_S = 0.006      # a steps cell per row of its script (reference: 5.6.24 0.0074, 10.11 0.0029)
+DEFAULT_DATASET_S = 3.0          # prepare one dataset: start a server, load, stop (the fixed part)
+DATASET_ROW_S = {"sbtest": 1 / 50_000, "fulltext": 1 / 5_000}  # and per row loaded (with its indexes)
 DEFAULT_CELL_BYTES = 400_000     # a raw cell: logs, captures, manifest, my.cnf
 ROW_BYTES = 250                  # an sbtest/fulltext row on disk, with its index
 DATADIR_BYTES = 120_000_000      # an initialised system datadir a dataset starts from
@@ -78,29 +82,58 @@ def measured_cells(bench_dir: str = BENCH, raw: str = RAW) -> list[dict]:
             continue
         study, exp = Path(p).parts[-3], Path(p).parts[-2]
         cell = Path(p).stem
-        timing = _manifest(os.path.join(raw, study, exp, cell)).get("timing") or {}
+        m = _manifest(os.path.join(raw, study, exp, cell))
+        timing = m.get("timing") or {}
         nominal = float(timing.get("warmup_s") or 0) + float(timing.get("duration_s") or 0)
-        out.append({"experiment": exp, "seconds": s, "nominal": nominal, "cell": cell})
+        rows = int((m.get("driver") or {}).get("rows") or 0) if m.get("kind") == "steps" else 0
+        out.append({"experiment": exp, "seconds": s, "nominal": nominal, "cell": cell, "rows": rows})
     return out
 
 
+def dataset_rows(path: str) -> tuple[str, int]:
+    """(dataset, rows) of data/datasets/<build>/<dataset>/<key>: sbtest tables x size, the
+    full-text stand-in's rows or OHSUMED's records."""
+    from . import corpus, datasets
+    parts = Path(path).parts
+    name, key = parts[-2], parts[-1]
+    if name == "sbtest":
+        k = datasets.sbtest.parse_key(key)
+        return name, k["tables"] * k["table_size"]
+    if name == "fulltext":
+        c = datasets.fulltext.parse_key(key)["corpus"]
+        return name, corpus.OHSUMED_RECORDS if c == "ohsumed" else int(c.split("-")[1][1:])
+    return name, 0
+
+
+def dataset_seconds(path: str, ov: dict) -> float:
+    name, rows = dataset_rows(path)
+    return ov["dataset_s"] + rows * DATASET_ROW_S.get(name, 0.0)
+
+
 def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
-    """Measured per-cell overhead, per-steps-cell time (by experiment), per-dataset time,
-    each with its source ('measured from N files' or 'default')."""
+    """Measured per-cell overhead, per-row time of each steps experiment, the fixed part of a
+    dataset's preparation, each with its source ('measured from N files' or 'default')."""
     cells = measured_cells(bench_dir, raw)
     thr = [c["seconds"] - c["nominal"] for c in cells if c["nominal"] > 0]
     steps: dict = {}
     for c in cells:
-        if c["nominal"] == 0:
-            steps.setdefault(c["experiment"], []).append(c["seconds"])
-    ds = [s for p in glob.glob(os.path.join(bench_dir, "dataset", "**", "*.tsv"), recursive=True)
-          if (s := _bench_seconds(p)) is not None]
+        if c["nominal"] == 0 and c["rows"]:
+            steps.setdefault(c["experiment"], []).append(c["seconds"] / c["rows"])
+    fixed = []
+    for p in glob.glob(os.path.join(bench_dir, "dataset", "**", "*.tsv"), recursive=True):
+        s = _bench_seconds(p)
+        try:
+            name, rows = dataset_rows(p[:-len(".tsv")])
+        except ValueError:
+            continue
+        if s is not None:
+            fixed.append(max(0.0, s - rows * DATASET_ROW_S.get(name, 0.0)))
     return {
         "cell_overhead_s": statistics.median(thr) if thr else DEFAULT_CELL_OVERHEAD_S,
         "cell_overhead_src": f"measured, median of {len(thr)} cells" if thr else "default",
-        "steps_cell_s": {e: statistics.median(v) for e, v in steps.items()},
-        "dataset_s": statistics.median(ds) if ds else DEFAULT_DATASET_S,
-        "dataset_src": f"measured, median of {len(ds)} datasets" if ds else "default",
+        "steps_row_s": {e: statistics.median(v) for e, v in steps.items()},
+        "dataset_s": statistics.median(fixed) if fixed else DEFAULT_DATASET_S,
+        "dataset_src": f"measured, median of {len(fixed)} datasets" if fixed else "default",
     }
 
 
@@ -137,7 +170,7 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
             per = float(spec.get("warmup_s", sb.get("warmup_s", 0))) + float(spec.get("duration_s", sb.get("duration_s", 0)))
             over = ov["cell_overhead_s"]
         else:
-            per, over = 0.0, ov["steps_cell_s"].get(exp, DEFAULT_STEPS_CELL_S)
+            per, over = 0.0, int(spec.get("rows") or 0) * ov["steps_row_s"].get(exp, DEFAULT_STEPS_ROW_S)
         rows.append({"experiment": exp, "study": spec.get("study", ""), "kind": spec["kind"],
                      "cells": n, "todo": todo, "per_cell_s": per,
                      "measure_s": n * per, "overhead_s": n * over,
@@ -153,10 +186,11 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
     ds_bytes += len(datasets) * DATADIR_BYTES
     return {"profile": cfg.get("profile"), "rows": rows, "overheads": ov, "cell_bytes_src": cb_src,
             "datasets": len(datasets), "datasets_todo": len(ds_todo),
-            "dataset_s": len(datasets) * ov["dataset_s"], "dataset_todo_s": len(ds_todo) * ov["dataset_s"],
+            "dataset_s": sum(dataset_seconds(d, ov) for d in datasets),
+            "dataset_todo_s": sum(dataset_seconds(d, ov) for d in ds_todo),
             "dataset_bytes": ds_bytes,
-            "total_s": sum(r["total_s"] for r in rows) + len(datasets) * ov["dataset_s"],
-            "todo_s": sum(r["todo_s"] for r in rows) + len(ds_todo) * ov["dataset_s"],
+            "total_s": sum(r["total_s"] for r in rows) + sum(dataset_seconds(d, ov) for d in datasets),
+            "todo_s": sum(r["todo_s"] for r in rows) + sum(dataset_seconds(d, ov) for d in ds_todo),
             "measure_s": sum(r["measure_s"] for r in rows),
             "disk_bytes": sum(r["disk_bytes"] for r in rows) + ds_bytes}
 
@@ -178,7 +212,7 @@ def render(est: dict) -> str:
     ov = est["overheads"]
     lines = [f"estimate for profile {est['profile']}: cells x (warm-up + duration) x repetitions "
              f"+ {ov['cell_overhead_s']:.1f} s per cell ({ov['cell_overhead_src']}) "
-             f"+ {ov['dataset_s']:.1f} s per dataset ({ov['dataset_src']})",
+             f"+ {ov['dataset_s']:.1f} s per dataset ({ov['dataset_src']}) and its rows",
              f"  {'experiment':<22}{'cells':>6}{'to do':>7}{'per cell':>10}{'measure':>10}{'total':>10}"]
     for r in est["rows"]:
         lines.append(f"  {r['experiment']:<22}{r['cells']:>6}{r['todo']:>7}{r['per_cell_s']:>9.0f}s"
