@@ -533,9 +533,10 @@ setting_order <- function(d, factors, ftab, baseline_first = TRUE) {
   do.call(order, keys)
 }
 
-plot_settings <- function(d, ftab) {
+plot_settings <- function(d, ftab, marks = NULL) {
   vf <- varied_factors(d)
   if (length(vf) == 0) fail("no factor varies in the input: nothing to compare")
+  d$levels <- levels_key(d, vf)
   d <- d[setting_order(d, vf, ftab), , drop = FALSE]
   d$setting <- setting_label(d, vf, ftab, sep = "\n", codes = TRUE)
   d$base <- at_baseline(d, vf, ftab)
@@ -550,10 +551,12 @@ plot_settings <- function(d, ftab) {
   pk <- pk[order(pk$engine, pk$tables), , drop = FALSE]
   pk$panel <- paste0(pk$engine, ", ", plural(pk$tables, "table"))
   pk$panel <- factor(pk$panel, levels = unique(pk$panel))
+  pub <- place_published(marks, pk, "qps_median", "setting", c("build", "panel"))
   ggplot(pk, aes(x = setting, y = qps_median, fill = engine)) +
     geom_col(width = 0.7, colour = "grey20", linewidth = 0.2) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.25, linewidth = 0.3) +
     geom_text(aes(y = pmax(qps_ci_hi, qps_median), label = label), vjust = -0.5, size = 2.3) +
+    geom_published(pub, "setting", vjust = 1.8) +
     scale_fill_engine(guide = "none") +
     scale_x_discrete(NULL) +
     scale_y_kqps("Peak median QPS (thousands)", expand = expansion(mult = c(0, 0.14))) +
