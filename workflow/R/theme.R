@@ -271,7 +271,8 @@ split_inputs <- function(paths) {
     if (length(first) == 1) strsplit(first, ",")[[1]] else character()
   }
   is_table <- vapply(paths, function(p) identical(header(p), FACTOR_TABLE_COLUMNS), logical(1))
-  is_marks <- vapply(paths, function(p) identical(header(p)[1:2], c("figure", "study")), logical(1))
+  is_marks <- vapply(paths, function(p) basename(p) == "published.csv" ||
+                       identical(header(p)[1:2], c("figure", "study")), logical(1))
   list(tidy = paths[!is_table & !is_marks],
        factors = read_factor_table(if (any(is_table)) paths[is_table][1] else NULL),
        published = if (any(is_marks)) paths[is_marks][1] else NULL)
@@ -293,8 +294,10 @@ MARK_KEYS <- c("experiment", "engine", "levels", "tables", "cores", "step", "met
 read_published <- function(path, figure) {
   if (is.null(path)) return(NULL)
   if (!file.exists(path)) fail("published marks not found: ", path)
-  m <- as.data.frame(data.table::fread(path, colClasses = "character", na.strings = NULL,
-                                       showProgress = FALSE), stringsAsFactors = FALSE)
+  m <- tryCatch(suppressWarnings(data.table::fread(path, colClasses = "character", na.strings = NULL,
+                                                   showProgress = FALSE)),
+                error = function(e) fail(path, ": not a readable CSV (", conditionMessage(e), ")"))
+  m <- as.data.frame(m, stringsAsFactors = FALSE)
   missing <- setdiff(PUBLISHED_COLUMNS, names(m))
   if (length(missing))
     fail(path, ": not a published-marks table, missing column(s): ", paste(missing, collapse = ", "))

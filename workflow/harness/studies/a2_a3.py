@@ -212,11 +212,8 @@ PUBLISHED_MARKS = [
     *[_marks.from_claim(_CLAIM[f"A3-TRX-beats-autocommit-{e}"], "a3_trx") for e in ("InnoDB", "MyISAM")],
     *[_marks.from_claim(_CLAIM[f"A3-PS-PFS-off-faster-{e}"], "a3_ps_pfs") for e in ("InnoDB", "MyISAM")],
     _marks.from_claim(_CLAIM["A3-SPIN-256-slightly-lower"], "a3_knobs"),
-    _marks.from_claim(_CLAIM["A3-RO-innodb-read-only-faster"], "a3_knobs",
-                      label=_marks.ratio_label(_CLAIM["A3-RO-innodb-read-only-faster"].published_ratio)
-                      + " (prototype)"),
-    _marks.from_claim(_CLAIM["A3-MDL-hash-instances"], "a3_knobs",
-                      label=_marks.ratio_label(RC1_RC2) + " (rc1\u2192rc2)"),
+    _marks.from_claim(_CLAIM["A3-RO-innodb-read-only-faster"], "a3_knobs"),   # the prototype's
+    _marks.from_claim(_CLAIM["A3-MDL-hash-instances"], "a3_knobs"),           # rc1 -> rc2
 ]
 
 
