@@ -13,7 +13,7 @@ include: "workflow/rules/paper.smk"
 
 
 # On a cluster (profiles/slurm) only jobs that start a server are submitted; these run here.
-localrules: all, fetch_build, corpus, official_check, repetition_done, tidy_throughput, tidy_steps, unsupported_cells, resolved_config, factor_table, fts_dataset_table, paper_figure, generated_tex, runinfo, artifact_appendix, paper
+localrules: all, fetch_build, corpus, official_check, repetition_done, tidy_throughput, tidy_steps, unsupported_cells, resolved_config, factor_table, published_table, fts_dataset_table, paper_figure, generated_tex, runinfo, artifact_appendix, paper
 
 
 rule all:

@@ -30,7 +30,11 @@ A1_IDS = [c.id for c in a1.CLAIMS]
 
 @pytest.fixture(scope="module")
 def real(tmp_path_factory):
-    return retidy(RAW, tmp_path_factory.mktemp("a1_real"))
+    """The recorded cells retidied, with the published marks the pipeline writes beside them."""
+    from harness.report import published
+    out = retidy(RAW, tmp_path_factory.mktemp("a1_real"))
+    (out["tidy"] / published.PUBLISHED_TABLE).write_text(published.published_csv())
+    return out
 
 
 def read_csv(path):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness import report
+from harness.report import published
 from test_retidy_fixture import RAW, retidy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,9 +31,11 @@ ALL_EXPERIMENTS = {"point_select", "oltp_ro", "simple_ranges", "ps_pfs", "spin_w
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    """The tidy directory of the recorded cells, with the factor table the pipeline writes."""
+    """The tidy directory of the recorded cells, with the factor table and the
+    published marks the pipeline writes."""
     tidy = retidy(RAW, tmp_path_factory.mktemp("figures"))["tidy"]
     (tidy / report.FACTOR_TABLE).write_text(report.factor_table_csv())
+    (tidy / published.PUBLISHED_TABLE).write_text(published.published_csv())
     return tidy
 
 
@@ -104,7 +107,8 @@ def test_figure_on_smoke_data(tmp_path, smoke, name):
 
 @pytest.mark.parametrize("name", sorted(report.FIGURES))
 def test_figure_with_several_builds(tmp_path, smoke, name):
-    csvs = [two_builds(p, tmp_path / Path(p).name) if Path(p).name != report.FACTOR_TABLE else p
+    tables = (report.FACTOR_TABLE, published.PUBLISHED_TABLE)
+    csvs = [two_builds(p, tmp_path / Path(p).name) if Path(p).name not in tables else p
             for p in inputs(name, smoke)]
     out = tmp_path / "out.pdf"
     assert_pdf(rscript(report.FIGURES[name]["script"], *csvs, out), out)

@@ -382,7 +382,8 @@ def test_keycaches_with_repeated_column_name(tmp_path):
 
 def test_figure_inputs_follow_enabled_experiments():
     assert report.figure_inputs("b_memory", {"oltp_ro"}) == ["data/tidy/oltp_ro_summary.csv",
-                                                             "data/tidy/factors.csv"]
+                                                             "data/tidy/factors.csv",
+                                                             "data/tidy/published.csv"]
     assert report.figure_inputs("a3_knobs", {"oltp_ro"}) == []
     assert report.figure_inputs("a3_timeseries", {"point_select"}, "t") == ["t/point_select_intervals.csv"]
     for name, f in report.FIGURES.items():

@@ -2,8 +2,10 @@
 # (EXPLAIN type ALL; PostgreSQL, the legacy stand-in, a Seq Scan) and (b) the
 # ALTER TABLE ... ENGINE= conversions of the loaded table, in the study's order
 # and back: median seconds per build with the interval of the median (log scale).
+# Published marks (published.csv): the study's time ratios placed on this host's
+# reference (InnoDB's scan; the ARCHIVE-to-MyISAM conversion), median over builds.
 #
-# Usage: Rscript workflow/R/fig_c_scans.R <test_drive_summary.csv> <out.pdf>
+# Usage: Rscript workflow/R/fig_c_scans.R <test_drive_summary.csv> [published.csv] <out.pdf>
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 
@@ -19,26 +21,29 @@ read_steps <- function(path, step, metric) {
 }
 
 main <- function(args) {
-  if (length(args) != 2) die("usage: Rscript ", SCRIPT, " <test_drive_summary.csv> <out.pdf>")
-  scan <- read_steps(args[1], "C2", "scan_s")
-  conv <- read_steps(args[1], "C2.convert", "alter_s")
-  if (nrow(scan) + nrow(conv) == 0) fail(args[1], ": no C2 scan or conversion times")
+  if (!length(args) %in% 2:3) die("usage: Rscript ", SCRIPT, " <test_drive_summary.csv> [published.csv] <out.pdf>")
+  inp <- split_inputs(args[-length(args)])
+  scan <- read_steps(inp$tidy[1], "C2", "scan_s")
+  conv <- read_steps(inp$tidy[1], "C2.convert", "alter_s")
+  if (nrow(scan) + nrow(conv) == 0) fail(inp$tidy[1], ": no C2 scan or conversion times")
   scan$panel <- "(a) full scan, count(*) WHERE c1 = 1"
   conv$panel <- "(b) ALTER TABLE ... ENGINE="
   d <- rbind(scan, conv)
   d$engine <- factor(d$engine, levels = ordered_levels(d$engine, ORDER))
   d$value_ci_lo <- ifelse(is.finite(d$value_ci_lo), d$value_ci_lo, d$value_median)
   d$value_ci_hi <- ifelse(is.finite(d$value_ci_hi), d$value_ci_hi, d$value_median)
+  pub <- place_published(read_published(inp$published, "c_scans"), d, "value_median", "engine", "panel")
   dodge <- position_dodge(width = 0.5)
   p <- ggplot(d, aes(engine, value_median, colour = build)) +
     geom_errorbar(aes(ymin = value_ci_lo, ymax = value_ci_hi), width = 0.15, position = dodge) +
     geom_point(size = 1.8, position = dodge) +
+    geom_published(pub, "engine") +
     facet_grid(. ~ panel, scales = "free_x", space = "free_x") +
-    scale_y_log10("Median seconds (log scale)") +
+    scale_y_log10("Median seconds (log scale)", expand = expansion(mult = c(0.05, 0.12))) +
     scale_x_discrete(name = NULL, labels = function(x) sub(">", "\nto ", sub(" (", "\n(", x, fixed = TRUE), fixed = TRUE)) +
     scale_colour_build(unique(d$build)) +
     theme_artifact()
-  save_figure(p, args[2], width = 7, height = 2.6)
+  save_figure(p, args[length(args)], width = 7, height = 2.6)
 }
 
 run_figure(main)

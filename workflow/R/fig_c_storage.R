@@ -1,9 +1,10 @@
 # Study C3: bytes on disk per engine (the datadir's files) for the study's
 # identical rows and for a varied row set of the same size, per build (log
 # scale), with ARCHIVE's saving against MyISAM written above its points.
-# MEMORY keeps its rows in RAM and has no file: not drawn.
+# MEMORY keeps its rows in RAM and has no file: not drawn. The published saving
+# (published.csv) is a mark on ARCHIVE at that share of MyISAM's bytes per build.
 #
-# Usage: Rscript workflow/R/fig_c_storage.R <test_drive_summary.csv> <out.pdf>
+# Usage: Rscript workflow/R/fig_c_storage.R <test_drive_summary.csv> [published.csv] <out.pdf>
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 
@@ -12,22 +13,26 @@ ORDER <- c("InnoDB", "MyISAM", "ARCHIVE", "Aria")
 SETS <- c(identical_datadir_bytes = "identical rows (the study's)", varied_datadir_bytes = "varied rows")
 
 main <- function(args) {
-  if (length(args) != 2) die("usage: Rscript ", SCRIPT, " <test_drive_summary.csv> <out.pdf>")
-  d <- read_tidy(args[1], required = STEPS_COLUMNS, numeric = character())
+  if (!length(args) %in% 2:3) die("usage: Rscript ", SCRIPT, " <test_drive_summary.csv> [published.csv] <out.pdf>")
+  inp <- split_inputs(args[-length(args)])
+  d <- read_tidy(inp$tidy[1], required = STEPS_COLUMNS, numeric = character())
   d <- d[d$step == "C3" & d$metric %in% names(SETS), , drop = FALSE]
   d$value_median <- suppressWarnings(as.numeric(d$value_median))
   d <- d[is.finite(d$value_median) & d$value_median > 0, , drop = FALSE]
-  if (nrow(d) == 0) fail(args[1], ": no C3 datadir sizes")
+  if (nrow(d) == 0) fail(inp$tidy[1], ": no C3 datadir sizes")
   d$rows <- factor(SETS[d$metric], levels = unname(SETS))
+  d$kib <- d$value_median / 1024
   d$engine <- factor(d$engine, levels = ordered_levels(d$engine, ORDER))
   key <- function(x) paste(x$build, x$metric)
   arz <- d[d$engine == "ARCHIVE", ]
   myi <- d[d$engine == "MyISAM", ]
   arz$saving <- 1 - arz$value_median / myi$value_median[match(key(arz), key(myi))]
   arz <- arz[is.finite(arz$saving), , drop = FALSE]
+  pub <- place_published(read_published(inp$published, "c_storage"), d, "kib", "engine", "build")
   dodge <- position_dodge(width = 0.5)
-  p <- ggplot(d, aes(engine, value_median / 1024, colour = rows, shape = rows)) +
+  p <- ggplot(d, aes(engine, kib, colour = rows, shape = rows)) +
     geom_point(size = 1.8, position = dodge) +
+    geom_published(pub, "engine", vjust = 1.9) +
     geom_text(data = arz, aes(label = sprintf("-%.0f%%", 100 * saving)), position = dodge,
               vjust = -1, size = 2.3, show.legend = FALSE) +
     facet_varying(d, rows = "build") +
@@ -36,7 +41,7 @@ main <- function(args) {
     scale_shape_manual("Rows", values = c(16, 17)) +
     xlab(NULL) +
     theme_artifact()
-  save_figure(p, args[2], width = 3.4, height = 3.4)
+  save_figure(p, args[length(args)], width = 3.4, height = 3.4)
 }
 
 run_figure(main)

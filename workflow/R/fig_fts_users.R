@@ -1,22 +1,26 @@
 # Study A1, full-text search: median QPS vs users, InnoDB vs MyISAM, one
 # panel per core count (a row per build when the input has several), with the
 # interval of each cell's median. Factor columns (between `variant` and
-# `tables`) that vary become the line type.
+# `tables`) that vary become the line type. Published marks (published.csv): the
+# study's InnoDB/MyISAM factor on a core count, at InnoDB's peak in that panel.
 #
-# Usage: Rscript workflow/R/fig_fts_users.R <fts_summary.csv> <out.pdf>
+# Usage: Rscript workflow/R/fig_fts_users.R <fts_summary.csv> [published.csv] <out.pdf>
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 
-plot_fts_users <- function(d) {
+plot_fts_users <- function(d, marks = NULL) {
   vf <- varied_factors(d)
   d$setting <- setting_label(d, vf, NULL)
   d$series <- paste(d$build, d$engine, d$setting)
   d$engine <- factor(d$engine, levels = ordered_levels(d$engine, ENGINE_ORDER))
   users <- sort(unique(d$users))
+  pub <- place_published(marks, peak_rows(d, c("build", "engine", "setting", "cores")), "qps_median",
+                         "users", c("build", "cores"))
   ggplot(d, aes(x = users, y = qps_median, colour = engine, group = series)) +
     (if (length(users) > 1) geom_line(if (length(vf)) aes(linetype = setting) else aes(), linewidth = 0.4)) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.15, linewidth = 0.3) +
     geom_point(aes(shape = unstable), size = 1.4, stroke = 0.5, fill = "white") +
+    geom_published(pub, "users", hjust = 1.15, vjust = 0.5) +
     scale_x_continuous("Users (sysbench threads)", trans = "log2", breaks = users, labels = users) +
     scale_y_kqps(expand = expansion(mult = c(0, 0.06))) +
     expand_limits(y = 0, x = range(users) * c(0.75, 1.33)) +
@@ -31,11 +35,12 @@ plot_fts_users <- function(d) {
 }
 
 main <- function(args) {
-  if (length(args) != 2) die("usage: Rscript ", SCRIPT, " <fts_summary.csv> <out.pdf>")
-  d <- read_tidy(args[1])
+  if (!length(args) %in% 2:3) die("usage: Rscript ", SCRIPT, " <fts_summary.csv> [published.csv] <out.pdf>")
+  inp <- split_inputs(args[-length(args)])
+  d <- read_tidy(inp$tidy[1])
   d$unstable <- factor(as.character(d$unstable), levels = c("FALSE", "TRUE"))
-  p <- plot_fts_users(d)
-  save_figure(p, args[2], width = 7, height = 1.2 + 1.3 * length(unique(d$build)))
+  p <- plot_fts_users(d, read_published(inp$published, "a1_fts_users"))
+  save_figure(p, args[length(args)], width = 7, height = 1.2 + 1.3 * length(unique(d$build)))
 }
 
 run_figure(main)

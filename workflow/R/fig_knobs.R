@@ -5,13 +5,15 @@
 # never from this script. Median QPS (the server's count) with the interval
 # of the median per setting, one point per users value (shape), colour
 # engine (points, never lines: the settings are categories); above each setting, the ratio of its peak (over users and cores)
-# to the baseline setting's peak.
+# to the baseline setting's peak. Published marks (published.csv): the study's
+# ratio to the baseline setting, placed on the measured baseline's peak.
 #
-# Usage: Rscript workflow/R/fig_knobs.R <summary.csv>... [factors.csv] <out.pdf>
+# Usage: Rscript workflow/R/fig_knobs.R <summary.csv>... [factors.csv] [published.csv] <out.pdf>
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 
-panel <- function(d, vf, ftab, title) {
+panel <- function(d, vf, ftab, title, marks = NULL) {
+  d$levels <- levels_key(d, vf)
   d <- d[setting_order(d, vf, ftab, baseline_first = FALSE), , drop = FALSE]
   d$setting <- setting_label(d, vf, ftab, sep = "\n")
   prefix <- paste0(short_words(vf[1], ftab), " ")  # the title names a lone factor
@@ -29,6 +31,7 @@ panel <- function(d, vf, ftab, title) {
   top <- stats::aggregate(qps_ci_hi ~ build + engine + setting, data = d, FUN = max)
   pk <- merge(pk, top, by = c("build", "engine", "setting"), suffixes = c("", "_top"))
   pk$label <- ifelse(pk$base, "base", ratio_label(pk$qps_median / pk$ref_qps))
+  pub <- place_published(marks, pk, "qps_median", "setting", "build")
   many_users <- length(levels(d$users_f)) > 1
   many_engines <- length(unique(d$engine)) > 1
   dodge <- position_dodge(width = if (many_users || many_engines) 0.5 else 0)
@@ -38,6 +41,7 @@ panel <- function(d, vf, ftab, title) {
     geom_point(aes(shape = users_f), position = dodge, size = 1.6) +
     geom_text(data = pk, aes(x = setting, y = qps_ci_hi_top, label = label),
               inherit.aes = FALSE, vjust = -0.6, size = 2.3) +
+    geom_published(pub, "setting", vjust = 1.8) +
     scale_colour_engine(breaks = levels(d$engine),
                         guide = if (many_engines) "legend" else "none") +
     scale_shape_discrete("Users", guide = if (many_users) "legend" else "none") +
@@ -51,9 +55,10 @@ panel <- function(d, vf, ftab, title) {
 
 main <- function(args) {
   if (length(args) < 2)
-    die("usage: Rscript ", SCRIPT, " <summary.csv>... [factors.csv] <out.pdf>")
+    die("usage: Rscript ", SCRIPT, " <summary.csv>... [factors.csv] [published.csv] <out.pdf>")
   inp <- split_inputs(args[-length(args)])
   d <- read_tidy_all(inp$tidy)
+  marks <- read_published(inp$published, "a3_knobs")
   plots <- list()
   for (e in unique(d$experiment)) {
     de <- d[d$experiment == e, , drop = FALSE]
@@ -61,7 +66,7 @@ main <- function(args) {
     if (length(vf) == 0) next
     words <- paste(vapply(vf, short_words, character(1), ftab = inp$factors), collapse = " x ")
     title <- paste0("(", letters[length(plots) + 1], ") ", words)
-    plots[[length(plots) + 1]] <- panel(de, vf, inp$factors, title)
+    plots[[length(plots) + 1]] <- panel(de, vf, inp$factors, title, marks)
   }
   if (length(plots) == 0) fail("no input varies a factor: nothing to compare")
   g <- arrange_panels(plots, widths = rep(1, length(plots)))

@@ -8,8 +8,10 @@
 #   (b) OLTP_RO: every engine, ratio to InnoDB above each bar (B2, "~8%");
 #   (c) OLTP read-write: every engine, ratio to InnoDB (B3).
 # A panel whose input is not given is left out; absent engines are absent.
+# Published marks (published.csv): the study's ratio to InnoDB (B2's +8%),
+# placed on InnoDB's measured peak.
 #
-# Usage: Rscript workflow/R/fig_memory.R <summary.csv>... [factors.csv] <out.pdf>
+# Usage: Rscript workflow/R/fig_memory.R <summary.csv>... [factors.csv] [published.csv] <out.pdf>
 #   (any of simple_ranges_summary.csv, simple_ranges_scale_summary.csv,
 #    oltp_ro_summary.csv, read_write_summary.csv; recognised by their workload
 #    column, one panel per experiment)
@@ -66,12 +68,14 @@ panel_ranges <- function(d, title) {
     theme_artifact(base_size = 8)
 }
 
-panel_bars <- function(d, title) {
+panel_bars <- function(d, title, marks = NULL) {
   pk <- ratio_to(peaks(d), "InnoDB")
+  pub <- place_published(marks, pk, "qps_median", "engine", "build")
   ggplot(pk, aes(x = engine, y = qps_median, fill = engine)) +
     geom_col(width = 0.7, colour = "grey20", linewidth = 0.2) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.25, linewidth = 0.3) +
     geom_text(aes(y = pmax(qps_ci_hi, qps_median), label = label), vjust = -0.5, size = 2.3) +
+    geom_published(pub, "engine", vjust = 1.8) +
     scale_fill_engine(guide = "none") +
     scale_x_discrete(NULL, labels = engine_axis_labels) +
     scale_y_kqps("Peak median throughput (kQPS)", expand = expansion(mult = c(0, 0.14))) +
@@ -90,9 +94,10 @@ as_compared <- function(dw, ftab) {
 
 main <- function(args) {
   if (length(args) < 2)
-    die("usage: Rscript ", SCRIPT, " <summary.csv>... [factors.csv] <out.pdf>")
+    die("usage: Rscript ", SCRIPT, " <summary.csv>... [factors.csv] [published.csv] <out.pdf>")
   inp <- split_inputs(args[-length(args)])
   d <- read_tidy_all(inp$tidy, required = c(SUMMARY_COLUMNS, "workload"))
+  marks <- read_published(inp$published, "b_memory")
   unknown <- setdiff(unique(d$workload), names(PANELS))
   if (length(unknown))
     fail("unexpected workload(s) ", paste(unknown, collapse = ", "),
@@ -108,7 +113,7 @@ main <- function(args) {
       dw <- cmp$d
       name <- if (length(exps) > 1) paste0(PANELS[[w]], ", ", e) else PANELS[[w]]
       title <- paste0("(", letters[letter], ") ", name, "\n", cmp$note)
-      plots[[length(plots) + 1]] <- if (w == "simple_ranges") panel_ranges(dw, title) else panel_bars(dw, title)
+      plots[[length(plots) + 1]] <- if (w == "simple_ranges") panel_ranges(dw, title) else panel_bars(dw, title, marks)
       widths <- c(widths, 0.6 + length(unique(dw$engine)))
       letter <- letter + 1
     }

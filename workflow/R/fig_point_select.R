@@ -1,7 +1,9 @@
 # Study A3, Point-Selects: median QPS vs users, one line per engine,
 # facets tables x cores where they vary (points alone for a single users value).
+# Published marks (published.csv): the study's engine ratio, at the marked
+# engine's peak in a panel, placed on the other engine's peak there.
 #
-# Usage: Rscript workflow/R/fig_point_select.R <point_select_summary.csv> <out.pdf>
+# Usage: Rscript workflow/R/fig_point_select.R <point_select_summary.csv> [published.csv] <out.pdf>
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 REQUIRED <- c(SUMMARY_COLUMNS, "study", "workload", "n", "qps_cv")
@@ -13,7 +15,7 @@ read_summary <- function(path) {
   d
 }
 
-plot_point_select <- function(d) {
+plot_point_select <- function(d, marks = NULL) {
   builds <- sort(unique(d$build))
   many_builds <- length(builds) > 1
   d$series <- if (many_builds) paste(d$engine, d$build) else d$engine
@@ -21,6 +23,8 @@ plot_point_select <- function(d) {
   d$tables_lab <- factor(plural(d$tables, "table"), levels = plural(sort(unique(d$tables)), "table"))
   d$cores_lab <- factor(plural(d$cores, "core"), levels = plural(sort(unique(d$cores)), "core"))
 
+  pub <- place_published(marks, peak_rows(d, c("build", "engine", "tables", "cores")), "qps_median",
+                         "users", c("tables_lab", "cores_lab"))
   aes_line <- if (many_builds) aes(linetype = build) else aes()
   p <- ggplot(d, aes(x = users, y = qps_median, colour = engine, group = series)) +
     (if (nrow(lined <- lined_rows(d, c("series", "tables", "cores"), "users")))
@@ -28,6 +32,7 @@ plot_point_select <- function(d) {
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.15,
                   linewidth = 0.3) +
     geom_point(aes(shape = unstable), size = 1.4, stroke = 0.5, fill = "white") +
+    geom_published(pub, "users", hjust = 1.15, vjust = 0.5) +
     scale_x_continuous("Users (sysbench threads)", trans = "log2",
                        breaks = users, labels = users) +
     scale_y_kqps(expand = expansion(mult = c(0, 0.06))) +
@@ -44,12 +49,13 @@ plot_point_select <- function(d) {
 }
 
 main <- function(args) {
-  if (length(args) != 2)
-    die("usage: Rscript fig_point_select.R <point_select_summary.csv> <out.pdf>")
-  d <- read_summary(args[1])
-  p <- plot_point_select(d)
+  if (!length(args) %in% 2:3)
+    die("usage: Rscript fig_point_select.R <point_select_summary.csv> [published.csv] <out.pdf>")
+  inp <- split_inputs(args[-length(args)])
+  d <- read_summary(inp$tidy[1])
+  p <- plot_point_select(d, read_published(inp$published, "a3_point_select"))
   n_rows <- length(unique(d$tables))
-  save_figure(p, args[2], width = 7, height = 0.9 + 1.1 * n_rows)
+  save_figure(p, args[length(args)], width = 7, height = 0.9 + 1.1 * n_rows)
 }
 
 run_figure(main)

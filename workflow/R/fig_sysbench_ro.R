@@ -3,9 +3,11 @@
 # Simple-Ranges and Point-Selects; rows workload x setting x tables (a setting
 # row for each value of a factor the workload's experiment varies, words
 # from the factor table), columns cores, colour engine. Absent cells are
-# absent, never zero.
+# absent, never zero. Published marks (published.csv): a study's engine ratio at
+# the marked engine's peak in a panel, placed on the other engine's peak there
+# (median over builds).
 #
-# Usage: Rscript workflow/R/fig_sysbench_ro.R <summary.csv>... [factors.csv] <out.pdf>
+# Usage: Rscript workflow/R/fig_sysbench_ro.R <summary.csv>... [factors.csv] [published.csv] <out.pdf>
 #   (any of point_select_summary.csv, oltp_ro_summary.csv,
 #    simple_ranges_summary.csv; the workload column says which is which)
 
@@ -20,9 +22,12 @@ prepare <- function(d, ftab) {
     fail("unexpected workload(s) ", paste(unknown, collapse = ", "),
          "; expected ", paste(names(WORKLOADS), collapse = ", "))
   d$label <- WORKLOADS[d$workload]
+  d$levels <- ""
   for (w in unique(d$workload)) {  # a setting per value of what that workload varies
     i <- d$workload == w
-    s <- setting_label(d[i, , drop = FALSE], varied_factors(d[i, , drop = FALSE]), ftab)
+    vf <- varied_factors(d[i, , drop = FALSE])
+    d$levels[i] <- levels_key(d[i, , drop = FALSE], vf)
+    s <- setting_label(d[i, , drop = FALSE], vf, ftab)
     d$label[i] <- ifelse(s == "", d$label[i], paste0(d$label[i], ", ", s))
   }
   d$row <- paste0(gsub(", ", "\n", d$label), "\n", plural(d$tables, "table"))
@@ -37,7 +42,7 @@ prepare <- function(d, ftab) {
   d
 }
 
-plot_ro <- function(d) {
+plot_ro <- function(d, marks = NULL) {
   many_builds <- length(unique(d$build)) > 1
   users <- sort(unique(d$users))
   # a line only where a series has more than one users value
@@ -45,10 +50,13 @@ plot_ro <- function(d) {
   lined <- d[as.character(interaction(d$series, d$row, d$col, drop = TRUE)) %in%
                names(n_per_series)[n_per_series > 1], , drop = FALSE]
   line_aes <- if (many_builds) aes(linetype = build) else aes()
+  pub <- place_published(marks, peak_rows(d, c("build", "engine", "row", "col")), "qps_median", "users",
+                         c("row", "col"))
   p <- ggplot(d, aes(x = users, y = qps_median, colour = engine, group = series)) +
     (if (nrow(lined)) geom_line(data = lined, mapping = line_aes, linewidth = 0.4)) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.12, linewidth = 0.3) +
     geom_point(aes(shape = stability), size = 1.4, stroke = 0.5, fill = "white") +
+    geom_published(pub, "users", hjust = 1.15, vjust = 0.5) +
     scale_x_continuous("Users (sysbench threads)", trans = "log2",
                        breaks = users, labels = users) +
     scale_y_kqps(expand = expansion(mult = c(0, 0.08))) +
@@ -67,11 +75,11 @@ plot_ro <- function(d) {
 
 main <- function(args) {
   if (length(args) < 2)
-    die("usage: Rscript ", SCRIPT, " <summary.csv>... [factors.csv] <out.pdf>")
+    die("usage: Rscript ", SCRIPT, " <summary.csv>... [factors.csv] [published.csv] <out.pdf>")
   out <- args[length(args)]
   inp <- split_inputs(args[-length(args)])
   d <- prepare(read_tidy_all(inp$tidy, required = c(SUMMARY_COLUMNS, "workload")), inp$factors)
-  p <- plot_ro(d)
+  p <- plot_ro(d, read_published(inp$published, "a2_sysbench_ro"))
   save_figure(p, out, width = 7, height = 0.9 + 0.75 * nlevels(d$row))
 }
 

@@ -261,15 +261,116 @@ read_factor_table <- function(path) {
   f
 }
 
-# Split a script's input paths into tidy files and the factor table (recognised
-# by its header): list(tidy = paths, factors = the factor table or NULL).
+# Split a script's input paths into tidy files, the factor table and the
+# published marks (each recognised by its header): list(tidy = paths, factors =
+# the factor table or NULL, published = the marks' path or NULL).
 split_inputs <- function(paths) {
-  is_table <- vapply(paths, function(p) {
-    if (!file.exists(p)) return(FALSE)
+  header <- function(p) {
+    if (!file.exists(p)) return(character())
     first <- readLines(p, n = 1, warn = FALSE)
-    length(first) == 1 && identical(strsplit(first, ",")[[1]], FACTOR_TABLE_COLUMNS)
-  }, logical(1))
-  list(tidy = paths[!is_table], factors = read_factor_table(if (any(is_table)) paths[is_table][1] else NULL))
+    if (length(first) == 1) strsplit(first, ",")[[1]] else character()
+  }
+  is_table <- vapply(paths, function(p) identical(header(p), FACTOR_TABLE_COLUMNS), logical(1))
+  is_marks <- vapply(paths, function(p) basename(p) == "published.csv" ||
+                       identical(header(p)[1:2], c("figure", "study")), logical(1))
+  list(tidy = paths[!is_table & !is_marks],
+       factors = read_factor_table(if (any(is_table)) paths[is_table][1] else NULL),
+       published = if (any(is_marks)) paths[is_marks][1] else NULL)
+}
+
+# --- Published marks (data/tidy/published.csv, harness.report.published) -----
+# One row per number a study published for a quantity a figure plots. Its key
+# columns place it (empty: any value; `levels` is the '|'-joined values of the
+# factors the data vary, levels_key()); `value` is in the figure's units, or,
+# when ref_engine/ref_levels is set, a ratio to the measured value of that
+# reference in the same panel (so the mark shows the published shape on this
+# host). Drawn alike in every figure by geom_published().
+
+PUBLISHED_COLUMNS <- c("figure", "study", "experiment", "engine", "levels", "tables", "cores", "step",
+                       "metric", "ref_engine", "ref_levels", "value", "label", "source")
+MARK_KEYS <- c("experiment", "engine", "levels", "tables", "cores", "step", "metric")
+
+# The marks of `figure` in the table at `path` (NULL when path is NULL).
+read_published <- function(path, figure) {
+  if (is.null(path)) return(NULL)
+  if (!file.exists(path)) fail("published marks not found: ", path)
+  m <- tryCatch(suppressWarnings(data.table::fread(path, colClasses = "character", na.strings = NULL,
+                                                   showProgress = FALSE)),
+                error = function(e) fail(path, ": not a readable CSV (", conditionMessage(e), ")"))
+  m <- as.data.frame(m, stringsAsFactors = FALSE)
+  missing <- setdiff(PUBLISHED_COLUMNS, names(m))
+  if (length(missing))
+    fail(path, ": not a published-marks table, missing column(s): ", paste(missing, collapse = ", "))
+  m <- m[m$figure == figure, , drop = FALSE]
+  m$value <- suppressWarnings(as.numeric(m$value))
+  if (anyNA(m$value)) fail(path, ": non-numeric value in a mark of figure ", figure)
+  m
+}
+
+# Per row: the values of the factors `vf` joined by '|' (a mark's `levels`).
+levels_key <- function(d, vf) {
+  if (length(vf) == 0) return(rep("", nrow(d)))
+  do.call(paste, c(lapply(vf, function(f) as.character(d[[f]])), sep = "|"))
+}
+
+# Where each mark goes: `d` is what the figure plots (one row per point, the
+# key columns of the marks among its columns), `y` its y column, `x` its x
+# column, `panel` the columns a mark and its reference share (facets, build).
+# A relative mark's reference is the median `y` of the reference rows in the
+# panel (over builds, when build is not a panel column). Returns the columns
+# x, panel, y and label, or NULL.
+place_published <- function(marks, d, y, x, panel = character()) {
+  if (is.null(marks) || nrow(marks) == 0 || nrow(d) == 0) return(NULL)
+  rows_of <- function(m, engine, levels) {
+    m$engine <- engine
+    m$levels <- levels
+    ok <- rep(TRUE, nrow(d))
+    for (k in MARK_KEYS) if (nzchar(m[[k]])) {
+      if (!k %in% names(d)) return(d[0, , drop = FALSE])  # a key the figure does not plot
+      ok <- ok & as.character(d[[k]]) == m[[k]]
+    }
+    d[ok, , drop = FALSE]
+  }
+  key <- function(z) if (length(panel)) do.call(paste, c(lapply(panel, function(p) as.character(z[[p]])), sep = "\r"))
+                     else rep("", nrow(z))
+  out <- list()
+  for (i in seq_len(nrow(marks))) {
+    m <- marks[i, ]
+    t <- rows_of(m, m$engine, m$levels)
+    if (nrow(t) == 0) next
+    t$.y <- m$value
+    if (nzchar(m$ref_engine) || nzchar(m$ref_levels)) {
+      r <- rows_of(m, if (nzchar(m$ref_engine)) m$ref_engine else m$engine,
+                   if (nzchar(m$ref_levels)) m$ref_levels else m$levels)
+      if (nrow(r) == 0) next
+      ref <- tapply(r[[y]], key(r), stats::median)
+      t$.y <- m$value * unname(ref[key(t)])
+    }
+    t <- t[is.finite(t$.y), c(x, panel, ".y"), drop = FALSE]
+    if (nrow(t) == 0) next
+    t$label <- m$label
+    out[[length(out) + 1]] <- t
+  }
+  if (length(out) == 0) return(NULL)
+  o <- stats::aggregate(.y ~ ., data = do.call(rbind, out), FUN = stats::median)
+  for (col in intersect(c(x, panel), names(d)))  # keep the figure's level order
+    if (is.factor(d[[col]])) o[[col]] <- factor(as.character(o[[col]]), levels = levels(d[[col]]))
+  names(o)[names(o) == ".y"] <- "y"
+  o
+}
+
+# The marks as black open diamonds with their label above (legend: "published");
+# NULL without marks. Add it after the data layers: a discrete x axis takes its
+# order from the first layer.
+geom_published <- function(marks, x, vjust = -0.8, hjust = 0.5, size = 2.1) {
+  if (is.null(marks) || nrow(marks) == 0) return(NULL)
+  list(
+    geom_point(data = marks, aes(x = .data[[x]], y = y, size = "published"), inherit.aes = FALSE,
+               shape = 5, colour = "black", stroke = 0.6),
+    geom_text(data = marks, aes(x = .data[[x]], y = y, label = label), inherit.aes = FALSE,
+              colour = "black", size = size, vjust = vjust, hjust = hjust, show.legend = FALSE),
+    scale_size_manual(NULL, values = c(published = 2.2), guide = guide_legend(order = 9))
+  )
 }
 
 # A factor's words for the paper (the factor table's), else its column name.
@@ -435,9 +536,10 @@ setting_order <- function(d, factors, ftab, baseline_first = TRUE) {
   do.call(order, keys)
 }
 
-plot_settings <- function(d, ftab) {
+plot_settings <- function(d, ftab, marks = NULL) {
   vf <- varied_factors(d)
   if (length(vf) == 0) fail("no factor varies in the input: nothing to compare")
+  d$levels <- levels_key(d, vf)
   d <- d[setting_order(d, vf, ftab), , drop = FALSE]
   d$setting <- setting_label(d, vf, ftab, sep = "\n", codes = TRUE)
   d$base <- at_baseline(d, vf, ftab)
@@ -452,10 +554,12 @@ plot_settings <- function(d, ftab) {
   pk <- pk[order(pk$engine, pk$tables), , drop = FALSE]
   pk$panel <- paste0(pk$engine, ", ", plural(pk$tables, "table"))
   pk$panel <- factor(pk$panel, levels = unique(pk$panel))
+  pub <- place_published(marks, pk, "qps_median", "setting", c("build", "panel"))
   ggplot(pk, aes(x = setting, y = qps_median, fill = engine)) +
     geom_col(width = 0.7, colour = "grey20", linewidth = 0.2) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.25, linewidth = 0.3) +
     geom_text(aes(y = pmax(qps_ci_hi, qps_median), label = label), vjust = -0.5, size = 2.3) +
+    geom_published(pub, "setting", vjust = 1.8) +
     scale_fill_engine(guide = "none") +
     scale_x_discrete(NULL) +
     scale_y_kqps("Peak median QPS (thousands)", expand = expansion(mult = c(0, 0.14))) +

@@ -50,6 +50,24 @@ rule factor_table:
         atomic.write_text(output[0], hreport.factor_table_csv())
 
 
+rule published_table:
+    """Every study's PUBLISHED_MARKS (harness.report.published) as CSV: the published
+    numbers the figure scripts draw as labelled marks."""
+    input:
+        sorted(glob.glob("workflow/harness/studies/*.py")),
+    output:
+        f"{TIDY}/published.csv",
+    log:
+        "logs/tidy/published.log",
+    benchmark:
+        "benchmarks/published_table.tsv"
+    run:
+        from harness import atomic
+        from harness.report import published
+
+        atomic.write_text(output[0], published.published_csv())
+
+
 # The report's front page (snakemake --report, ./artifact report): figures grouped by study.
 report: "../report/workflow.rst"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import claims as C
 from .. import tidydata as T
+from . import _marks
 
 NAME = "a2_a3"
 TITLE = "Study A: InnoDB vs MyISAM on MySQL 5.6 (sysbench parts A2, A3)"
@@ -177,24 +178,43 @@ CLAIMS = [
 FIGURES = {
     "a2_sysbench_ro": dict(script="fig_sysbench_ro.R", flag="SysbenchRo",
                            inputs=[("oltp_ro", "summary"), ("simple_ranges", "summary"),
-                                   ("point_select", "summary")], extra=["factors.csv"]),
+                                   ("point_select", "summary")],
+                           extra=["factors.csv", "published.csv"]),
     "a3_point_select": dict(script="fig_point_select.R", flag="PointSelect",
-                            inputs=[("point_select", "summary")]),
+                            inputs=[("point_select", "summary")], extra=["published.csv"]),
     "a3_timeseries": dict(script="fig_timeseries.R", flag="Timeseries",
                           inputs=[("point_select", "intervals")]),
     "a3_trx": dict(script="fig_trx.R", flag="Trx", inputs=[("oltp_ro", "summary")],
-                   extra=["factors.csv"]),
+                   extra=["factors.csv", "published.csv"]),
     "a3_ps_pfs": dict(script="fig_ps_pfs.R", flag="PsPfs", inputs=[("ps_pfs", "summary")],
-                      extra=["factors.csv"]),
+                      extra=["factors.csv", "published.csv"]),
     "a3_knobs": dict(script="fig_knobs.R", flag="Knobs",
                      inputs=[("spin_wait", "summary"), ("read_only", "summary"),
                              ("key_cache", "summary"), ("mdl_hash", "summary")],
-                     extra=["factors.csv"]),
+                     extra=["factors.csv", "published.csv"]),
     "a3_waits": dict(script="fig_waits.R", flag="Waits",
                      inputs=[("point_select", "waits"), ("ps_pfs", "waits")], extra=["factors.csv"]),
     "builds": dict(script="fig_builds.R", flag="Builds", inputs=[("build_compare", "summary")],
                    extra=["unsupported.csv"]),
 }
+
+_CLAIM = {c.id: c for c in CLAIMS}
+# Published numbers the figures draw (harness.studies._marks), each a published ratio
+# placed on the measured reference of its claim (never 2012's absolute QPS).
+# a3_knobs has none for key caches (the study gave no number for a shared cache).
+PUBLISHED_MARKS = [
+    *[_marks.from_claim(c, "a2_sysbench_ro", label="published \u22653\u00d7" if c.study == "A2" else None)
+      for c in CLAIMS
+      if isinstance(c, C.EngineRatio) and c.published_ratio
+      and c.experiment_name in ("oltp_ro", "simple_ranges", "point_select")],
+    *[_marks.from_claim(_CLAIM[i], "a3_point_select", label=label)
+      for i, label in (("A2-RO-innodb-3x-point-select", "published \u22653\u00d7"), ("A3-PS-myisam-wins", None))],
+    *[_marks.from_claim(_CLAIM[f"A3-TRX-beats-autocommit-{e}"], "a3_trx") for e in ("InnoDB", "MyISAM")],
+    *[_marks.from_claim(_CLAIM[f"A3-PS-PFS-off-faster-{e}"], "a3_ps_pfs") for e in ("InnoDB", "MyISAM")],
+    _marks.from_claim(_CLAIM["A3-SPIN-256-slightly-lower"], "a3_knobs"),
+    _marks.from_claim(_CLAIM["A3-RO-innodb-read-only-faster"], "a3_knobs"),   # the prototype's
+    _marks.from_claim(_CLAIM["A3-MDL-hash-instances"], "a3_knobs"),           # rc1 -> rc2
+]
 
 
 def _ratio_of_levels(ctx, experiment, engine, a, b):

@@ -1,0 +1,114 @@
+"""Published marks (harness.report.published, PUBLISHED_MARKS of each study): the
+CSV is built from the study modules, every mark names a figure of its study and a
+finite positive value, C1's marks are the study's times over InnoDB's (from the
+module's constants), and every figure with marks draws them on real tidy data
+(the recorded smoke cells of tests/fixtures/raw, retidied: test_figures.smoke).
+"""
+import csv
+import io
+import math
+import shutil
+import subprocess
+
+import pytest
+
+from harness import report
+from harness.report import published
+from harness.studies import STUDIES, c as study_c
+from test_figures import inputs, rewrite, rscript, smoke  # noqa: F401  (fixture)
+
+ROWS = list(csv.DictReader(io.StringIO(published.published_csv())))
+MARKED = sorted({r["figure"] for r in ROWS})
+
+
+def test_csv_has_the_fixed_columns_and_every_study_mark():
+    assert tuple(csv.reader(io.StringIO(published.published_csv())).__next__()) == published.PUBLISHED_FIELDS
+    declared = sum(len(getattr(m, "PUBLISHED_MARKS", [])) for m in STUDIES.values())
+    assert declared > 0 and len(ROWS) == declared
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r['figure']}-{r['engine']}-{r['levels']}-{r['tables']}")
+def test_mark_names_a_figure_of_its_study_with_a_finite_positive_value(row):
+    figures = STUDIES[row["study"]].FIGURES
+    assert row["figure"] in figures
+    assert published.PUBLISHED_TABLE in figures[row["figure"]].get("extra", [])
+    v = float(row["value"])
+    assert math.isfinite(v) and v > 0
+    assert row["label"] and row["source"]
+
+
+def test_c1_marks_are_published_times_over_innodbs():
+    s = study_c.PUBLISHED_INSERT_S
+    got = {r["engine"]: float(r["value"]) for r in ROWS if r["figure"] == "c_inserts"}
+    want = {(study_c.LEGACY if k == "legacy" else k): v / s["InnoDB"] for k, v in s.items() if k != "InnoDB"}
+    assert got.keys() == want.keys()
+    for k in want:
+        assert got[k] == pytest.approx(want[k], rel=1e-5)
+
+
+def test_a_mark_for_an_undeclared_figure_is_an_error(monkeypatch):
+    mod = STUDIES["c"]
+    monkeypatch.setattr(mod, "PUBLISHED_MARKS", [dict(mod.PUBLISHED_MARKS[0], figure="no_such_figure")])
+    with pytest.raises(ValueError, match="no_such_figure"):
+        published.marks()
+
+
+def test_a_non_positive_value_is_an_error(monkeypatch):
+    mod = STUDIES["c"]
+    monkeypatch.setattr(mod, "PUBLISHED_MARKS", [dict(mod.PUBLISHED_MARKS[0], value=float("nan"))])
+    with pytest.raises(ValueError, match="finite positive"):
+        published.marks()
+
+
+# --- the figures draw them ------------------------------------------------------------
+
+pytestmark_r = pytest.mark.skipif(not shutil.which("Rscript") or not shutil.which("pdftotext"),
+                                  reason="Rscript or pdftotext not installed")
+
+
+def pdf_text(path):
+    return subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True).stdout
+
+
+def with_cores(src, dst, cores):
+    """The summary rows again on each of `cores` (the recorded cells ran on 1 core;
+    A1's marks are about 4 and 8 cores)."""
+    with open(src, newline="") as f:
+        rows = list(csv.DictReader(f))
+    return rewrite(src, dst, extra=[dict(r, cores=str(c)) for c in cores for r in rows])
+
+
+@pytestmark_r
+@pytest.mark.parametrize("name", MARKED)
+def test_figure_draws_its_marks(tmp_path, smoke, name):  # noqa: F811
+    args = inputs(name, smoke)
+    if name.startswith("a1_fts_"):
+        args = [with_cores(p, tmp_path / "fts_summary.csv", (4, 8)) if p.endswith("fts_summary.csv") else p
+                for p in args]
+    out = tmp_path / f"{name}.pdf"
+    proc = rscript(report.FIGURES[name]["script"], *args, out)
+    assert proc.returncode == 0, proc.stderr
+    text = pdf_text(out)
+    assert "published" in text                     # the legend entry: marks were placed
+    labels = {r["label"].split(" (")[0] for r in ROWS if r["figure"] == name}
+    assert any(l.replace("published ", "") in text for l in labels), (labels, text)
+
+
+@pytestmark_r
+def test_figure_without_published_csv_has_no_marks(tmp_path, smoke):  # noqa: F811
+    out = tmp_path / "c.pdf"
+    proc = rscript("fig_c_inserts.R", smoke / "test_drive_summary.csv", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "published" not in pdf_text(out)
+
+
+@pytestmark_r
+def test_published_csv_missing_a_column_is_a_one_line_error(tmp_path, smoke):  # noqa: F811
+    bad = tmp_path / "published.csv"
+    bad.write_text(published.published_csv().replace(",ref_levels,", ",", 1))
+    out = tmp_path / "c.pdf"
+    proc = rscript("fig_c_inserts.R", smoke / "test_drive_summary.csv", bad, out)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "published.csv" in lines[0] and "ref_levels" in lines[0]
+    assert not out.exists()
