@@ -35,10 +35,13 @@ def _record_suite(session) -> None:
     file under a suite's marker expression counts; a selection of files or tests does not."""
     import json
     import time
-    suite = SUITES.get(session.config.getoption("markexpr") or "")
-    args = [a for a in session.config.invocation_params.args if not a.startswith("-")]
-    wide = all(Path(a).resolve() == ROOT / "tests" for a in args) and not session.config.getoption("keyword")
-    if suite is None or not wide or session.testscollected == 0:
+    cfg = session.config
+    suite = SUITES.get(cfg.getoption("markexpr") or "")
+    here = Path(cfg.invocation_params.dir)
+    wide = all((here / a).resolve() == ROOT / "tests" for a in cfg.args)  # testpaths, or tests/ named
+    narrowed = any(cfg.getoption(o, None) for o in ("keyword", "maxfail", "lf", "deselect", "collectonly"))
+    # 0: all passed, 1: some failed (both ran everything); an interrupted run is no suite's time
+    if suite is None or not wide or narrowed or session.exitstatus not in (0, 1) or session.testscollected == 0:
         return
     rep = session.config.pluginmanager.get_plugin("terminalreporter")
     stats = getattr(rep, "stats", {}) if rep else {}

@@ -34,7 +34,8 @@ from . import builds, config, plan
 
 # Defaults when nothing was measured yet (stated in the printout).
 DEFAULT_CELL_OVERHEAD_S = 4.0    # copy the datadir, start mysqld, captures, stop (reference: 3.6 s)
-DEFAULT_STEPS_ROW_S = 0.006      # a steps cell per row of its script (reference: 5.6.24 0.0074, 10.11 0.0029)
+DEFAULT_STEPS_ROW_S = 0.005      # a steps cell, per row of its script beyond the per-cell overhead
+                                 # (reference, 5,000 rows: 5.6.24 0.0067, 10.11 0.0021)
 DEFAULT_DATASET_S = 3.0          # prepare one dataset: start a server, load, stop (the fixed part)
 DATASET_ROW_S = {"sbtest": 1 / 50_000, "fulltext": 1 / 5_000}  # and per row loaded (with its indexes)
 DEFAULT_CELL_BYTES = 400_000     # a raw cell: logs, captures, manifest, my.cnf
@@ -115,10 +116,11 @@ def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
     dataset's preparation, each with its source ('measured from N files' or 'default')."""
     cells = measured_cells(bench_dir, raw)
     thr = [c["seconds"] - c["nominal"] for c in cells if c["nominal"] > 0]
+    over = statistics.median(thr) if thr else DEFAULT_CELL_OVERHEAD_S
     steps: dict = {}
-    for c in cells:
+    for c in cells:  # a steps cell: the per-cell overhead, then its rows at a rate
         if c["nominal"] == 0 and c["rows"]:
-            steps.setdefault(c["experiment"], []).append(c["seconds"] / c["rows"])
+            steps.setdefault(c["experiment"], []).append(max(0.0, c["seconds"] - over) / c["rows"])
     fixed = []
     for p in glob.glob(os.path.join(bench_dir, "dataset", "**", "*.tsv"), recursive=True):
         s = _bench_seconds(p)
@@ -129,7 +131,7 @@ def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
         if s is not None:
             fixed.append(max(0.0, s - rows * DATASET_ROW_S.get(name, 0.0)))
     return {
-        "cell_overhead_s": statistics.median(thr) if thr else DEFAULT_CELL_OVERHEAD_S,
+        "cell_overhead_s": over,
         "cell_overhead_src": f"measured, median of {len(thr)} cells" if thr else "default",
         "steps_row_s": {e: statistics.median(v) for e, v in steps.items()},
         "dataset_s": statistics.median(fixed) if fixed else DEFAULT_DATASET_S,
@@ -170,7 +172,8 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
             per = float(spec.get("warmup_s", sb.get("warmup_s", 0))) + float(spec.get("duration_s", sb.get("duration_s", 0)))
             over = ov["cell_overhead_s"]
         else:
-            per, over = 0.0, int(spec.get("rows") or 0) * ov["steps_row_s"].get(exp, DEFAULT_STEPS_ROW_S)
+            per = 0.0  # rows at the rate measured on smaller runs: an extrapolation, linear in rows
+            over = ov["cell_overhead_s"] + int(spec.get("rows") or 0) * ov["steps_row_s"].get(exp, DEFAULT_STEPS_ROW_S)
         rows.append({"experiment": exp, "study": spec.get("study", ""), "kind": spec["kind"],
                      "cells": n, "todo": todo, "per_cell_s": per,
                      "measure_s": n * per, "overhead_s": n * over,
@@ -212,7 +215,8 @@ def render(est: dict) -> str:
     ov = est["overheads"]
     lines = [f"estimate for profile {est['profile']}: cells x (warm-up + duration) x repetitions "
              f"+ {ov['cell_overhead_s']:.1f} s per cell ({ov['cell_overhead_src']}) "
-             f"+ {ov['dataset_s']:.1f} s per dataset ({ov['dataset_src']}) and its rows",
+             f"+ {ov['dataset_s']:.1f} s per dataset ({ov['dataset_src']}) and its rows; "
+             f"steps cells: their rows at the rate measured on this host's runs (extrapolated, linear)",
              f"  {'experiment':<22}{'cells':>6}{'to do':>7}{'per cell':>10}{'measure':>10}{'total':>10}"]
     for r in est["rows"]:
         lines.append(f"  {r['experiment']:<22}{r['cells']:>6}{r['todo']:>7}{r['per_cell_s']:>9.0f}s"

@@ -5,7 +5,7 @@ logs/runs/<profile>.json: the host's CPU count, the invocation's wall time, how
 many of the profile's cells this invocation measured (all of them: a run from
 scratch, whose wall time is the profile's time on this host), and per experiment
 the measured seconds (the Snakemake benchmark files of its planned cells) and the
-disk of its raw cells. scripts/time-table.py renders these records, beside the
+disk of its raw cells, and the estimate printed before it started. scripts/time-table.py renders these records, beside the
 estimates, as the README's time table: measured where a profile was run here,
 never typed.
 """
@@ -44,20 +44,36 @@ def summarize(cfg: dict, lock: dict, root: str = ".") -> dict:
 
 
 def record(cfg: dict, lock: dict, started: float, finished: float, measured_now: int,
-           root: str = ".") -> Path:
-    """Write logs/runs/<profile>.json for a run that just succeeded. `measured_now`: cells
-    this invocation measured (run_cell jobs it ran)."""
+           datasets_now: int = 0, estimate_s: float | None = None, root: str = ".") -> Path | None:
+    """Write logs/runs/<profile>.json for a run that just succeeded. `measured_now` and
+    `datasets_now`: cells and datasets this invocation made; `estimate_s`: what it printed
+    before starting. A run that measured nothing (a replot-like rerun) writes nothing, and a
+    resumed run never replaces the record of a run from scratch (its wall time is the
+    profile's time on this host)."""
+    if measured_now == 0:
+        return None
     s = summarize(cfg, lock, root)
     total_cells = sum(e["cells"] for e in s["experiments"].values())
+    scratch = measured_now == total_cells > 0 and datasets_now == s["datasets"]["count"]
+    path = Path(root) / RUNS / f"{cfg.get('profile')}.json"
+    if not scratch and load(root).get(cfg.get("profile"), {}).get("from_scratch"):
+        return None
     out = {"profile": cfg.get("profile"), "host_cpus": (cfg.get("host") or {}).get("cpus"),
            "backend": cfg.get("backend"),
            "date": datetime.datetime.fromtimestamp(finished, datetime.timezone.utc).strftime("%Y-%m-%d"),
-           "wall_s": round(finished - started, 1), "cells": total_cells, "measured_now": measured_now,
-           "from_scratch": measured_now == total_cells and total_cells > 0, **s}
-    path = Path(root) / RUNS / f"{out['profile']}.json"
+           "wall_s": round(finished - started, 1), "estimate_s": None if estimate_s is None else round(estimate_s, 1),
+           "cells": total_cells, "measured_now": measured_now, "datasets_now": datasets_now,
+           "from_scratch": scratch, **s}
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(path, json.dumps(out, indent=1) + "\n")
     return path
+
+
+def newer_than(pattern: str, t: float, root: str = ".") -> int:
+    """How many benchmark files matching `pattern` (under benchmarks/) this run wrote."""
+    import glob
+    return sum(1 for p in glob.glob(os.path.join(root, E.BENCH, pattern), recursive=True)
+               if os.path.getmtime(p) >= t)
 
 
 def load(root: str = ".") -> dict:
@@ -68,6 +84,7 @@ def load(root: str = ".") -> dict:
             r = json.loads(p.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(r, dict) and r.get("profile"):
+        if isinstance(r, dict) and r.get("profile") and isinstance(r.get("experiments"), dict) \
+                and isinstance(r.get("datasets"), dict) and "wall_s" in r:
             out[r["profile"]] = r
     return out

@@ -2,7 +2,6 @@
 # (harness.plan: every name and input is its answer), the Docker engine of the
 # docker backend, and reaping.
 import atexit
-import glob
 import json
 import os
 import subprocess
@@ -20,6 +19,7 @@ except hconfig.ConfigError as e:
 
 PY = sys.executable
 RUN_STARTED = time.time()  # reset in onstart
+ESTIMATE_S = None  # the estimate onstart prints
 HARNESS = f"{PY} -m harness"
 EXPERIMENTS = hplan.experiments(CFG)
 LOCK = hconfig.builds.load_lock(hconfig.LOCK)
@@ -120,13 +120,15 @@ def stop_engine():
 # from earlier benchmark files), then the Docker engine if the backend needs one.
 # Not when replotting: nothing is measured then.
 onstart:
-    global RUN_STARTED
+    global RUN_STARTED, ESTIMATE_S
     RUN_STARTED = time.time()
     if not REPLOT:
         from harness import estimate as _estimate
 
         try:
-            print(_estimate.render(_estimate.estimate(CFG, LOCK)), file=sys.stderr)
+            _est = _estimate.estimate(CFG, LOCK)
+            ESTIMATE_S = _est["total_s"]
+            print(_estimate.render(_est), file=sys.stderr)
         except Exception as _e:  # an estimate never stops a run
             print(f"estimate unavailable: {_e}", file=sys.stderr)
         start_engine()
@@ -139,10 +141,9 @@ onsuccess:
         from harness import runlog as _runlog
 
         try:
-            _now = time.time()
-            _measured = sum(1 for _p in glob.glob("benchmarks/run_cell/*/*/*.tsv")
-                            if os.path.getmtime(_p) >= RUN_STARTED)
-            _runlog.record(CFG, LOCK, RUN_STARTED, _now, _measured)
+            _runlog.record(CFG, LOCK, RUN_STARTED, time.time(),
+                           _runlog.newer_than("run_cell/*/*/*.tsv", RUN_STARTED),
+                           _runlog.newer_than("dataset/**/*.tsv", RUN_STARTED), ESTIMATE_S)
         except Exception as _e:  # a record never fails a finished run
             print(f"run record not written: {_e}", file=sys.stderr)
 
