@@ -5,6 +5,7 @@ module's constants), and every figure with marks draws them on real tidy data
 (the recorded smoke cells of tests/fixtures/raw, retidied: test_figures.smoke).
 """
 import csv
+import re
 import io
 import math
 import shutil
@@ -90,6 +91,17 @@ def test_figure_draws_its_marks(tmp_path, smoke, name):  # noqa: F811
     assert proc.returncode == 0, proc.stderr
     text = pdf_text(out)
     assert "published" in text                     # the legend entry: marks were placed
+    # one line per place_published call (fig_knobs: one per panel, each offered every mark)
+    placed = re.findall(r"published marks: (\d+) of (\d+) placed", proc.stderr)
+    assert placed, proc.stderr
+    marks = [r for r in ROWS if r["figure"] == name]
+    assert all(int(m) == len(marks) for _, m in placed)
+    # every mark whose experiment, engine, tables and cores the recorded cells have is drawn
+    rows = [r for p in map(str, args) if p.endswith("_summary.csv") for r in csv.DictReader(open(p, newline=""))]
+    def measured(m):
+        return any(all(not m[k] or r.get(k) == m[k] for k in ("experiment", "engine", "tables", "cores"))
+                   for r in rows)
+    assert sum(int(n) for n, _ in placed) == sum(map(measured, marks)) >= 1, proc.stderr
     labels = {r["label"].split(" (")[0] for r in ROWS if r["figure"] == name}
     assert any(l.replace("published ", "") in text for l in labels), (labels, text)
 

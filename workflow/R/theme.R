@@ -334,23 +334,27 @@ place_published <- function(marks, d, y, x, panel = character()) {
   key <- function(z) if (length(panel)) do.call(paste, c(lapply(panel, function(p) as.character(z[[p]])), sep = "\r"))
                      else rep("", nrow(z))
   out <- list()
+  unplaced <- character()
   for (i in seq_len(nrow(marks))) {
     m <- marks[i, ]
     t <- rows_of(m, m$engine, m$levels)
-    if (nrow(t) == 0) next
+    if (nrow(t) == 0) { unplaced <- c(unplaced, paste0(m$label, " [no measured cell of its keys]")); next }
     t$.y <- m$value
     if (nzchar(m$ref_engine) || nzchar(m$ref_levels)) {
       r <- rows_of(m, if (nzchar(m$ref_engine)) m$ref_engine else m$engine,
                    if (nzchar(m$ref_levels)) m$ref_levels else m$levels)
-      if (nrow(r) == 0) next
+      if (nrow(r) == 0) { unplaced <- c(unplaced, paste0(m$label, " [no measured reference]")); next }
       ref <- tapply(r[[y]], key(r), stats::median)
       t$.y <- m$value * unname(ref[key(t)])
     }
     t <- t[is.finite(t$.y), c(x, panel, ".y"), drop = FALSE]
-    if (nrow(t) == 0) next
+    if (nrow(t) == 0) { unplaced <- c(unplaced, paste0(m$label, " [no reference in its panel]")); next }
     t$label <- m$label
     out[[length(out) + 1]] <- t
   }
+  # one line on stderr (the rule's log): how many marks were drawn, and why any was not
+  message(sprintf("published marks: %d of %d placed%s", length(out), nrow(marks),
+                  if (length(unplaced)) paste0("; not placed: ", paste(unplaced, collapse = "; ")) else ""))
   if (length(out) == 0) return(NULL)
   o <- stats::aggregate(.y ~ ., data = do.call(rbind, out), FUN = stats::median)
   for (col in intersect(c(x, panel), names(d)))  # keep the figure's level order
