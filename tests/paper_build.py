@@ -19,6 +19,7 @@ sys.path.insert(0, str(ROOT / "workflow"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from harness import report  # noqa: E402
+from harness.report import published  # noqa: E402
 from test_retidy_fixture import RAW, retidy  # noqa: E402
 
 
@@ -31,6 +32,7 @@ def draw_figures(tidy: Path, generated: Path, figures: Path, names: list[str]) -
     """Every figure the pipeline would draw -> its Rscript result (2 at a time)."""
     figures.mkdir(parents=True, exist_ok=True)
     (tidy / report.FACTOR_TABLE).write_text(report.factor_table_csv())
+    (tidy / published.PUBLISHED_TABLE).write_text(published.published_csv())  # as rule published_table
     experiments = sorted(d.name for d in RAW.glob("*/*") if d.is_dir())
     jobs = {n: (report.FIGURES[n]["script"], *report.figure_inputs(n, experiments, str(tidy)),
                 figures / f"{n}.pdf") for n in names}
