@@ -95,10 +95,12 @@ def _cmd(profile: str, files: list[str], root: Path) -> str:
     return f"`./artifact paper --configfile {os.path.relpath(files[0], root)}`"
 
 
-def _measured(rec: dict | None) -> str:
+def _measured(rec: dict | None, cells: int) -> str:
     if not rec:
         return "not run here"
     when = f"{rec.get('host_cpus')} CPUs, {rec.get('backend')}, {rec.get('date')}"
+    if rec.get("cells") != cells:  # the profile changed since: say what was measured
+        when += f"; {rec.get('cells')} cells then"
     if rec.get("estimate_s"):
         when += f"; it printed {E.hms(rec['estimate_s'])} before starting"
     if rec.get("from_scratch"):
@@ -135,7 +137,7 @@ def render(root: Path = ROOT) -> str:
             n_wide = "—"
         n_here = sum(r["cells"] for r in est["rows"])
         L.append(f"| {_cmd(profile, files, root)} | {describe(cfg, lock)} | {n_here:,} / {n_wide} "
-                 f"| {E.hms(est['total_s'])}, disk ~{E.size(est['disk_bytes'])} | {_measured(runs.get(profile))} |")
+                 f"| {E.hms(est['total_s'])}, disk ~{E.size(est['disk_bytes'])} | {_measured(runs.get(profile), n_here)} |")
     for suite, cmd in SUITES.items():
         path = root / "logs" / "tests" / f"suite-{suite}.json"
         try:

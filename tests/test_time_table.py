@@ -45,9 +45,16 @@ def test_every_profile_gets_a_row_with_its_planned_cells_and_nothing_measured(ro
     assert run(root, "--check").returncode == 0
 
 
+def smoke_cells(root) -> int:
+    cfg = E.load_profile([str(root / "config" / "smoke.yaml")], root)
+    lock = builds.load_lock(config.LOCK)
+    return sum(len(plan.cell_names(cfg, lock, x)) for x in plan.experiments(cfg))
+
+
 def test_a_recorded_run_and_suite_are_shown_as_measured(root):
+    n = smoke_cells(root)
     rec = {"profile": "smoke", "host_cpus": 2, "backend": "docker", "date": "2026-01-02", "wall_s": 754.0,
-           "cells": 3, "measured_now": 3, "from_scratch": True,
+           "cells": n, "measured_now": n, "from_scratch": True,
            "experiments": {"point_select": {"study": "A3", "kind": "throughput", "cells": 3, "benchmarked": 3,
                                             "measured_s": 40.0, "disk_bytes": 1_200_000}},
            "datasets": {"count": 1, "benchmarked": 1, "measured_s": 12.0, "disk_bytes": 9_000_000}}
@@ -62,6 +69,10 @@ def test_a_recorded_run_and_suite_are_shown_as_measured(root):
     assert "| 12m34s (2 CPUs, docker, 2026-01-02) |" in text
     assert "| 29m43s (2 CPUs, 2026-01-02: 911 passed, 0 failed) |" in text
     assert "| `point_select` | A3 | 3 | 0m40s | 1.2 MB |" in text
+    # a record of the profile as it was before it changed says how many cells it measured then
+    (root / runlog.RUNS / "smoke.json").write_text(json.dumps(dict(rec, cells=n - 4)))
+    assert run(root).returncode == 0
+    assert f"| 12m34s (2 CPUs, docker, 2026-01-02; {n - 4} cells then) |" in (root / "README.md").read_text()
 
 
 def test_a_readme_without_the_markers_is_refused_in_one_line(root):
