@@ -40,8 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 STUB = ROOT / "tests" / "nix" / "stub-nixpkgs"
 SYSTEM = "x86_64-linux"
 
-# sha256 of mysql-5.6.51.tar.gz, as pinned in ../shared/spec/field-notes.md
-# ("MySQL 5.6.51 and other builds from the internet").
+# sha256 of MySQL's own mysql-5.6.51.tar.gz source archive, the one flake.nix pins
+# for the from-source 5.6.51 build (nix/mysql56.nix).
 MYSQL56_SHA256 = "262ccaf2930fca1f33787505dd125a7a04844f40d3421289a51974b5935d9abc"
 # The lock's client-fetched builds (nix/offline-builds.nix): built for real in
 # tests/test_nix_builds.py; here only evaluated with the rest.
