@@ -10,17 +10,8 @@
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 
-STEPS_COLUMNS <- c("build", "step", "engine", "metric", "value_median", "value_ci_lo", "value_ci_hi")
 LEGACY <- "PostgreSQL (legacy stand-in)"
 ORDER <- c(LEGACY, "InnoDB", "MyISAM", "ARCHIVE", "MEMORY", "Aria")
-
-read_steps <- function(path, step, metric) {
-  d <- read_tidy(path, required = STEPS_COLUMNS, numeric = character())
-  d <- d[d$step == step & d$metric == metric, , drop = FALSE]
-  if (nrow(d) == 0) fail(path, ": no rows of step ", step, " metric ", metric)
-  for (col in c("value_median", "value_ci_lo", "value_ci_hi")) d[[col]] <- suppressWarnings(as.numeric(d[[col]]))
-  d[is.finite(d$value_median) & d$value_median > 0, , drop = FALSE]
-}
 
 main <- function(args) {
   if (!length(args) %in% 2:3) die("usage: Rscript ", SCRIPT, " <test_drive_summary.csv> [published.csv] <out.pdf>")

@@ -9,22 +9,14 @@
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 
-STEPS_COLUMNS <- c("build", "step", "engine", "metric", "value_median", "value_ci_lo", "value_ci_hi")
 ORDER <- c("PostgreSQL (legacy stand-in)", "InnoDB", "MyISAM", "ARCHIVE", "MEMORY", "Aria",
            "ARCHIVE>MyISAM", "MyISAM>InnoDB", "InnoDB>MyISAM", "MyISAM>ARCHIVE")
-
-read_steps <- function(path, step, metric) {
-  d <- read_tidy(path, required = STEPS_COLUMNS, numeric = character())
-  d <- d[d$step == step & d$metric == metric, , drop = FALSE]
-  for (col in c("value_median", "value_ci_lo", "value_ci_hi")) d[[col]] <- suppressWarnings(as.numeric(d[[col]]))
-  d[is.finite(d$value_median) & d$value_median > 0, , drop = FALSE]
-}
 
 main <- function(args) {
   if (!length(args) %in% 2:3) die("usage: Rscript ", SCRIPT, " <test_drive_summary.csv> [published.csv] <out.pdf>")
   inp <- split_inputs(args[-length(args)])
-  scan <- read_steps(inp$tidy[1], "C2", "scan_s")
-  conv <- read_steps(inp$tidy[1], "C2.convert", "alter_s")
+  scan <- read_steps(inp$tidy[1], "C2", "scan_s", must = FALSE)
+  conv <- read_steps(inp$tidy[1], "C2.convert", "alter_s", must = FALSE)
   if (nrow(scan) + nrow(conv) == 0) fail(inp$tidy[1], ": no C2 scan or conversion times")
   scan$panel <- "(a) full scan, count(*) WHERE c1 = 1"
   conv$panel <- "(b) ALTER TABLE ... ENGINE="

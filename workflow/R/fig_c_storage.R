@@ -8,14 +8,14 @@
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 
-STEPS_COLUMNS <- c("build", "step", "engine", "metric", "value_median")
+STORAGE_COLUMNS <- c("build", "step", "engine", "metric", "value_median")
 ORDER <- c("InnoDB", "MyISAM", "ARCHIVE", "Aria")
 SETS <- c(identical_datadir_bytes = "identical rows (the study's)", varied_datadir_bytes = "varied rows")
 
 main <- function(args) {
   if (!length(args) %in% 2:3) die("usage: Rscript ", SCRIPT, " <test_drive_summary.csv> [published.csv] <out.pdf>")
   inp <- split_inputs(args[-length(args)])
-  d <- read_tidy(inp$tidy[1], required = STEPS_COLUMNS, numeric = character())
+  d <- read_tidy(inp$tidy[1], required = STORAGE_COLUMNS, numeric = character())
   d <- d[d$step == "C3" & d$metric %in% names(SETS), , drop = FALSE]
   d$value_median <- suppressWarnings(as.numeric(d$value_median))
   d <- d[is.finite(d$value_median) & d$value_median > 0, , drop = FALSE]

@@ -251,6 +251,19 @@ read_tidy <- function(path, required = SUMMARY_COLUMNS, numeric = SUMMARY_NUMERI
   d
 }
 
+# --- Steps summaries (study C: one row per build, step, engine, metric) ---------------
+STEPS_COLUMNS <- c("build", "step", "engine", "metric", "value_median", "value_ci_lo", "value_ci_hi")
+
+# The rows of one step and metric, the value columns numeric, only positive medians
+# kept; with `must`, a step without rows stops the figure naming it.
+read_steps <- function(path, step, metric, must = TRUE) {
+  d <- read_tidy(path, required = STEPS_COLUMNS, numeric = character())
+  d <- d[d$step == step & d$metric == metric, , drop = FALSE]
+  if (must && nrow(d) == 0) fail(path, ": no rows of step ", step, " metric ", metric)
+  for (col in c("value_median", "value_ci_lo", "value_ci_hi")) d[[col]] <- suppressWarnings(as.numeric(d[[col]]))
+  d[is.finite(d$value_median) & d$value_median > 0, , drop = FALSE]
+}
+
 # The factor table (harness.factors as CSV), or NULL.
 read_factor_table <- function(path) {
   if (is.null(path)) return(NULL)
