@@ -76,15 +76,8 @@ def describe(cfg: dict, lock: dict) -> str:
 
 def profile_files(root: Path) -> list[tuple[str, list[str]]]:
     """(profile, configfiles on top of default.yaml) in the README's order."""
-    import yaml
-    found = {"default": []}
-    for p in sorted((root / "config").glob("*.yaml")):
-        if p.name in ("default.yaml", "builds.lock.yaml"):
-            continue
-        raw = yaml.safe_load(p.read_text()) or {}
-        if isinstance(raw, dict) and raw.get("profile"):
-            found[raw["profile"]] = [str(p)]
-    return sorted(found.items(), key=lambda kv: (ORDER.index(kv[0]) if kv[0] in ORDER else len(ORDER), kv[0]))
+    found = [(name, files) for name, _, files in E.profile_files(root)]
+    return sorted(found, key=lambda kv: (ORDER.index(kv[0]) if kv[0] in ORDER else len(ORDER), kv[0]))
 
 
 def _cmd(profile: str, files: list[str], root: Path) -> str:

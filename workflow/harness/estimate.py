@@ -55,6 +55,21 @@ def load_profile(configfiles: list[str], root: Path = Path("."), cpus: list[int]
     return config.resolve(cfg, cpus=cpus)
 
 
+def profile_files(root: Path = Path(".")) -> list[tuple[str, str, list[str]]]:
+    """Every profile in config/: (name, its file, the --configfile list to give on top of
+    default.yaml), by file name. A YAML file without a `profile:` key (the lock) is none."""
+    out = []
+    for p in sorted(Path(root, "config").glob("*.yaml")):
+        try:
+            raw = yaml.safe_load(p.read_text()) or {}
+        except yaml.YAMLError:
+            continue
+        if isinstance(raw, dict) and (raw.get("profile") or p.name == "default.yaml"):
+            out.append((raw.get("profile", p.stem), f"config/{p.name}",
+                        [] if p.name == "default.yaml" else [str(p)]))
+    return out
+
+
 def _bench_seconds(path: str) -> float | None:
     """The wall-clock seconds ('s' column) of a Snakemake benchmark file (mean of its rows)."""
     try:

@@ -65,24 +65,16 @@ def profiles_covered(root: str = ".") -> list[dict]:
     estimate on this host, or the one-line reason it does not resolve here."""
     lock = builds.load_lock(config.LOCK)
     out = []
-    for p in sorted(Path(root, "config").glob("*.yaml")):
-        if p.name == "builds.lock.yaml":
-            continue
+    for name, file, files in E.profile_files(Path(root)):
         try:
-            raw = yaml.safe_load(p.read_text()) or {}
-        except yaml.YAMLError:
-            continue
-        if not isinstance(raw, dict) or ("profile" not in raw and p.name != "default.yaml"):
-            continue
-        try:
-            cfg = E.load_profile([] if p.name == "default.yaml" else [str(p)], Path(root))
+            cfg = E.load_profile(files, Path(root))
         except config.ConfigError as e:
-            out.append({"profile": raw.get("profile", p.stem), "file": f"config/{p.name}", "needs": str(e)})
+            out.append({"profile": name, "file": file, "needs": str(e)})
             continue
         exps = plan.experiments(cfg)
         cores = sorted({c for s in exps.values() for c in (s.get("cores") or [])})
         est = E.estimate(cfg, lock, root=root)
-        out.append({"profile": cfg["profile"], "file": f"config/{p.name}", "experiments": len(exps),
+        out.append({"profile": cfg["profile"], "file": file, "experiments": len(exps),
                     "cells": sum(r["cells"] for r in est["rows"]), "cores": cores,
                     "estimate_s": est["total_s"], "needs": None})
     return out
