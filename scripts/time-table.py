@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
-from harness import builds, config, estimate as E, plan, runlog  # noqa: E402
+from harness import atomic, builds, config, estimate as E, plan, runlog  # noqa: E402
 
 BEGIN, END = "<!-- times:begin -->", "<!-- times:end -->"
 WIDE_HOST = 16  # the second cell count: a 16-vCPU host (flat topology)
@@ -182,10 +182,7 @@ def main(argv=None) -> int:
             print(f"{readme}: the time table is out of date; run scripts/time-table.py", file=sys.stderr)
             return 1
         return 0
-    fd, tmp = tempfile.mkstemp(dir=readme.parent, prefix=".readme.")
-    with os.fdopen(fd, "w") as f:
-        f.write(new)
-    os.replace(tmp, readme)
+    atomic.write_text(readme, new)
     return 0
 
 

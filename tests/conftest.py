@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
-from harness import builds, config, datasets, placement, procs  # noqa: E402
+from harness import atomic, builds, config, datasets, placement, procs  # noqa: E402
 
 SESSION = os.environ.setdefault(procs.SESSION_VAR, "test-" + uuid.uuid4().hex[:10])
 BUILD = "mysql-5.6.24"
@@ -52,10 +52,7 @@ def _record_suite(session) -> None:
            "exitstatus": int(session.exitstatus),
            "date": time.strftime("%Y-%m-%d", time.gmtime())}
     path = ROOT / "logs" / "tests" / f"suite-{suite}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(out, indent=1) + "\n")
-    tmp.replace(path)
+    atomic.write_text(path, json.dumps(out, indent=1) + "\n")
 
 
 def pytest_sessionstart(session):

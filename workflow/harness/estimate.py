@@ -196,6 +196,8 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
                      "disk_bytes": n * cb})
     datasets = plan.datasets_needed(cfg, lock)
     ds_todo = [d for d in datasets if not os.path.isdir(os.path.join(root, d))]
+    ds_s = sum(dataset_seconds(d, ov) for d in datasets)
+    ds_todo_s = sum(dataset_seconds(d, ov) for d in ds_todo)
     ds_bytes = 0
     for exp, spec in plan.experiments(cfg).items():
         if spec.get("dataset") == "sbtest":
@@ -204,11 +206,10 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
     ds_bytes += len(datasets) * DATADIR_BYTES
     return {"profile": cfg.get("profile"), "rows": rows, "overheads": ov, "cell_bytes_src": cb_src,
             "datasets": len(datasets), "datasets_todo": len(ds_todo),
-            "dataset_s": sum(dataset_seconds(d, ov) for d in datasets),
-            "dataset_todo_s": sum(dataset_seconds(d, ov) for d in ds_todo),
+            "dataset_s": ds_s, "dataset_todo_s": ds_todo_s,
             "dataset_bytes": ds_bytes,
-            "total_s": sum(r["total_s"] for r in rows) + sum(dataset_seconds(d, ov) for d in datasets),
-            "todo_s": sum(r["todo_s"] for r in rows) + sum(dataset_seconds(d, ov) for d in ds_todo),
+            "total_s": sum(r["total_s"] for r in rows) + ds_s,
+            "todo_s": sum(r["todo_s"] for r in rows) + ds_todo_s,
             "measure_s": sum(r["measure_s"] for r in rows),
             "disk_bytes": sum(r["disk_bytes"] for r in rows) + ds_bytes}
 

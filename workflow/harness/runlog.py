@@ -64,7 +64,6 @@ def record(cfg: dict, lock: dict, started: float, finished: float, measured_now:
            "wall_s": round(finished - started, 1), "estimate_s": None if estimate_s is None else round(estimate_s, 1),
            "cells": total_cells, "measured_now": measured_now, "datasets_now": datasets_now,
            "from_scratch": scratch, **s}
-    path.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(path, json.dumps(out, indent=1) + "\n")
     return path
 
