@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "workflow"))
+
+from harness import markers  # noqa: E402
+
 BEGIN, END = "<!-- reliability:begin -->", "<!-- reliability:end -->"
 MANY = 5  # a fault with more cases than this gets one summary row
 
@@ -100,14 +102,6 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
-def splice(readme: str, table: str) -> str:
-    if readme.count(BEGIN) != 1 or readme.count(END) != 1 or readme.index(BEGIN) > readme.index(END):
-        raise TableError(f"README must hold one {BEGIN} ... {END} pair; add them where the table goes")
-    head, rest = readme.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return head + table + tail
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--report", default=str(ROOT / "logs" / "tests" / "faults.json"))
@@ -121,23 +115,16 @@ def main(argv=None) -> int:
             raise TableError(f"{a.report}: {e.strerror}; run `pytest -m faults` first") from None
         except ValueError as e:
             raise TableError(f"{a.report}: not JSON ({e}); run `pytest -m faults` again") from None
-        readme = Path(a.readme).read_text()
-        new = splice(readme, render(report))
-    except TableError as e:
+        differs = markers.update(Path(a.readme), BEGIN, END, render(report), check=a.check)
+    except (TableError, markers.MarkerError) as e:
         print(f"reliability-table: {e}", file=sys.stderr)
         return 1
     if a.check:
-        if new != readme:
+        if differs:
             print(f"reliability-table: {a.readme}'s table differs from {a.report}; run scripts/reliability-table.py",
                   file=sys.stderr)
             return 1
         return 0
-    if new != readme:
-        fd, tmp = tempfile.mkstemp(prefix=".README.", dir=Path(a.readme).parent)
-        with os.fdopen(fd, "w") as f:
-            f.write(new)
-        os.chmod(tmp, Path(a.readme).stat().st_mode & 0o777)
-        os.replace(tmp, a.readme)
     print(f"{a.readme}: reliability table from {a.report}")
     return 0
 

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
-from harness import atomic, builds, config, estimate as E, plan, runlog  # noqa: E402
+from harness import builds, config, estimate as E, markers, plan, runlog  # noqa: E402
 
 BEGIN, END = "<!-- times:begin -->", "<!-- times:end -->"
 WIDE_HOST = 16  # the second cell count: a 16-vCPU host (flat topology)
@@ -40,10 +40,6 @@ SUITE_WHAT = {"default": "the default suite (`pytest -m \"not slow\"`): unit tes
                          "servers, containers, the Nix store, PostgreSQL, the smoke pipeline to a PDF, replot, "
                          "the fault cases, a one-node SLURM run",
               "long": "the long suite (`pytest -m slow`): the load test, hundreds of short cells in a row"}
-
-
-class TableError(Exception):
-    pass
 
 
 def _span(values) -> str:
@@ -159,30 +155,20 @@ def render(root: Path = ROOT) -> str:
     return "\n".join(L)
 
 
-def splice(readme: str, table: str) -> str:
-    if readme.count(BEGIN) != 1 or readme.count(END) != 1 or readme.index(BEGIN) > readme.index(END):
-        raise TableError(f"README: expected one {BEGIN} before one {END}; add both markers where the table goes")
-    return readme[:readme.index(BEGIN)] + table + readme[readme.index(END) + len(END):]
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=str(ROOT), help="the repository (config/, logs/, benchmarks/)")
     ap.add_argument("--readme", default=str(ROOT / "README.md"))
     ap.add_argument("--check", action="store_true", help="exit 1 if the README's table differs; write nothing")
     a = ap.parse_args(argv)
-    readme = Path(a.readme)
     try:
-        new = splice(readme.read_text(), render(Path(a.root)))
-    except (TableError, OSError) as e:
+        differs = markers.update(Path(a.readme), BEGIN, END, render(Path(a.root)), check=a.check)
+    except (markers.MarkerError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    if a.check:
-        if new != readme.read_text():
-            print(f"{readme}: the time table is out of date; run scripts/time-table.py", file=sys.stderr)
-            return 1
-        return 0
-    atomic.write_text(readme, new)
+    if a.check and differs:
+        print(f"{a.readme}: the time table is out of date; run scripts/time-table.py", file=sys.stderr)
+        return 1
     return 0
 
 
