@@ -19,7 +19,7 @@ from pathlib import Path
 
 from common import BUILD, pinned_build
 
-from harness.server import Server
+from harness.measure.server import Server
 
 
 def one(backend: str, entry: dict, build_dir: Path, template: Path) -> tuple[float, float]:

@@ -1,7 +1,7 @@
 """Benchmark (prints figures, asserts nothing): how repeatable is one cell?
 
 Measures one Point-Selects cell N times exactly as the pipeline does
-(harness.cell.run_cell: a fresh server per repetition held to the same
+(harness.measure.cell.run_cell: a fresh server per repetition held to the same
 cores, sysbench on disjoint ones, a discarded warm-up) and prints the QPS of
 each repetition, the median, the order-statistic CI and the coefficient of
 variation. The goal is CoV <= 3 %.
@@ -19,7 +19,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import BUILD, pinned_build  # noqa: E402
 
-from harness import cell, datasets, placement, stats  # noqa: E402
+from harness.measure import cell  # noqa: E402
+
+from harness.measure import datasets
+
+from harness.measure import placement
+
+from harness.analysis import stats
 
 
 def main() -> int:

@@ -8,7 +8,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
-from harness import builds, config  # noqa: E402
+from harness import builds  # noqa: E402
+
+from harness.plan import config
 
 BUILD = "mysql-5.6.24"
 

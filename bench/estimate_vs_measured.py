@@ -21,7 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
-from harness import builds, config, estimate as E  # noqa: E402
+from harness import builds  # noqa: E402
+
+from harness.plan import config
+
+from harness.plan import estimate as E
 
 
 def measured(root: Path) -> dict:

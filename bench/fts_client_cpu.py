@@ -22,8 +22,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import BUILD, pinned_build  # noqa: E402
 
-from harness import corpus, fulltext, placement, procs, sysbench  # noqa: E402
-from harness.server import Server  # noqa: E402
+from harness.studies.a1 import corpus  # noqa: E402
+
+from harness.studies.a1 import fts_server as fulltext
+
+from harness.measure import placement
+
+from harness.measure import procs
+
+from harness.measure import sysbench
+from harness.measure.server import Server  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 

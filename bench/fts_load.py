@@ -1,7 +1,7 @@
-"""Benchmark (prints figures, asserts nothing): does harness.fulltext.load load the
+"""Benchmark (prints figures, asserts nothing): does harness.studies.a1.fts_server.load load the
 A1 corpus as fast as the study's statements typed by hand?
 
-On one real MySQL 5.6.24 server (tokenizer options of harness.fulltext), for InnoDB
+On one real MySQL 5.6.24 server (tokenizer options of harness.studies.a1.fts_server), for InnoDB
 and MyISAM, alternate
   (a) fulltext.load(...): corpus checks (size; sha256 on the client CPU during the
       load), CREATE TABLE + LOAD DATA LOCAL through PyMySQL, then ADD FULLTEXT INDEX;
@@ -30,8 +30,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import BUILD, pinned_build  # noqa: E402
 
-from harness import corpus, fulltext, placement  # noqa: E402
-from harness.server import Server  # noqa: E402
+from harness.studies.a1 import corpus  # noqa: E402
+
+from harness.studies.a1 import fts_server as fulltext
+
+from harness.measure import placement
+from harness.measure.server import Server  # noqa: E402
 
 
 def quiesce(srv: Server, table: str, timeout: float = 60) -> None:

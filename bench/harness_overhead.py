@@ -1,7 +1,7 @@
 """Benchmark (prints figures, asserts nothing): does the harness cost QPS?
 
 Against one real MySQL 5.6.24 server held to the same cpuset, alternate
-  (a) the sysbench invocation a pipeline cell makes (harness.sysbench: the
+  (a) the sysbench invocation a pipeline cell makes (harness.measure.sysbench: the
       Lua wrapper with CSV intervals, labelled, pinned by the harness), and
   (b) a bare run typed by hand: `taskset -c <client cpus> sysbench
       oltp_point_select ...` with the stock script and the same options,
@@ -23,8 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import BUILD, pinned_build  # noqa: E402
 
-from harness import datasets, placement, sysbench  # noqa: E402
-from harness.server import Server  # noqa: E402
+from harness.measure import datasets  # noqa: E402
+
+from harness.measure import placement
+
+from harness.measure import sysbench
+from harness.measure.server import Server  # noqa: E402
 
 
 def main() -> int:

@@ -35,7 +35,7 @@ MIRROR=${MYSQLBENCH_DEBIAN_MIRROR:-}
 SECURITY=${MYSQLBENCH_DEBIAN_SECURITY:-}
 LOCK=${MYSQLBENCH_IMAGE_LOCK:-/tmp/mysqlbench-build-image.lock}
 # The engine: $DOCKER_HOST, else the pipeline's own (scripts/dockerd.sh) when it answers,
-# else the CLI's default; as harness.docker_backend chooses.
+# else the CLI's default; as harness.measure.docker chooses.
 OWN_SOCK=${MYSQLBENCH_DOCKERD_DIR:-/run/mysqlbench-dockerd}/docker.sock
 if [ -z "${DOCKER_HOST:-}" ] && [ -S "$OWN_SOCK" ] \
    && timeout 10 "$DOCKER" -H "unix://$OWN_SOCK" version >/dev/null 2>&1; then

@@ -86,8 +86,8 @@ if [ -z "$WORKDIR" ] || [[ "$WORKDIR" == *[[:space:]]* ]]; then die "--workdir: 
 mkdir -p "$WORKDIR"
 WORKDIR=$(readlink -f "$WORKDIR")
 [ "$WORKDIR" != / ] || die "--workdir: not /" 64
-LABEL=$(sed -n 's/^LABEL = "\(.*\)"$/\1/p' "$REPO/workflow/harness/procs.py" 2>/dev/null)
-LABEL=${LABEL:-mysql-engines-artifact}   # harness.procs.LABEL
+LABEL=$(sed -n 's/^LABEL = "\(.*\)"$/\1/p' "$REPO/workflow/harness/measure/procs.py" 2>/dev/null)
+LABEL=${LABEL:-mysql-engines-artifact}   # harness.measure.procs.LABEL
 
 # -- time -----------------------------------------------------------------------
 now_us() { local t=${EPOCHREALTIME/[.,]/}; echo "$t"; }

@@ -10,7 +10,7 @@
 # $MYSQLBENCH_DOCKERD_DIR (default /run/mysqlbench-dockerd) and its own data
 # root $MYSQLBENCH_DOCKERD_ROOT (default /var/lib/mysqlbench-docker: the runtime
 # image is built once there and reused), so it never touches a system Docker's
-# state; the harness finds it by its socket (harness.docker_backend.engine_host).
+# state; the harness finds it by its socket (harness.measure.docker.engine_host).
 #
 # --owner ID (the pipeline passes its session id): `start` records ID in
 # $MYSQLBENCH_DOCKERD_DIR/owner only when it really started the engine, and

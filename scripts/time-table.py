@@ -30,7 +30,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
-from harness import builds, config, estimate as E, markers, plan, runlog  # noqa: E402
+from harness import builds  # noqa: E402
+
+from harness.plan import config
+
+from harness.plan import estimate as E
+
+from harness import markers
+
+from harness.plan import cells as plan
+
+from harness.report import runlog
 
 BEGIN, END = "<!-- times:begin -->", "<!-- times:end -->"
 WIDE_HOST = 16  # the second cell count: a 16-vCPU host (flat topology)

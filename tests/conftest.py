@@ -16,7 +16,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
-from harness import atomic, builds, config, datasets, placement, procs  # noqa: E402
+from harness import atomic  # noqa: E402
+
+from harness import builds
+
+from harness.plan import config
+
+from harness.measure import datasets
+
+from harness.measure import placement
+
+from harness.measure import procs
 
 SESSION = os.environ.setdefault(procs.SESSION_VAR, "test-" + uuid.uuid4().hex[:10])
 BUILD = "mysql-5.6.24"
@@ -77,7 +87,7 @@ def ours_or_orphaned(cg: Path) -> bool:
 def _dead_work_dirs(session) -> list[Path]:
     """Copied datadirs whose harness is gone: in this repository's work dir and in the
     repository copies the tests made under their temporary directory."""
-    from harness.kinds import frame
+    from harness.measure import frame
     out = list(frame.stale_work_dirs())
     try:
         base = session.config._tmp_path_factory.getbasetemp()
@@ -103,7 +113,8 @@ def pytest_sessionfinish(session, exitstatus):
     """Nothing the project starts or makes may outlive the suite: labelled containers,
     servers, PostgreSQL processes, any other labelled process (sysbench), cgroups of
     ours, copied datadirs of dead cells. Each is reported (the run fails) and removed."""
-    from harness import docker_backend, postgres
+    from harness.measure import docker as docker_backend
+    from harness.studies.c import legacy_pg as postgres
     _leftover(session, "containers", docker_backend.reap(session=SESSION))
     _leftover(session, "labelled servers", procs.reap(session=SESSION))
     _leftover(session, "PostgreSQL processes", postgres.reap(session=SESSION))
@@ -158,7 +169,7 @@ def dataset(build_dir, template, lock_entry, tmp_path_factory):
     return out
 
 
-# A throughput experiment block as harness.plan.cell_spec gives it to `run-cell`.
+# A throughput experiment block as harness.plan.cells.cell_spec gives it to `run-cell`.
 POINT_SELECT = {"study": "A3", "kind": "throughput", "workload": "point_select", "dataset": "sbtest",
                 "engines": ["InnoDB"], "tables": [1], "table_size": 1000, "cores": [1], "users": [2],
                 "variants": {}}

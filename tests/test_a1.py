@@ -4,7 +4,7 @@ Real data: the recorded smoke cells of A1 and their datasets' dataset.json in
 tests/fixtures/raw (A1/, datasets/), tidied and reported by this checkout
 (test_retidy_fixture.retidy), exactly as the pipeline does. The claims that
 need several core counts, which the recording host (2 CPUs) cannot give,
-are also judged on constructed cells written with harness.tidy's own
+are also judged on constructed cells written with harness.analysis.tidy's own
 columns (test_claims.write_tidy), so every verdict path is exercised.
 """
 from __future__ import annotations
@@ -18,8 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from harness import claims as C, fts_export, report, tidydata as T
-from harness.studies import STUDIES, a1
+from harness.analysis import claims as C
+
+from harness.studies.a1 import fts_export
+
+from harness import report
+
+from harness.analysis import tidydata as T
+from harness import studies
+from harness.studies import a1
 from test_claims import config, runs, write_tidy
 from test_retidy_fixture import RAW, retidy
 
@@ -42,7 +49,7 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-# --- dataset tables (harness.fts_export) -----------------------------------------------------
+# --- dataset tables (harness.studies.a1.fts_export) -----------------------------------------------------
 
 def test_gate_and_load_tables_from_the_recorded_datasets(tmp_path):
     gate_csv, load_csv = fts_export.tables([str(p) for p in DATASETS])
@@ -65,7 +72,7 @@ def test_gate_and_load_tables_from_the_recorded_datasets(tmp_path):
 
 
 def test_export_cli_writes_both_and_refuses_a_dir_without_dataset_json(tmp_path):
-    env_py = [sys.executable, "-m", "harness.fts_export"]
+    env_py = [sys.executable, "-m", "harness.studies.a1.fts_export"]
     env = {"PYTHONPATH": str(ROOT / "workflow")}
     ok = subprocess.run(env_py + ["--datasets", *map(str, DATASETS[:2]), "--gate-out", str(tmp_path / "g.csv"),
                                   "--load-out", str(tmp_path / "l.csv")], capture_output=True, text=True, env=env)
@@ -114,7 +121,7 @@ def test_a1_claims_in_claims_csv_with_verdicts(real):
 
 
 def test_a1_section_is_first_and_its_figures_are_registered():
-    assert list(STUDIES)[0] == "a1" and a1.SECTION == "sections/a1.tex"
+    assert list(studies.all_studies())[0] == "a1" and a1.SECTION == "sections/a1.tex"
     assert (ROOT / "paper" / a1.SECTION).exists()
     for name, spec in a1.FIGURES.items():
         assert report.FIGURES[name]["study"] == "a1"

@@ -1,4 +1,4 @@
-"""harness.backends on this host, with the real MySQL 5.6.24: the host backend
+"""harness.measure.backends on this host, with the real MySQL 5.6.24: the host backend
 object starts the server in its cpuset, reports the CPUs the kernel gives it,
 stops it, runs one-shot commands (a datadir bootstrap) in the same cpuset, and
 leaves no server or cgroup behind when the harness is SIGKILLed (its watchdog).
@@ -19,8 +19,14 @@ from pathlib import Path
 import pytest
 from conftest import BUILD, ROOT, harness_env, server_pids
 
-from harness import backends, builds, placement, procs
-from harness.server import Server
+from harness.measure import backends
+
+from harness import builds
+
+from harness.measure import placement
+
+from harness.measure import procs
+from harness.measure.server import Server
 
 CPU0 = sorted(os.sched_getaffinity(0))[:1]
 
@@ -112,8 +118,9 @@ def test_bootstrap_through_the_host_backend_says_so(build_dir, lock_entry, tmp_p
 HOLDER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from harness import builds, config
-    from harness.server import Server
+    from harness import builds
+    from harness.plan import config
+    from harness.measure.server import Server
     a = json.loads(sys.argv[1])
     entry = builds.load_lock(config.LOCK)[a["build"]]
     with Server(name=a["build"], entry=entry, build_dir=Path(a["build_dir"]), datadir=Path(a["datadir"]),

@@ -26,8 +26,16 @@ import pytest
 import yaml
 from conftest import flip_byte, tmp_siblings, ROOT, server_pids
 
-from harness import builds, config, mycnf, placement, procs
-from harness.server import Server
+from harness import builds
+
+from harness.plan import config
+
+from harness.measure import mycnf
+
+from harness.measure import placement
+
+from harness.measure import procs
+from harness.measure.server import Server
 
 pytestmark = pytest.mark.e2e
 
@@ -151,7 +159,7 @@ def test_fetch_gives_a_verified_build(real):
 
 
 def test_options_list_is_the_binary_s_own(real):
-    """data/<family>.options.txt is exactly the Variables table of this binary's --help, and
+    """builds/options/<family>.options.txt is exactly the Variables table of this binary's --help, and
     every family default is an option of it (plugin-load-add only in the option list)."""
     name, entry, d = real
     text = builds.mysqld_help(name, entry, d)

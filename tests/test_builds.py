@@ -212,7 +212,7 @@ def test_fetch_of_the_pinned_artifact_gives_a_verified_build(tmp_path, entry, ar
 
 def test_official_check_says_not_checked_identical_or_differs(tmp_path):
     """The npm-packaged 5.6.24 mysqld against an 'official' build dir (here a copy of it)."""
-    from harness import config as hconfig
+    from harness.plan import config as hconfig
     entry = builds.load_lock(hconfig.LOCK)["mysql-5.6.24"]
     ours = tmp_path / "npm"
     (ours / Path(entry["mysqld"]).parent).mkdir(parents=True)

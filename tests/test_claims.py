@@ -1,8 +1,8 @@
-"""Tests of the verdict rule and the claim kinds (harness.claims, harness.studies).
+"""Tests of the verdict rule and the claim kinds (harness.analysis.claims, harness.studies).
 
 Real data: tests/fixtures/raw (58 real smoke cells) tidied by this checkout
 (test_retidy_fixture.retidy). Constructed data: tidy directories written
-with harness.tidy's own columns and summaries (`write_tidy`), so the claims
+with harness.analysis.tidy's own columns and summaries (`write_tidy`), so the claims
 read exactly what the pipeline writes.
 
 The invariant every test here leans on: a verdict of *reproduced* means the
@@ -21,9 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import claims as C
-from harness import factors, stats, tidy as htidy, tidydata as T, verdict as V
-from harness.studies import STUDIES
+from harness.analysis import claims as C
+from harness.plan import factors
+from harness.analysis import stats
+from harness.analysis import tidy as htidy
+from harness.analysis import tidydata as T
+from harness.analysis import verdict as V
+from harness import studies
 from test_retidy_fixture import RAW, retidy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -244,7 +248,7 @@ def test_scaling_needs_two_core_counts(tmp_path):
 
 
 def test_every_contention_and_scaling_claim_declares_its_mechanism():
-    for c in C.all_claims():
+    for c in studies.claims():
         if c.needs:
             assert c.needs in (C.CONTENTION, C.SCALING) and c.mechanism, c.id
 
@@ -363,7 +367,7 @@ def test_real_claims_csv_keeps_the_invariant_and_has_the_columns(real):
     assert need <= set(rows[0])
     assert C.invariant_violations(rows, C.DEFAULTS["level"]) == []
     assert not [r["claim"] for r in rows if "cannot evaluate" in r["reason"]]
-    assert [r["claim"] for r in rows] == [c.id for c in C.all_claims() for _ in
+    assert [r["claim"] for r in rows] == [c.id for c in studies.claims() for _ in
                                           range(sum(1 for r in rows if r["claim"] == c.id))]
 
 
@@ -371,7 +375,7 @@ def test_real_claims_csv_keeps_the_invariant_and_has_the_columns(real):
 def test_real_data_invariant_at_other_levels_and_without_the_gate(real, level, min_cores):
     cfg = T.read_yaml(real["tidy"] / "config.resolved.yaml")
     cfg["claims"] = {"level": level, "contention_min_cores": min_cores}
-    rows = C.evaluate(T.load(real["tidy"], cfg))
+    rows = C.evaluate(T.load(real["tidy"], cfg), studies.claims())
     assert C.invariant_violations(rows, level) == []
     assert not [r["claim"] for r in rows if "cannot evaluate" in r["reason"]]
     judged = [r for r in rows if r["verdict"] in (C.REPRODUCED, C.NOT_REPRODUCED) and r["side"]]
@@ -382,7 +386,7 @@ def test_real_data_invariant_at_other_levels_and_without_the_gate(real, level, m
 def test_real_claims_every_study_claim_present(real):
     rows = read_rows(real["generated"] / "claims.csv")
     ids = {r["claim"] for r in rows}
-    assert ids == {c.id for c in C.all_claims()}
+    assert ids == {c.id for c in studies.claims()}
     by = {r["claim"]: r for r in rows}
     # one core: contention claims are not measurable, with what was measured kept
     assert by["A3-PS-myisam-wins"]["verdict"] == C.NOT_MEASURABLE
@@ -408,7 +412,7 @@ def test_real_top_waits_list_the_measured_waits(real):
     assert r["measured"].startswith("innodb/trx_sys_mutex ranks 1 of ")
     cfg = T.read_yaml(real["tidy"] / "config.resolved.yaml")
     cfg["claims"] = {"contention_min_cores": 1}
-    judged = {x["claim"]: x for x in C.evaluate(T.load(real["tidy"], cfg))}
+    judged = {x["claim"]: x for x in C.evaluate(T.load(real["tidy"], cfg), studies.claims())}
     assert judged["A3-WAIT-InnoDB-trx_sys"]["verdict"] == C.REPRODUCED
     assert judged["A2-WAIT-MyISAM-cache-lock"]["verdict"] == C.REPRODUCED   # rank 3 on 1 table
 
@@ -511,14 +515,14 @@ def dataclass_replace(c, **kw):
 
 # --- the claims code never names a factor -----------------------------------------------------
 
-CODE = [ROOT / "workflow" / "harness" / "claims.py", ROOT / "workflow" / "harness" / "tidydata.py",
+CODE = [ROOT / "workflow" / "harness" / "analysis" / "claims.py", ROOT / "workflow" / "harness" / "analysis" / "tidydata.py",
         *sorted((ROOT / "workflow" / "harness" / "report").glob("*.py")),
-        *sorted((ROOT / "workflow" / "harness" / "studies").glob("*.py")),
+        *sorted((ROOT / "workflow" / "harness" / "studies").glob("*/__init__.py")),
         *sorted((ROOT / "workflow" / "R").glob("*.R"))]
 
 
 def test_no_factor_name_in_claims_report_studies_or_r_code():
-    """A factor is named in harness.factors, the config and the workload only. An
+    """A factor is named in harness.plan.factors, the config and the workload only. An
     experiment that shares a factor's name may be named as the experiment (quoted)."""
     experiments = set(T.read_yaml(ROOT / "config" / "default.yaml")["experiments"])
     found = []
@@ -535,17 +539,17 @@ def test_no_factor_name_in_claims_report_studies_or_r_code():
 
 
 def test_every_study_declares_its_parts():
-    for name, mod in STUDIES.items():
+    for name, mod in studies.all_studies().items():
         assert mod.NAME == name
         assert (ROOT / "paper" / mod.SECTION).exists(), mod.SECTION
         assert mod.CLAIMS and all(c.study for c in mod.CLAIMS)
         for fig in mod.FIGURES.values():
             assert (ROOT / "workflow" / "R" / fig["script"]).exists()
-    ids = [c.id for c in C.all_claims()]
+    ids = [c.id for c in studies.claims()]
     assert len(ids) == len(set(ids))
-    macros = [c.macro for c in C.all_claims() if c.macro]
+    macros = [c.macro for c in studies.claims() if c.macro]
     assert len(macros) == len(set(macros)) and all(re.fullmatch(r"[A-Za-z]+", m) for m in macros)
-    for c in C.all_claims():
+    for c in studies.claims():
         if c.rule is not None and c.rule.threshold != 1.0:
             assert c.rule.why, f"{c.id}: a tolerance needs its one-line justification"
 

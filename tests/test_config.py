@@ -1,4 +1,4 @@
-"""harness.config.resolve: valid profiles resolve with defaults; each malformed
+"""harness.plan.config.resolve: valid profiles resolve with defaults; each malformed
 one fails with ONE line that names the dotted key and says how to fix it,
 both from Python and end to end through the CLI and Snakemake (which never
 gets as far as starting a server: the check runs while the Snakefile loads).
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import config
+from harness.plan import config
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = ROOT / ".venv" / "bin" / "python"

@@ -1,4 +1,4 @@
-"""harness.cores: the topology read from /sys (live and recorded), and the core
+"""harness.plan.cores: the topology read from /sys (live and recorded), and the core
 plan on recorded hosts: a 2-CPU VM (this machine, recorded for real), a
 2-socket 32-core/64-thread Intel host, a 1-socket 128-core/256-thread AMD
 host (NPS4: 4 NUMA nodes) and a 16-vCPU cloud VM (8 cores x 2 threads).
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import cores
-from harness.cores import CoresError, Topology
-from harness.placement import PlacementError, cpulist
+from harness.plan import cores
+from harness.plan.cores import CoresError, Topology
+from harness.measure.placement import PlacementError, cpulist
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = Path(__file__).resolve().parent / "fixtures" / "topology"
@@ -315,7 +315,7 @@ def test_paper_profile_counts_fit_the_64_thread_host_and_not_the_2cpu_vm():
     lists = {f"experiments.{e}.cores": s["cores"] for e, s in paper["experiments"].items() if "cores" in s}
     lists["experiment_defaults.cores"] = paper["experiment_defaults"]["cores"]
     assert lists
-    from harness import config
+    from harness.plan import config
     for key, value in lists.items():
         assert value in ("auto", "max")  # the paper profile plans its cores from the host
         got = config.plan_cores(value, cores.plan(INTEL), INTEL, key, 1)

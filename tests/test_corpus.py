@@ -1,7 +1,7 @@
 """Study A1's corpus without a server: the keyword table, the deterministic stand-in
 (checked with a tokenizer of its own that cuts words as both engines do), and the
 OHSUMED archive checks and parser on a small fake archive built here.
-Also the pure parts of harness.fulltext (options per build family)."""
+Also the pure parts of harness.studies.a1.fts_server (options per build family)."""
 from __future__ import annotations
 
 import hashlib
@@ -17,9 +17,13 @@ from pathlib import Path
 import pytest
 from conftest import flip_byte, tmp_siblings
 
-from harness import corpus, fulltext, mycnf
+from harness.studies.a1 import corpus
 
 # Both engines' FULLTEXT parsers (MyISAM ft_parser.c, InnoDB's copy of its macros): a word
+
+from harness.studies.a1 import fts_server as fulltext
+
+from harness.measure import mycnf
 # is a run of letters, digits and '_'; any other byte separates; the _ci collation folds case.
 WORD = re.compile(r"[A-Za-z0-9_]+")
 ROWS = corpus.MIN_ROWS
@@ -310,7 +314,7 @@ def test_fetch_verifies_and_never_leaves_a_bad_download(archive, tmp_path):
     assert list(dest.parent.iterdir()) == [dest]
 
 
-# -- harness.fulltext without a server ----------------------------------------------------
+# -- harness.studies.a1.fts_server without a server ----------------------------------------------------
 FAMILIES = ["mysql-5.5", "mysql-5.6", "mariadb-10.2", "mariadb-10.11"]
 
 

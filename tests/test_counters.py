@@ -1,4 +1,4 @@
-"""harness.counters on SHOW GLOBAL STATUS counters recorded from real runs
+"""harness.measure.counters on SHOW GLOBAL STATUS counters recorded from real runs
 (MySQL 5.6.24 + sysbench 1.0.20 oltp_read_only; tests/fixtures/counters).
 tests/test_counters_e2e.py checks the same rule live."""
 import json
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import counters
-from harness.counters import SNAPSHOT_STATEMENTS, CounterError, server_qps, server_statements
+from harness.measure import counters
+from harness.measure.counters import SNAPSHOT_STATEMENTS, CounterError, server_qps, server_statements
 
 RUNS = json.loads((Path(__file__).parent / "fixtures" / "counters" / "mysql-5.6.24_oltp_ro.json")
                   .read_text())["runs"]
@@ -50,7 +50,7 @@ def test_without_transactions_server_and_client_agree(run):
 
 @pytest.mark.parametrize("run", RUNS, ids=IDS)
 def test_why_not_questions_nor_com_stmt_execute(run):
-    """The observations the rule rests on (module doc of harness.counters)."""
+    """The observations the rule rests on (module doc of harness.measure.counters)."""
     sb = run["sysbench"]
     # Questions also counts COM_QUIT: one per sysbench thread, plus the harness's 3
     assert delta(run, "Questions") == sb["queries"] + 3 + run["threads"]

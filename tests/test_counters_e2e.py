@@ -1,4 +1,4 @@
-"""harness.counters live on the real MySQL 5.6.24: the server-side statement
+"""harness.measure.counters live on the real MySQL 5.6.24: the server-side statement
 count equals sysbench's own query count minus its BEGIN/COMMITs, with
 prepared statements on and off, transactions on and off."""
 from __future__ import annotations
@@ -9,8 +9,14 @@ import subprocess
 import pytest
 from conftest import BUILD
 
-from harness import counters, factors, placement, sysbench
-from harness.server import Server
+from harness.measure import counters
+
+from harness.plan import factors
+
+from harness.measure import placement
+
+from harness.measure import sysbench
+from harness.measure.server import Server
 
 pytestmark = pytest.mark.e2e
 

@@ -20,8 +20,22 @@ from pathlib import Path
 import pytest
 from conftest import BUILD, ROOT, SESSION, cell_spec, copy_checkout, harness_cmd, harness_env, server_pids
 
-from harness import backends, builds, cell, config, datasets, docker_backend, placement, procs
-from harness.server import Server, ServerError
+from harness.measure import backends
+
+from harness import builds
+
+from harness.measure import cell
+
+from harness.plan import config
+
+from harness.measure import datasets
+
+from harness.measure import docker as docker_backend
+
+from harness.measure import placement
+
+from harness.measure import procs
+from harness.measure.server import Server, ServerError
 from test_backends import harness_killed_while_serving, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -36,7 +50,7 @@ def _sh(*argv, **kw) -> subprocess.CompletedProcess:
 
 
 def _docker(*args, **kw) -> subprocess.CompletedProcess:
-    """The docker CLI, talking to the engine the harness uses (harness.docker_backend.cli_env)."""
+    """The docker CLI, talking to the engine the harness uses (harness.measure.docker.cli_env)."""
     return _sh(docker_backend.docker_bin(), *args, env=docker_backend.cli_env(), **kw)
 
 

@@ -177,7 +177,7 @@ def test_ignore_rules_agree_with_git():
              for rel in path_candidates(span) if not rel.startswith("..")}
     paths |= {"paper/generated/claims.csv", "figures/x.pdf", "figures/sub/x.pdf", "data/raw/A3/c",
               "workflow/harness/__pycache__/x.pyc", "x/Rplots.pdf", "resources/builds/b/bin/mysqld",
-              "workflow/harness/claims.py", "paper/main.tex", "data/tidy/"}
+              "workflow/harness/analysis/claims.py", "paper/main.tex", "data/tidy/"}
     for rel in sorted(paths):
         if not rel.endswith("/") and (ROOT / rel).is_dir() is False and any(
                 p.rstrip("/") == "/" + rel for p in patterns if p.endswith("/")):

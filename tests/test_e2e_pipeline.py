@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, copy_checkout, server_pids
-from harness import builds, config, estimate as E
+from harness import builds
+from harness.plan import config
+from harness.plan import estimate as E
 
 pytestmark = pytest.mark.e2e
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -155,7 +157,7 @@ def test_replot_after_code_changes_rebuilds_the_paper_and_measures_nothing(work,
     """./artifact replot: an edited R script and an edited harness module (which a
     normal run would treat as changed code) rebuild the PDF from the existing raw
     cells; the executed jobs include no measurement."""
-    for f in ("workflow/R/fig_point_select.R", "workflow/harness/tidy.py"):
+    for f in ("workflow/R/fig_point_select.R", "workflow/harness/analysis/tidy.py"):
         (work / f).write_text((work / f).read_text() + "\n# an edit\n")
     pdf = work / "paper/main.pdf"
     before = pdf.stat().st_mtime

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import BUILD, ROOT, cell_spec, harness_cmd, harness_env, server_pids
 
-from harness import placement
-from harness.server import Server
+from harness.measure import placement
+from harness.measure.server import Server
 
 pytestmark = pytest.mark.e2e
 
@@ -155,7 +155,7 @@ def test_sigkill_of_the_harness_takes_its_server_down(build_dir, dataset, tmp_pa
         time.sleep(0.1)
     assert server_pids() == [], "mysqld outlived a SIGKILLed harness"
     # its copied datadir is left behind, owned by a dead pid: reap removes it, and only it
-    from harness.kinds import frame
+    from harness.measure import frame
     stale = [d for d in frame.stale_work_dirs() if d.name.startswith(out.name[:40])]
     assert stale, "a SIGKILLed cell's work directory should be found as stale"
     res = subprocess.run(harness_cmd("reap", "--run", "none"), capture_output=True, text=True,

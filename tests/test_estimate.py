@@ -1,7 +1,7 @@
-"""harness.estimate: the time and disk a sweep needs, before it starts.
+"""harness.plan.estimate: the time and disk a sweep needs, before it starts.
 
 cells x (warm-up + duration) x repetitions comes from the resolved profile and
-harness.plan; the per-cell overhead is measured from Snakemake benchmark files
+harness.plan.cells; the per-cell overhead is measured from Snakemake benchmark files
 (benchmarks/run_cell/<study>/<experiment>/<cell>.tsv) against the cell's
 manifest, else the stated default.
 """
@@ -11,7 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness import builds, config, estimate as E, plan
+from harness import builds
+
+from harness.plan import config
+
+from harness.plan import estimate as E
+
+from harness.plan import cells as plan
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "tests" / "fixtures" / "raw"

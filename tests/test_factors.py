@@ -1,8 +1,14 @@
-"""harness.factors: the one factor table: combinations, cell-name labels, what each factor sets,
+"""harness.plan.factors: the one factor table: combinations, cell-name labels, what each factor sets,
 the studies' baselines, and the config checks that read it."""
 import pytest
 
-from harness import config, factors as variants, plan, sysbench
+from harness.plan import config
+
+from harness.plan import factors as variants
+
+from harness.plan import cells as plan
+
+from harness.measure import sysbench
 
 FAMILY = "mysql-5.6"
 

@@ -48,7 +48,23 @@ from test_config import MALFORMED, _set, broken
 from test_corpus import fake_archive
 from test_e2e_server import _no_leftovers, _wait_for_server
 
-from harness import builds, cell, cli, config, corpus, hostlock, paths, placement, procs
+from harness import builds
+
+from harness.measure import cell
+
+from harness import cli
+
+from harness.plan import config
+
+from harness.studies.a1 import corpus
+
+from harness.measure import hostlock
+
+from harness import paths
+
+from harness.measure import placement
+
+from harness.measure import procs
 
 pytestmark = pytest.mark.faults
 e2e = pytest.mark.e2e
@@ -736,7 +752,7 @@ def _slope(ys: list[float]) -> float:
 def test_fault9_hundreds_of_short_cells_leave_nothing_growing(build_dir, lock_entry, dataset, tmp_path,
                                                               monkeypatch, fault):
     n = int(os.environ.get("MYSQLBENCH_LOAD_CELLS", "200"))
-    case = fault(9, "in-process", f"{n} cells in a row through harness.cell.run_cell in one process "
+    case = fault(9, "in-process", f"{n} cells in a row through harness.measure.cell.run_cell in one process "
                                   f"(1 s runs, no warm-up, 1,000-row table, users 1-8)")
     work = tmp_path / "work"
     work.mkdir()
@@ -798,7 +814,7 @@ def _artifact(work: Path, *args, env=None) -> subprocess.CompletedProcess:
 def _docker_probe_images(tag: str) -> list[str] | None:
     """When an engine answers: two tiny imported images, one carrying the project's label
     and repository, one not; their references (None without an engine)."""
-    from harness import docker_backend
+    from harness.measure import docker as docker_backend
     if docker_backend.engine_version(timeout=5) is None:
         return None
     buf = io.BytesIO()
@@ -856,7 +872,7 @@ def test_fault10_clean_tiers_remove_only_what_the_project_made(tmp_path, fault):
             assert f"would remove image {probes[0]}" in res.stdout and probes[1] not in res.stdout, res.stdout
             images = "clean-images --dry-run listed the labelled mysqlbench/ probe image, not the other"
         finally:
-            from harness import docker_backend
+            from harness.measure import docker as docker_backend
             for ref in probes:
                 subprocess.run([docker_backend.docker_bin(), "image", "rm", ref], capture_output=True, env=docker_backend.cli_env())
     res = _artifact(work, "clean-all", env={"MYSQLBENCH_DOCKER": str(tmp_path / "no-docker")})

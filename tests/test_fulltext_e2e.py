@@ -16,8 +16,18 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from harness import builds, config, corpus, fulltext, placement, sysbench
-from harness.server import Server
+from harness import builds
+
+from harness.plan import config
+
+from harness.studies.a1 import corpus
+
+from harness.studies.a1 import fts_server as fulltext
+
+from harness.measure import placement
+
+from harness.measure import sysbench
+from harness.measure.server import Server
 
 pytestmark = pytest.mark.e2e
 

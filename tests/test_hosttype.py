@@ -1,4 +1,4 @@
-"""harness.hosttype: an experiment measured on two CPU models is refused in one
+"""harness.analysis.hosttype: an experiment measured on two CPU models is refused in one
 line, before anything is tidied; one CPU model passes."""
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from harness import hosttype, tidy
+from harness.analysis import hosttype
+from harness.analysis import tidy
 
 
 def manifest(cell: str, model: str, host: str) -> dict:

@@ -1,11 +1,11 @@
-"""harness.mycnf: the rendered [mysqld] section, option names of a build
+"""harness.measure.mycnf: the rendered [mysqld] section, option names of a build
 family (mysqld 5.6.24's own list) and the keys the harness reserves."""
 import re
 from pathlib import Path
 
 import pytest
 
-from harness import mycnf
+from harness.measure import mycnf
 
 FAMILY = "mysql-5.6"
 

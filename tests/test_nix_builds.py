@@ -26,8 +26,12 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, server_pids, tmp_siblings
 
-from harness import builds, config, nixpins
-from harness.server import Server
+from harness import builds
+
+from harness.plan import config
+
+from harness.builds import nixpins
+from harness.measure.server import Server
 
 LOCK = config.LOCK
 OFFERED = {"mysql-5.6.24": "mysql-5_6_24", "mysql-5.5.9": "mysql-5_5_9",

@@ -1,11 +1,11 @@
-"""harness.placement: CPU list format, the server/client split, and which
+"""harness.measure.placement: CPU list format, the server/client split, and which
 mechanism holds mysqld to its cores. (Tests that put a server in a cgroup
 live elsewhere.)"""
 import os
 
 import pytest
 
-from harness import placement
+from harness.measure import placement
 
 MECHANISMS = {"cgroup-v1", "cgroup-v2", "taskset"}
 

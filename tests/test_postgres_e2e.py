@@ -17,7 +17,11 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, harness_env
 
-from harness import placement, postgres, procs
+from harness.measure import placement
+
+from harness.studies.c import legacy_pg as postgres
+
+from harness.measure import procs
 
 pytestmark = pytest.mark.e2e
 

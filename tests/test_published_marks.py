@@ -15,7 +15,8 @@ import pytest
 
 from harness import report
 from harness.report import published
-from harness.studies import STUDIES, c as study_c
+from harness import studies
+from harness.studies import c as study_c
 from test_figures import inputs, rewrite, rscript, smoke  # noqa: F401  (fixture)
 
 ROWS = list(csv.DictReader(io.StringIO(published.published_csv())))
@@ -24,13 +25,13 @@ MARKED = sorted({r["figure"] for r in ROWS})
 
 def test_csv_has_the_fixed_columns_and_every_study_mark():
     assert tuple(csv.reader(io.StringIO(published.published_csv())).__next__()) == published.PUBLISHED_FIELDS
-    declared = sum(len(getattr(m, "PUBLISHED_MARKS", [])) for m in STUDIES.values())
+    declared = sum(len(getattr(m, "PUBLISHED_MARKS", [])) for m in studies.all_studies().values())
     assert declared > 0 and len(ROWS) == declared
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r['figure']}-{r['engine']}-{r['levels']}-{r['tables']}")
 def test_mark_names_a_figure_of_its_study_with_a_finite_positive_value(row):
-    figures = STUDIES[row["study"]].FIGURES
+    figures = studies.all_studies()[row["study"]].FIGURES
     assert row["figure"] in figures
     assert published.PUBLISHED_TABLE in figures[row["figure"]].get("extra", [])
     v = float(row["value"])
@@ -48,14 +49,14 @@ def test_c1_marks_are_published_times_over_innodbs():
 
 
 def test_a_mark_for_an_undeclared_figure_is_an_error(monkeypatch):
-    mod = STUDIES["c"]
+    mod = studies.all_studies()["c"]
     monkeypatch.setattr(mod, "PUBLISHED_MARKS", [dict(mod.PUBLISHED_MARKS[0], figure="no_such_figure")])
     with pytest.raises(ValueError, match="no_such_figure"):
         published.marks()
 
 
 def test_a_non_positive_value_is_an_error(monkeypatch):
-    mod = STUDIES["c"]
+    mod = studies.all_studies()["c"]
     monkeypatch.setattr(mod, "PUBLISHED_MARKS", [dict(mod.PUBLISHED_MARKS[0], value=float("nan"))])
     with pytest.raises(ValueError, match="finite positive"):
         published.marks()

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import claims as C
-from harness import report, tidydata as T
+from harness.analysis import claims as C
+from harness import report
+from harness.analysis import tidydata as T
 from harness.report import latex, tables
-from harness.studies import STUDIES
+from harness import studies
 from test_claims import runs, write_tidy
 from test_retidy_fixture import RAW, retidy
 
@@ -91,7 +92,7 @@ def test_every_macro_defined_exactly_once_letters_only(real):
     assert all(re.fullmatch(r"[A-Za-z]+", n) for n in names)
     for name in GENERIC_MACROS:
         assert name in names, name
-    for c in C.all_claims():
+    for c in studies.claims():
         if c.macro:
             for kind in ("Verdict", "Ratio", "Measured"):
                 assert kind + c.macro in names
@@ -180,7 +181,7 @@ def test_claims_csv_and_table(real):
     rows = read_claims_csv(real["generated"])
     assert tuple(rows[0]) == C.CSV_FIELDS
     # a row per build: Study C's test_drive ran on its two builds, A1's fts_builds on four
-    assert list(dict.fromkeys(r["claim"] for r in rows)) == [c.id for c in C.all_claims()]
+    assert list(dict.fromkeys(r["claim"] for r in rows)) == [c.id for c in studies.claims()]
     assert all(r["verdict"] in C.VERDICTS for r in rows)
     assert C.invariant_violations(rows, 0.9) == []
     tex = (real["generated"] / "claims.tex").read_text()
@@ -206,7 +207,7 @@ def test_short_reasons():
 
 
 def test_empty_inputs_give_na_not_errors(tmp_path):
-    from harness import tidy as htidy
+    from harness.analysis import tidy as htidy
     tidy = tmp_path / "tidy"
     tidy.mkdir()
     (tidy / "point_select_summary.csv").write_text(",".join(htidy.SUMMARY_FIELDS) + "\n")
@@ -259,7 +260,7 @@ def test_several_builds(tmp_path, tidy_copy, real):
     cfg["builds"] = ["mysql-5.6.24", "mysql-5.5.9"]
     out = run_report(tmp_path / "gen", tidy_copy, write_config(tmp_path, cfg))
     rows = read_claims_csv(out)
-    per_build = [c for c in C.all_claims() if not isinstance(c, C.BuildRatio)]
+    per_build = [c for c in studies.claims() if not isinstance(c, C.BuildRatio)]
     with_data = {r["claim"] for r in rows if r["build"] == "mysql-5.5.9"}
     assert len(with_data) > 20 and with_data <= {c.id for c in per_build}
     assert r"{\scriptsize (\texttt{mysql-" in (out / "claims.tex").read_text()
@@ -281,13 +282,13 @@ def test_design_table(real):
 
 def test_deviations_table_is_generated_from_studies_factors_and_claims(real):
     tex = (real["generated"] / "deviations.tex").read_text()
-    for mod in STUDIES.values():
+    for mod in studies.all_studies().values():
         for aspect, studied, _ in mod.SETUP:
             assert report.tex_escape(aspect) in tex
-    from harness import factors
+    from harness.plan import factors
     for f in factors.FACTORS.values():
         assert report.tex_escape(f.words) in tex
-    for c in C.all_claims():
+    for c in studies.claims():
         if c.deviation:
             assert report.tex_escape(c.deviation) in tex
     assert "Intel(R) Xeon(R)" in tex and "1 (placement" in tex and "1{,}000" in tex
@@ -296,7 +297,7 @@ def test_deviations_table_is_generated_from_studies_factors_and_claims(real):
 
 
 def test_memory_sentence_only_from_the_check(tmp_path, tidy_copy, real):
-    from harness import tidy as htidy
+    from harness.analysis import tidy as htidy
     cfg = config_of(real)
     for p in tidy_copy.glob("*.csv"):
         if p.stem in cfg["experiments"]:
@@ -319,7 +320,7 @@ def test_memory_sentence_only_from_the_check(tmp_path, tidy_copy, real):
 
 def test_sections_follow_the_registry(real):
     tex = (real["generated"] / "sections.tex").read_text()
-    assert re.findall(r"\\input\{(.*)\}", tex) == [m.SECTION for m in STUDIES.values()]
+    assert re.findall(r"\\input\{(.*)\}", tex) == [m.SECTION for m in studies.all_studies().values()]
 
 
 def test_a_study_plugs_in_with_one_registration(tmp_path, real, monkeypatch):
@@ -331,7 +332,7 @@ def test_a_study_plugs_in_with_one_registration(tmp_path, real, monkeypatch):
                                   EXPERIMENTS={"point_select": ("Z1", "again")}, CLAIMS=[claim],
                                   FIGURES={}, SETUP=[("zeta", "z", "users")],
                                   macros=lambda ctx, rows, fmt: [("ZNumber", "42")])
-    monkeypatch.setitem(STUDIES, "z", study)
+    monkeypatch.setitem(studies.all_studies(), "z", study)
     out = run_report(tmp_path / "gen", real["tidy"])
     assert read_claims_csv(out)[-1]["claim"] == "Z1-new-claim"
     m = dict(macros_of(out))
@@ -388,11 +389,11 @@ def test_figure_inputs_follow_enabled_experiments():
     assert report.figure_inputs("a3_timeseries", {"point_select"}, "t") == ["t/point_select_intervals.csv"]
     for name, f in report.FIGURES.items():
         assert (ROOT / "workflow" / "R" / f["script"]).exists(), name
-        assert re.fullmatch(r"[A-Za-z]+", f["flag"]) and f["study"] in STUDIES
+        assert re.fullmatch(r"[A-Za-z]+", f["flag"]) and f["study"] in studies.all_studies()
 
 
 def test_factor_table_csv():
-    from harness import factors
+    from harness.plan import factors
     rows = list(csv.DictReader(report.factor_table_csv().splitlines()))
     assert [r["name"] for r in rows] == list(factors.FACTORS)
     assert all(r["values"].split("|") == [str(v) for v in factors.FACTORS[r["name"]].values] for r in rows)

@@ -64,11 +64,11 @@ def retidy(raw_dir: Path, out_dir: Path) -> dict:
     # study A1: the recorded fulltext datasets' dataset.json (gate and load) -> fts_gate/fts_load.csv
     datasets = sorted(str(p) for p in (raw_dir / "datasets").glob("*.json"))
     if datasets:
-        p = subprocess.run([sys.executable, "-m", "harness.fts_export", "--datasets", *datasets,
+        p = subprocess.run([sys.executable, "-m", "harness.studies.a1.fts_export", "--datasets", *datasets,
                             "--gate-out", str(tidy_dir / "fts_gate.csv"),
                             "--load-out", str(tidy_dir / "fts_load.csv")],
                            cwd=out_dir, env=env, capture_output=True, text=True)
-        assert p.returncode == 0, f"harness.fts_export failed:\n{p.stderr[-3000:]}"
+        assert p.returncode == 0, f"harness.studies.a1.fts_export failed:\n{p.stderr[-3000:]}"
     run(["report", "--tidy-dir", str(tidy_dir), "--config", str(tidy_dir / "config.resolved.yaml"),
          "--out", str(gen_dir)])
     # the figures the pipeline would draw for these experiments (workflow/rules/paper.smk)
@@ -159,7 +159,7 @@ def test_same_tidy_rows(redone, experiment, table):
 
 @pytest.mark.parametrize("name", ["fts_gate.csv", "fts_load.csv"])
 def test_same_dataset_tables(redone, name):
-    """Study A1's dataset tables (harness.fts_export) from the recorded dataset.json files."""
+    """Study A1's dataset tables (harness.studies.a1.fts_export) from the recorded dataset.json files."""
     if not (EXPECTED / name).exists():
         pytest.skip(f"no recorded {name}")
     assert_same_rows(EXPECTED / name, redone["tidy"] / name)

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD, cell_spec
-from harness import cell, datasets
+from harness.measure import cell
+from harness.measure import datasets
 
 pytestmark = pytest.mark.e2e
 SETTINGS = {"warmup_s": 1, "duration_s": 2}
@@ -78,7 +79,7 @@ def test_transactions_factor_is_seen_in_begin_commit_counters(build_dir, lock_en
     else:
         assert d.get("Com_begin", 0) == 0 and d.get("Com_commit", 0) == 0
     # the server-side QPS of the tidy data leaves BEGIN/COMMIT out either way
-    from harness import tidy
+    from harness.analysis import tidy
     row = tidy.run_row(m, out)
     expected = row["qps"] * (14 / 16 if trx == "on" else 1)  # OLTP_RO: 14 statements + BEGIN/COMMIT
     assert row["qps_server"] == pytest.approx(expected, rel=0.01)

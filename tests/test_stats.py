@@ -1,11 +1,13 @@
-"""harness.stats (median CI by order statistics, CV, the unstable flag) and
-harness.tidy.summarize (grouping runs into cells)."""
+"""harness.analysis.stats (median CI by order statistics, CV, the unstable flag) and
+harness.analysis.tidy.summarize (grouping runs into cells)."""
 import math
 import random
 
 import pytest
 
-from harness import stats, tidy
+from harness.analysis import stats
+
+from harness.analysis import tidy
 
 
 def xs(n):

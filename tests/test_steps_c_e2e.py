@@ -13,9 +13,13 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, server_pids
 
-from harness import builds, config, steps
-from harness.server import Server
-from harness.stepscripts import c_test_drive as C
+from harness import builds
+
+from harness.plan import config
+
+from harness.measure import stepscript as steps
+from harness.measure.server import Server
+from harness.studies.c import test_drive as C
 
 pytestmark = pytest.mark.e2e
 

@@ -10,8 +10,8 @@ import shutil
 
 import pytest
 
-from harness import claims as C
-from harness import tidydata as T
+from harness.analysis import claims as C
+from harness.analysis import tidydata as T
 from harness.report import latex
 from harness.studies import c as S
 from test_retidy_fixture import RAW, retidy

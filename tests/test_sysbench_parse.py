@@ -1,4 +1,4 @@
-"""harness.sysbench parsers on recorded real sysbench 1.0.20 output
+"""harness.measure.sysbench parsers on recorded real sysbench 1.0.20 output
 (tests/fixtures/sysbench, see its README), and the command lines it builds."""
 import json
 import shutil
@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import sysbench, tidy
+from harness.measure import sysbench
+
+from harness.analysis import tidy
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "sysbench"
 U1 = FIX / "point_select_u1.out"
@@ -153,7 +155,7 @@ def test_command_names_the_wrapper_script_which_exists():
 
 @pytest.fixture
 def lua_copy(tmp_path, monkeypatch):
-    """A copy of workflow/lua that harness.sysbench reads instead; yields
+    """A copy of workflow/lua that harness.measure.sysbench reads instead; yields
     (copy dir, the hash of the real scripts taken before the switch)."""
     real = sysbench.script_sha256("point_select")
     d = tmp_path / "lua"

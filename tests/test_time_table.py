@@ -11,7 +11,15 @@ import sys
 import pytest
 from conftest import ROOT
 
-from harness import builds, config, estimate as E, plan, runlog
+from harness import builds
+
+from harness.plan import config
+
+from harness.plan import estimate as E
+
+from harness.plan import cells as plan
+
+from harness.report import runlog
 
 SCRIPT = ROOT / "scripts" / "time-table.py"
 spec = importlib.util.spec_from_file_location("time_table", SCRIPT)

@@ -1,4 +1,4 @@
-"""harness.verdict: the ratio interval, and verdicts that noise cannot reach.
+"""harness.analysis.verdict: the ratio interval, and verdicts that noise cannot reach.
 
 The invariant: REPRODUCED implies the whole interval lies on the published
 side (and NOT_REPRODUCED on the other side), at the requested coverage.
@@ -8,8 +8,10 @@ import random
 
 import pytest
 
-from harness import stats, verdict
-from harness.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, RatioCI, decide, ratio_interval
+from harness.analysis import stats
+
+from harness.analysis import verdict
+from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, RatioCI, decide, ratio_interval
 
 
 def ci(lo, hi, point=None, coverage=0.96, n_a=7, n_b=7, level=0.95):

@@ -25,7 +25,7 @@ BUILD_COLOURS <- c("#E69F00", "#0072B2", "#009E73", "#CC79A7",
                    "#D55E00", "#56B4E9", "#999933", "#882255")
 STABILITY_COLOUR <- "#000000"
 
-# Verdicts of the claims (harness.verdict): Okabe-Ito, and always drawn with
+# Verdicts of the claims (harness.analysis.verdict): Okabe-Ito, and always drawn with
 # the verdict's word beside the colour (fig_claims.R).
 VERDICT_COLOURS <- c(
   "reproduced"          = "#009E73",
@@ -192,7 +192,7 @@ fail <- function(...) stop(paste0(...), call. = FALSE)
 # Factor columns are never listed here: by the tidy contract they are the
 # columns between `variant` and `tables` of each file's header
 # (docs/data-contracts.md); their words, baselines and value order come from
-# the factor table (data/tidy/factors.csv, written from harness.factors).
+# the factor table (data/tidy/factors.csv, written from harness.plan.factors).
 SUMMARY_COLUMNS <- c("experiment", "build", "engine", "variant", "tables", "cores",
                      "users", "qps_median", "qps_ci_lo", "qps_ci_hi", "unstable")
 SUMMARY_NUMERIC <- c("tables", "cores", "users", "qps_median", "qps_ci_lo",
@@ -264,7 +264,7 @@ read_steps <- function(path, step, metric, must = TRUE) {
   d[is.finite(d$value_median) & d$value_median > 0, , drop = FALSE]
 }
 
-# The factor table (harness.factors as CSV), or NULL.
+# The factor table (harness.plan.factors as CSV), or NULL.
 read_factor_table <- function(path) {
   if (is.null(path)) return(NULL)
   f <- as.data.frame(data.table::fread(path, colClasses = "character", na.strings = NULL),

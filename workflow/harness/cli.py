@@ -12,9 +12,19 @@ from pathlib import Path
 
 import yaml
 
-from . import builds, cell, config, placement, procs, tidy
-from .server import ServerError
-from .sysbench import SysbenchError
+from harness import builds, studies
+
+from harness.measure import cell
+
+from harness.plan import config
+
+from harness.measure import placement
+
+from harness.measure import procs
+
+from harness.analysis import tidy
+from harness.measure.server import ServerError
+from harness.measure.sysbench import SysbenchError
 
 EXPECTED = (config.ConfigError, builds.BuildError, ServerError, SysbenchError,
             placement.PlacementError)
@@ -64,7 +74,7 @@ def cmd_verify_build(a):
 def cmd_official_check(a):
     entry = _lock_entry(a.lock, a.name)
     res = builds.official_check(a.name, entry, Path(a.build_dir), a.official, Path(a.official_dir))
-    from . import atomic
+    from harness import atomic
     atomic.write_text(Path(a.out), json.dumps(res, indent=2) + "\n")
     print(f"{a.name} vs {a.official}: {res['verdict']}")
 
@@ -76,9 +86,9 @@ def cmd_bootstrap(a):
 
 
 def cmd_prepare_dataset(a):
-    from . import datasets
+    from harness.measure import datasets
     try:
-        datasets.DATASETS[a.dataset].parse_key(a.key)
+        datasets.all_datasets()[a.dataset].parse_key(a.key)
     except ValueError as e:
         raise config.ConfigError(f"--key: {e}") from None
     entry = _lock_entry(a.lock, a.name)
@@ -88,7 +98,7 @@ def cmd_prepare_dataset(a):
 
 
 def cmd_corpus(a):
-    from . import corpus
+    from harness.studies.a1 import corpus
     if a.source == "standin":
         info = corpus.generate(Path(a.out), rows=a.rows, seed=a.seed)
     else:
@@ -103,14 +113,15 @@ def cmd_corpus(a):
 def _cell_request(a) -> dict:
     """--cell-spec checked before anything starts: JSON, a known kind and its naming,
     a known workload or script, a source directory that holds a datadir."""
-    from . import kinds, stepscripts, steps  # noqa: F401  (registers the step scripts)
-    from .sysbench import WORKLOADS
+    from harness.measure import kinds
+    from harness.measure.sysbench import all_workloads
+    workloads, scripts = all_workloads(), studies.step_scripts()
     try:
         req = json.loads(a.cell_spec)
         spec = req["spec"]
         req["settings"], req["experiment"]
     except (ValueError, KeyError, TypeError) as e:
-        raise config.ConfigError(f"--cell-spec: not the JSON of harness.plan.cell_spec ({e}); "
+        raise config.ConfigError(f"--cell-spec: not the JSON of harness.plan.cells.cell_spec ({e}); "
                                  f"let the pipeline pass it") from None
     kind = spec.get("kind", "throughput")
     if kind not in kinds.KINDS:
@@ -119,12 +130,12 @@ def _cell_request(a) -> dict:
         kinds.KINDS[kind].parse(a.cell)
     except ValueError as e:
         raise config.ConfigError(f"--cell: {e}") from None
-    if kind == "throughput" and spec.get("workload") not in WORKLOADS:
+    if kind == "throughput" and spec.get("workload") not in workloads:
         raise config.ConfigError(f"--cell-spec: workload '{spec.get('workload')}' is unknown; use one of "
-                                 f"{', '.join(WORKLOADS)}")
-    if kind == "steps" and spec.get("script") not in steps.SCRIPTS:
+                                 f"{', '.join(workloads)}")
+    if kind == "steps" and spec.get("script") not in scripts:
         raise config.ConfigError(f"--cell-spec: script '{spec.get('script')}' is unknown; use one of "
-                                 f"{', '.join(steps.SCRIPTS)}")
+                                 f"{', '.join(scripts)}")
     if not (Path(a.source) / "datadir").is_dir():
         raise config.ConfigError(f"--source: {a.source} holds no datadir/; give a prepared dataset or template")
     return req
@@ -162,14 +173,14 @@ def cmd_claims_print(a):
 
 
 def cmd_reap(a):
-    from . import docker_backend
+    from harness.measure import docker as docker_backend
     # containers labelled with the session/run (docker rm -f; a no-op without an engine)
     removed = docker_backend.reap(session=a.session, run_id=a.run)
     killed = procs.reap(a.run, a.session)
-    from . import postgres
+    from harness.studies.c import legacy_pg as postgres
     killed += postgres.reap(a.run, a.session)
     placement.remove_stale_cgroups()
-    from .kinds import frame
+    from harness.measure import frame
     import shutil
     for d in frame.stale_work_dirs():
         shutil.rmtree(d, ignore_errors=True)
@@ -206,7 +217,7 @@ def parser() -> argparse.ArgumentParser:
             s.add_argument("--out", required=True)
             s.add_argument("--options", default="{}")
             s.add_argument("--backend", default="host", choices=["host", "docker", "auto"],
-                           help="where the init runs (harness.backends), as the profile's servers do")
+                           help="where the init runs (harness.measure.backends), as the profile's servers do")
             s.add_argument("--mechanism", default="auto", help="host backend: placement.mechanism")
         s.set_defaults(fn=fn)
 
@@ -219,7 +230,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_official_check)
 
-    s = sub.add_parser("prepare-dataset", help="a prepared datadir (harness.datasets)")
+    s = sub.add_parser("prepare-dataset", help="a prepared datadir (harness.measure.datasets)")
     s.add_argument("--dataset", required=True, choices=["sbtest", "fulltext"])
     s.add_argument("--key", required=True, help="the dataset's key, e.g. InnoDB_t8_n10000")
     s.add_argument("--name", required=True, help="build name")
@@ -240,9 +251,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_corpus)
 
-    s = sub.add_parser("run-cell", help="measure one cell (harness.cell)")
-    s.add_argument("--cell", required=True, help="the cell's name (its kind's naming, harness.kinds)")
-    s.add_argument("--cell-spec", required=True, help="JSON from harness.plan.cell_spec")
+    s = sub.add_parser("run-cell", help="measure one cell (harness.measure.cell)")
+    s.add_argument("--cell", required=True, help="the cell's name (its kind's naming, harness.measure.kinds)")
+    s.add_argument("--cell-spec", required=True, help="JSON from harness.plan.cells.cell_spec")
     s.add_argument("--lock", default=lock)
     s.add_argument("--build-dir", required=True)
     s.add_argument("--source", required=True, help="dataset (or template) dir holding datadir/")
@@ -275,10 +286,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["report"]:  # its own argparse: harness.report
-        from . import report
+        from harness import report
         return report.main(argv[1:]) or 0
-    if argv[:1] == ["estimate"]:  # its own argparse: harness.estimate
-        from . import estimate
+    if argv[:1] == ["estimate"]:  # its own argparse: harness.plan.estimate
+        from harness.plan import estimate
         return estimate.main(argv[1:]) or 0
     args = parser().parse_args(argv)
     try:

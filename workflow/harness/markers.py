@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import atomic
+from harness import atomic
 
 
 class MarkerError(Exception):

@@ -1,5 +1,5 @@
 # Config validation (one line, before anything runs), the plan of cells
-# (harness.plan: every name and input is its answer), the Docker engine of the
+# (harness.plan.cells: every name and input is its answer), the Docker engine of the
 # docker backend, and reaping.
 import atexit
 import json
@@ -10,7 +10,9 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.join(workflow.basedir, "workflow"))
-from harness import config as hconfig, plan as hplan, procs as hprocs  # noqa: E402
+from harness.plan import config as hconfig  # noqa: E402
+from harness.plan import cells as hplan
+from harness.measure import procs as hprocs
 
 try:
     CFG = hconfig.resolve(config)
@@ -115,7 +117,7 @@ def stop_engine():
         print(((res.stdout + res.stderr).strip().splitlines() or [""])[-1], file=sys.stderr)
 
 
-# Before a sweep: how long it will take and the disk it needs (harness.estimate:
+# Before a sweep: how long it will take and the disk it needs (harness.plan.estimate:
 # cells x (warm-up + duration) x repetitions + the per-cell overhead measured
 # from earlier benchmark files), then the Docker engine if the backend needs one.
 # Not when replotting: nothing is measured then.
@@ -123,7 +125,7 @@ onstart:
     global RUN_STARTED, ESTIMATE_S
     RUN_STARTED = time.time()
     if not REPLOT:
-        from harness import estimate as _estimate
+        from harness.plan import estimate as _estimate
 
         try:
             _est = _estimate.estimate(CFG, LOCK)
@@ -138,7 +140,7 @@ onsuccess:
     reap()
     stop_engine()
     if not REPLOT:  # what this run took, per profile: the README's time table reads it
-        from harness import runlog as _runlog
+        from harness.report import runlog as _runlog
 
         try:
             _runlog.record(CFG, LOCK, RUN_STARTED, time.time(),

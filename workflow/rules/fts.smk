@@ -1,7 +1,7 @@
 # Study A1: the fulltext datasets the profile uses, as tidy tables -- the
 # 30-keyword count gate (data/tidy/fts_gate.csv: the paper's count table) and
 # the load (data/tidy/fts_load.csv: load and index-build times, tokenizer
-# settings). Reads only each dataset's dataset.json (harness.fts_export).
+# settings). Reads only each dataset's dataset.json (harness.studies.a1.fts_export).
 
 
 def fts_datasets():
@@ -20,5 +20,5 @@ rule fts_dataset_table:
     log:
         "logs/tidy/fts_datasets.log",
     shell:
-        "{PY} -m harness.fts_export --datasets {input} --gate-out {output.gate} --load-out {output.load}"
+        "{PY} -m harness.studies.a1.fts_export --datasets {input} --gate-out {output.gate} --load-out {output.load}"
         " > {log} 2>&1 || (tail -3 {log}; exit 1)"

@@ -1,4 +1,4 @@
-# Datasets and measured cells (harness.plan names them; harness.kinds measures).
+# Datasets and measured cells (harness.plan.cells names them; harness.measure.kinds measures).
 # `bench=1` keeps one server on the host at a time. Repetition r of every cell
 # of an experiment runs after repetition r-1 of all of them (interleaved).
 

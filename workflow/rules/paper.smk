@@ -8,7 +8,8 @@
 import glob  # noqa: E402
 
 from harness import report as hreport  # noqa: E402  (sys.path set in common.smk)
-from harness.studies import STUDIES  # noqa: E402
+from harness import studies  # noqa: E402
+STUDIES = studies.all_studies()
 
 TIDY = "data/tidy"
 # the code the generated tables and macros come from (a change re-runs them)
@@ -35,9 +36,9 @@ def figure_input(name):
 
 
 rule factor_table:
-    """harness.factors as CSV: the R scripts' words, baselines and value order."""
+    """harness.plan.factors as CSV: the R scripts' words, baselines and value order."""
     input:
-        "workflow/harness/factors.py",
+        "workflow/harness/plan/factors.py",
     output:
         f"{TIDY}/{hreport.FACTOR_TABLE}",
     log:
@@ -171,7 +172,7 @@ rule artifact_appendix:
         claims="paper/generated/claims.csv",
         config=f"{TIDY}/config.resolved.yaml",
         summaries=[f"{TIDY}/{e}_summary.csv" for e in EXPERIMENTS],
-        code=["workflow/harness/report/artifact.py", "workflow/harness/estimate.py"],
+        code=["workflow/harness/report/artifact.py", "workflow/harness/plan/estimate.py"],
     output:
         "paper/generated/artifact.tex",
     log:

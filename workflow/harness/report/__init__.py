@@ -4,13 +4,13 @@
         --config data/tidy/config.resolved.yaml --out paper/generated
 
 Reads the tidy files of the experiments the resolved config runs
-(harness.tidydata.load). Writes:
+(harness.analysis.tidydata.load). Writes:
 
     macros.tex       every measured number the text quotes, \\ifHas<Experiment>
                      and \\ifHasFig<Figure> flags, per claim \\Verdict<M>,
                      \\Ratio<M>, \\Measured<M>, the interval method
     claims.tex/.csv  every published claim, measured ratio with its interval,
-                     rule, repetitions, verdict (harness.claims)
+                     rule, repetitions, verdict (harness.analysis.claims)
     reasons.tex      each claim's full reason (appendix)
     design.tex       the experiments of the profile
     deviations.tex   where the artifact differs from the studies (generated)
@@ -30,12 +30,13 @@ import csv
 import io
 import os
 
-from .. import atomic
-from .. import claims as C
-from .. import tidydata as T
-from . import latex, macros as M, tables
-from .figures import FACTOR_TABLE, FIGURES, PAPER_FIGURES, factor_table_csv, figure_inputs  # noqa: F401  (rules, tests)
-from .latex import fmt_int, fmt_num, fmt_pct, macro, tex_escape, tex_tt  # noqa: F401
+from harness import atomic
+from harness.analysis import claims as C
+from harness import studies
+from harness.analysis import tidydata as T
+from harness.report import latex, macros as M, tables
+from harness.report.figures import FACTOR_TABLE, FIGURES, PAPER_FIGURES, factor_table_csv, figure_inputs  # noqa: F401  (rules, tests)
+from harness.report.latex import fmt_int, fmt_num, fmt_pct, macro, tex_escape, tex_tt  # noqa: F401
 
 OUTPUTS = ("macros.tex", "claims.tex", "claims.csv", "reasons.tex", "design.tex", "deviations.tex",
            "provenance.tex", "explain.tex", "builds.tex", "unsupported.tex", "sections.tex")
@@ -52,7 +53,7 @@ def claims_csv(rows) -> str:
 def outputs(tidy: T.Tidy) -> dict:
     """File name -> text of every generated file."""
     ctx = C.Context.of(tidy)
-    rows = C.evaluate(tidy)
+    rows = C.evaluate(tidy, studies.claims())
     bc = tidy.experiment("build_compare")
     return {
         "macros.tex": M.macros_tex(M.build_macros(ctx, rows), M.flags_tex(tidy)),

@@ -3,7 +3,7 @@ the Snakemake benchmark files (never typed):
 
 - claims <-> experiments <-> commands <-> measured time and disk, one row per
   experiment of the profile (time: the run_cell and tidy benchmark files of its
-  cells, beside the estimate harness.estimate prints before a sweep);
+  cells, beside the estimate harness.plan.estimate prints before a sweep);
 - hardware and software requirements (from the resolved config and the lock);
 - what each profile in config/ covers (experiments, cells, cores, estimate), or
   what it needs that this host lacks.
@@ -22,8 +22,16 @@ from pathlib import Path
 
 import yaml
 
-from .. import atomic, builds, config, estimate as E, plan
-from .latex import GENERATED, tex_escape, tex_tt
+from harness import atomic
+
+from harness import builds
+
+from harness.plan import config
+
+from harness.plan import estimate as E
+
+from harness.plan import cells as plan
+from harness.report.latex import GENERATED, tex_escape, tex_tt
 
 ARTIFACT = "artifact.tex"
 
@@ -140,7 +148,7 @@ def artifact_tex(cfg: dict, lock: dict, claims_csv: str, root: str = ".") -> str
 
 
 def plannable(cfg: dict, root: str = ".") -> dict:
-    """The resolved config if harness.plan can plan it; a config written by an older
+    """The resolved config if harness.plan.cells can plan it; a config written by an older
     harness (experiments without `kind`) is re-resolved from its profile's file."""
     if all("kind" in s for s in (cfg.get("experiments") or {}).values()):
         return cfg

@@ -11,13 +11,13 @@ from __future__ import annotations
 import csv
 import io
 
-from .. import factors
-from ..studies import STUDIES
+from harness.plan import factors
+from harness import studies
 
 
 def _table() -> dict:
     out = {}
-    for study, mod in STUDIES.items():
+    for study, mod in studies.all_studies().items():
         for name, spec in mod.FIGURES.items():
             if name in out:
                 raise ValueError(f"figure {name} declared by studies {out[name]['study']} and {study}")
@@ -47,7 +47,7 @@ def figure_inputs(name, experiments, tidy_dir="data/tidy") -> list[str]:
 
 
 def factor_table_csv() -> str:
-    """harness.factors as CSV (name, code, words, baseline, values '|'-joined in table order)."""
+    """harness.plan.factors as CSV (name, code, words, baseline, values '|'-joined in table order)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(FACTOR_FIELDS)

@@ -2,12 +2,12 @@
 and per claim \\Verdict<M>, \\Ratio<M>, \\Measured<M> (M: the claim's macro)."""
 from __future__ import annotations
 
-from .. import claims as C
-from .. import verdict as V
-from ..studies import STUDIES
-from . import latex as L
-from . import tables
-from .figures import FIGURES, coverage_range, figure_inputs
+from harness.analysis import claims as C
+from harness.analysis import verdict as V
+from harness import studies
+from harness.report import latex as L
+from harness.report import tables
+from harness.report.figures import FIGURES, coverage_range, figure_inputs
 
 
 def primary_build(tidy) -> str:
@@ -18,7 +18,7 @@ def primary_build(tidy) -> str:
 
 def known_experiments(tidy) -> list[str]:
     names = []
-    for mod in STUDIES.values():
+    for mod in studies.all_studies().values():
         names += [e for e in mod.EXPERIMENTS if e not in names]
     return names + sorted(e for e in (tidy.config.get("experiments") or {}) if e not in names)
 
@@ -60,7 +60,7 @@ def claim_text(rows) -> tuple[str, str, str]:
 
 def claim_macros(rows) -> list:
     out = []
-    for c in C.all_claims():
+    for c in studies.claims():
         if not c.macro:
             continue
         v, r, m = claim_text([row for row in rows if row["claim"] == c.id])
@@ -135,7 +135,7 @@ def build_macros(ctx, rows) -> list:
     for e in known_experiments(tidy):
         spec = exp_cfg.get(e)
         out.append(("Design" + L.camel(e), tables.design_text(spec) if isinstance(spec, dict) else L.NA))
-    for mod in STUDIES.values():
+    for mod in studies.all_studies().values():
         out += mod.macros(ctx, rows, L)
     return out + claim_macros(rows)
 

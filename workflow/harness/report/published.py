@@ -1,10 +1,10 @@
 """The published marks of every figure as one CSV (data/tidy/published.csv), so
 the figure scripts draw the studies' numbers from the study modules
-(PUBLISHED_MARKS, built with harness.studies._marks) and never retype them.
+(PUBLISHED_MARKS, built with harness.analysis.marks) and never retype them.
 
     python -m harness.report.published OUT.csv
 
-Columns: figure, study, the key columns of harness.studies._marks.KEYS (empty
+Columns: figure, study, the key columns of harness.analysis.marks.KEYS (empty
 where a key does not apply), value, label, source.
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ import io
 import math
 import sys
 
-from ..studies import STUDIES
-from ..studies._marks import KEYS
+from harness import studies
+from harness.analysis.marks import KEYS
 
 PUBLISHED_TABLE = "published.csv"
 PUBLISHED_FIELDS = ("figure", "study", *KEYS, "value", "label", "source")
@@ -25,7 +25,7 @@ def marks() -> list[dict]:
     """Every study's PUBLISHED_MARKS with its study; a mark naming a figure its study
     does not declare, or a value that is not a finite positive number, is an error."""
     out = []
-    for study, mod in STUDIES.items():
+    for study, mod in studies.all_studies().items():
         for m in getattr(mod, "PUBLISHED_MARKS", []):
             if m["figure"] not in mod.FIGURES:
                 raise ValueError(f"study {study}: published mark for figure {m['figure']!r}, which is not in "
@@ -52,7 +52,7 @@ def published_csv() -> str:
 
 
 def main(argv=None) -> int:
-    from .. import atomic
+    from harness import atomic
 
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:

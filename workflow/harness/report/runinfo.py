@@ -25,8 +25,8 @@ import sys
 
 import yaml
 
-from .. import atomic
-from .latex import GENERATED, tex_escape
+from harness import atomic
+from harness.report.latex import GENERATED, tex_escape
 
 RUNINFO = "runinfo.tex"
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from .. import claims as C
-from .. import factors
-from .. import tidydata as T
-from ..studies import STUDIES
-from .latex import (GENERATED, NA, distinct, fmt_coverage, fmt_int, fmt_num, join_words,
+from harness.analysis import claims as C
+from harness.plan import factors
+from harness.analysis import tidydata as T
+from harness import studies
+from harness.report.latex import (GENERATED, NA, distinct, fmt_coverage, fmt_int, fmt_num, join_words,
                     tex_escape, tex_tt)
 
 ENGINE_ORDER = ["InnoDB", "MyISAM", "MEMORY", "MEMORY-BTREE", "ARCHIVE"]
@@ -220,7 +220,7 @@ def _plural(n, word):
 
 
 def design_text(spec: dict) -> str:
-    """One experiment's design from the config, as LaTeX (factor words from harness.factors)."""
+    """One experiment's design from the config, as LaTeX (factor words from harness.plan.factors)."""
     parts = []
     engines = spec.get("engines") or []
     if engines:
@@ -249,14 +249,14 @@ def design_text(spec: dict) -> str:
 def design_tex(tidy) -> str:
     """The experiments table: every experiment a study reads or the profile names."""
     known = {}
-    for mod in STUDIES.values():
-        for exp, (studies, what) in mod.EXPERIMENTS.items():
-            known.setdefault(exp, (studies, what))
+    for mod in studies.all_studies().values():
+        for exp, (codes, what) in mod.EXPERIMENTS.items():
+            known.setdefault(exp, (codes, what))
     names = list(known) + sorted(e for e in (tidy.config.get("experiments") or {}) if e not in known)
     lines = [GENERATED, r"\begin{tabularx}{\linewidth}{@{}l>{\raggedright\arraybackslash}X@{}}",
              r"\toprule", r"Experiment & Study: design in this profile\\", r"\midrule"]
     for e in names:
-        studies, what = known.get(e, (tidy.spec(e).get("study", ""), ""))
+        codes, what = known.get(e, (tidy.spec(e).get("study", ""), ""))
         spec = tidy.spec(e)
         if not spec:
             design = r"\emph{not an experiment of this profile}"
@@ -264,7 +264,7 @@ def design_tex(tidy) -> str:
             design = r"\emph{not run in this profile}"
         else:
             design = design_text(spec)
-        lines.append(r"%s & %s: %s%s\\" % (tex_tt(e), tex_escape(studies), tex_escape(what) + "; " if what
+        lines.append(r"%s & %s: %s%s\\" % (tex_tt(e), tex_escape(codes), tex_escape(what) + "; " if what
                                             else "", design))
     lines += [r"\bottomrule", r"\end{tabularx}", ""]
     return "\n".join(lines)
@@ -359,7 +359,7 @@ def deviation_rows(tidy) -> list[tuple[str, str, str]]:
     from or had to choose for the studies: their setups (studies' SETUP), the factor
     table's baselines, stand-ins (claims' deviation), the memory check."""
     rows, seen = [], {}
-    for name, mod in STUDIES.items():
+    for name, mod in studies.all_studies().items():
         letter = mod.TITLE.split(":")[0].replace("Study ", "")
         for aspect, studied, key in mod.SETUP:
             here = _artifact(tidy, key)
@@ -374,7 +374,7 @@ def deviation_rows(tidy) -> list[tuple[str, str, str]]:
         where = f"; set in {', '.join(exps)}" if exps else ""
         rows.append((tex_escape(f.words), tex_escape(f.note or "not stated"),
                      tex_escape(f"{str(f.baseline).replace('_', ' ')} unless varied{where}")))
-    for c in C.all_claims():
+    for c in studies.claims():
         if c.deviation:
             rows.append((f"{tex_escape(c.study)} {tex_tt(c.id)}", tex_escape(c.published), tex_escape(c.deviation)))
     rows.append(("data in memory", "not stated", tex_escape(memory_sentence(tidy))))
@@ -476,5 +476,5 @@ def unsupported_tex(rows) -> str:
 
 def sections_tex() -> str:
     """\\input of every study's section, in the registry's order."""
-    return GENERATED + "".join(f"\\input{{{m.SECTION}}}\n" for m in STUDIES.values())
+    return GENERATED + "".join(f"\\input{{{m.SECTION}}}\n" for m in studies.all_studies().values())
 

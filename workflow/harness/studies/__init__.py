@@ -1,27 +1,121 @@
-"""The studies the paper reproduces, one module each (a plug-in).
+"""The studies the paper reproduces: a registry that discovers them.
 
-A study module declares, with nothing else to register:
+A study is a package: every folder of this one with an `__init__.py`, plus the
+folders of $MYSQLBENCH_STUDY_PATH (os.pathsep-separated directories, each
+holding study packages; for a study kept outside the repository). Nothing else
+lists the studies: the claim engine, the report, the config schema's enums and
+Snakemake's wildcard constraints all ask this registry.
+
+A study package declares, in its `__init__.py`:
 
     NAME, TITLE        its key and its title in the paper
-    SECTION            its paper section, paper/sections/<NAME>.tex (main.tex
+    CODES              the config `study:` codes of its experiments (e.g. ("A2", "A3"))
+    SECTION            its paper section (paper/sections/<NAME>.tex; main.tex
                        \\input's them in this registry's order: generated/sections.tex)
     EXPERIMENTS        {experiment: (studies, what it measures)} it reads (design table)
-    CLAIMS             its claims (harness.claims kinds), in the order of the table
+    CLAIMS             its claims (harness.analysis.claims kinds), in the order of the table
     FIGURES            {figure: dict(script, flag, inputs, extra)} (harness.report.figures)
     SETUP              what the study used, for the generated deviations table:
-                       a list of (aspect, the study's value, key) -- key names what the
-                       artifact did instead (harness.report.tables._artifact: hardware,
-                       cores, users, table_size, duration, repetitions, builds, load, metric)
-    macros(ctx, rows)  its numbers quoted in the text: [(macro name, LaTeX)]
+                       a list of (aspect, the study's value, key)
+    PUBLISHED_MARKS    its published numbers a figure draws (harness.analysis.marks)
+    macros(ctx, rows, fmt)  its numbers quoted in the text: [(macro name, LaTeX)]
 
-Adding a study: write studies/<name>.py and paper/sections/<name>.tex, then add
-one line below.
+and, where it brings its own measurement parts:
+
+    WORKLOADS          {name: {"script": path of a sysbench Lua driver, "args": [...],
+                       "statements": [...]}} beside the generic ones (harness.measure.sysbench)
+    DATASETS           {name: dataset module} beside `sbtest` (harness.measure.datasets)
+    STEP_SCRIPTS       {name: module with run(ctx)[, server_options(family, engines)]
+                       [, extra(frame, spec, recorder)]} for `steps` experiments
+
+Adding a study: a new folder here (or on $MYSQLBENCH_STUDY_PATH), its experiment
+block in a config, and its paper section.
 """
-from . import a1, a2_a3, b, c
+from __future__ import annotations
 
-STUDIES = {m.NAME: m for m in (
-    a1,
-    a2_a3,
-    b,
-    c,
-)}
+import importlib
+import importlib.util
+import os
+import pkgutil
+import sys
+from functools import cache
+from pathlib import Path
+
+PATH_VAR = "MYSQLBENCH_STUDY_PATH"
+EXTERNAL = "harness_external_studies"
+
+
+def _external_dirs() -> list[Path]:
+    return [Path(d) for d in os.environ.get(PATH_VAR, "").split(os.pathsep) if d]
+
+
+def _load_external(pkg_dir: Path):
+    name = f"{EXTERNAL}.{pkg_dir.name}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, pkg_dir / "__init__.py",
+                                                  submodule_search_locations=[str(pkg_dir)])
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@cache
+def _discover(extra: tuple[str, ...]) -> dict:
+    mods = [importlib.import_module(f"{__name__}.{m.name}")
+            for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name) if m.ispkg]
+    for d in map(Path, extra):
+        if not d.is_dir():
+            raise ValueError(f"${PATH_VAR}: {d} is not a directory; give directories that hold "
+                             f"study packages")
+        mods += [_load_external(p) for p in sorted(d.iterdir()) if (p / "__init__.py").is_file()]
+    out = {}
+    for m in mods:
+        if m.NAME in out:
+            raise ValueError(f"study {m.NAME!r} is defined twice ({out[m.NAME].__file__}, {m.__file__})")
+        out[m.NAME] = m
+    return out
+
+
+def all_studies() -> dict:
+    """{NAME: study module}, this package's studies in name order, then the external ones."""
+    return _discover(tuple(map(str, _external_dirs())))
+
+
+def __getattr__(name: str):
+    if name == "STUDIES":
+        return all_studies()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _merged(attr: str) -> dict:
+    out = {}
+    for s in all_studies().values():
+        for k, v in getattr(s, attr, {}).items():
+            if k in out:
+                raise ValueError(f"{attr} {k!r} is declared by two studies")
+            out[k] = v
+    return out
+
+
+def codes() -> list[str]:
+    """Every config `study:` code, in study order."""
+    return [c for s in all_studies().values() for c in s.CODES]
+
+
+def workloads() -> dict:
+    return _merged("WORKLOADS")
+
+
+def datasets() -> dict:
+    return _merged("DATASETS")
+
+
+def step_scripts() -> dict:
+    return _merged("STEP_SCRIPTS")
+
+
+def claims() -> list:
+    """Every study's claims, in study order."""
+    return [c for s in all_studies().values() for c in s.CLAIMS]

@@ -1,0 +1,138 @@
+"""Per-cell captures from a running server: key caches, Performance Schema
+waits, EXPLAIN of the workload's statements, and SHOW GLOBAL STATUS deltas.
+Each returns rows; the cell writes them as TSV next to its manifest."""
+from __future__ import annotations
+
+import pymysql
+
+from harness.measure.sysbench import STATEMENTS, workload as workload_of
+
+KEY_CACHE_SIZE = "16M"  # the smallest per-table key cache; larger when the table's index is
+MIB = 1 << 20
+
+
+def _rows(srv, sql: str, db: str | None = None) -> tuple[list[str], list[tuple]]:
+    with srv.connect(db) as con, con.cursor() as cur:
+        cur.execute(sql)
+        names = [d[0] for d in cur.description] if cur.description else []
+        return names, list(cur.fetchall())
+
+
+def tsv(header: list[str], rows) -> str:
+    def cell(v):
+        return "" if v is None else str(v).replace("\t", " ").replace("\n", " ")
+    return "".join("\t".join(cell(v) for v in r) + "\n" for r in [header, *rows])
+
+
+def key_caches(srv, tables: int, mode: str) -> list[tuple]:
+    """MyISAM key caches, preloaded before measuring: the default one shared by
+    every table, or one named cache per table (CACHE INDEX ... IN kc<i>)."""
+    out = []
+    for i in range(1, tables + 1):
+        t = f"sbtest{i}"
+        cache = "default"
+        if mode == "per_table":
+            cache = f"kc{i}"
+            index = srv.query("SELECT index_length FROM information_schema.tables "
+                              f"WHERE table_schema='sbtest' AND table_name='{t}'")[0][0] or 0
+            size = max(_bytes(KEY_CACHE_SIZE), -(-int(index * 1.25) // MIB) * MIB)
+            srv.query(f"SET GLOBAL {cache}.key_buffer_size = {size}")
+            _, res = _rows(srv, f"CACHE INDEX {t} IN {cache}", "sbtest")
+            assert res and res[-1][-1] == "OK", f"CACHE INDEX {t} IN {cache}: {res}"
+        _, load = _rows(srv, f"LOAD INDEX INTO CACHE {t}", "sbtest")
+        size = srv.query(f"SELECT @@{cache}.key_buffer_size" if cache != "default"
+                         else "SELECT @@global.key_buffer_size")[0][0]
+        out.append((t, cache, size, load[-1][-1] if load else ""))
+    return out
+
+
+def _bytes(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+
+
+def pfs_enabled(srv) -> bool:
+    return str(srv.query("SELECT @@performance_schema")[0][0]) in ("1", "ON")
+
+
+def pfs_reset(srv) -> None:
+    srv.query("TRUNCATE TABLE performance_schema.events_waits_summary_global_by_event_name")
+
+
+def pfs_waits(srv) -> list[tuple]:
+    """Every wait event seen since the reset, longest total wait first (picoseconds)."""
+    return srv.query(
+        "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
+        "performance_schema.events_waits_summary_global_by_event_name "
+        "WHERE COUNT_STAR > 0 AND EVENT_NAME <> 'idle' ORDER BY SUM_TIMER_WAIT DESC")
+
+
+def explain(srv, workload: str) -> tuple[list[str], list[tuple]]:
+    """EXPLAIN of one sample of each statement the workload sends."""
+    header, out = None, []
+    for name in workload_of(workload)["statements"]:
+        sql = STATEMENTS[name]
+        try:
+            names, rows = _rows(srv, "EXPLAIN " + sql, "sbtest")
+        except pymysql.err.MySQLError as e:  # e.g. EXPLAIN UPDATE before 5.6
+            names, rows = ["Extra"], [(f"EXPLAIN not supported: {e.args[-1]}",)]
+        if header is None or len(names) > len(header):
+            header = names
+        out.extend((name, sql, dict(zip(names, r))) for r in rows)
+    header = header or []
+    return ["statement", "sql", *header], [(n, s, *[d.get(h) for h in header]) for n, s, d in out]
+
+
+def status_delta(before, after) -> list[tuple]:
+    """Numeric SHOW GLOBAL STATUS counters that changed: (name, before, after, delta)."""
+    b = dict(before)
+    out = []
+    for name, v in after:
+        try:
+            x, y = float(b.get(name, "")), float(v)
+        except ValueError:
+            continue
+        if x != y:
+            d = y - x
+            out.append((name, b[name], v, int(d) if d.is_integer() else d))
+    return out
+
+
+def memory_fit(srv, db: str, engine: str, delta: dict) -> dict:
+    """Do the data fit in memory? From the server's answers, not an estimate:
+    the schema's data and index bytes against the buffer that holds them, and
+    the disk reads the measured run made (Innodb_buffer_pool_reads for InnoDB,
+    Key_reads for MyISAM's default key cache); MEMORY tables are memory."""
+    data, index = srv.query("SELECT COALESCE(SUM(data_length),0), COALESCE(SUM(index_length),0) "
+                            f"FROM information_schema.tables WHERE table_schema='{db}'")[0]
+    data, index = int(data), int(index)
+    base = engine.split("-")[0]
+    out = {"engine": engine, "data_bytes": data, "index_bytes": index}
+    if base == "InnoDB":
+        buf = int(srv.query("SELECT @@innodb_buffer_pool_size")[0][0])
+        reads = int(float(delta.get("Innodb_buffer_pool_reads", 0) or 0))
+        out.update(buffer="innodb_buffer_pool_size", buffer_bytes=buf, disk_reads=reads,
+                   fits=data + index <= buf and reads == 0)
+    elif base == "MyISAM":
+        caches = srv.query("SELECT @@global.key_buffer_size")[0][0]
+        reads = int(float(delta.get("Key_reads", 0) or 0))
+        out.update(buffer="key caches (index) + OS page cache (rows)", buffer_bytes=int(caches),
+                   disk_reads=reads, fits=reads == 0)
+    else:
+        out.update(buffer="max_heap_table_size", buffer_bytes=int(srv.query("SELECT @@max_heap_table_size")[0][0]),
+                   disk_reads=0, fits=True)
+    return out
+
+
+def memory_btree(srv, tables: int) -> None:
+    """MEMORY indexes are HASH unless declared otherwise, so range predicates
+    scan the table (study B1). Study B's fix, kept as it was: the primary key
+    stays as declared (HASH) and a secondary `KEY xid (id) USING BTREE` is
+    added, which the range queries then use."""
+    for i in range(1, tables + 1):
+        srv.query(f"ALTER TABLE sbtest{i} ADD KEY xid (id) USING BTREE", "sbtest")
+
+
+def index_types(srv, tables: int) -> list[tuple]:
+    return [(f"sbtest{i}", r[2], r[10]) for i in range(1, tables + 1)
+            for r in srv.query(f"SHOW INDEX FROM sbtest{i}", "sbtest")]

@@ -1,0 +1,191 @@
+"""The cell frame every measurement kind shares.
+
+Staging directory beside the output (renamed into place only when all of it
+succeeded), the datadir copied from a prepared dataset (or the empty
+template) into the work directory, a private server on the cell's CPUs with
+the observed CPUs checked, restarts with extra options, the server's my.cnf
+and error log kept, and the manifest's common part (build and hashes,
+placement, host, timing, harness commit). A kind only measures.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from harness import atomic
+
+from harness import builds
+
+from harness.plan import cores as cores_mod
+
+from harness.measure import hostinfo
+
+from harness.measure import hostlock
+
+from harness import paths
+
+from harness.measure import placement
+from harness.measure.datasets import scratch
+from harness.measure.server import Server, ServerError
+
+SCHEMA_VERSION = 2
+OWNER = ".owner-pid"
+
+
+def stale_work_dirs() -> list[Path]:
+    """Work directories (copied datadirs) whose harness process is gone: left by a
+    SIGKILL, removed by `harness reap`."""
+    out = []
+    root = paths.work_dir()
+    for d in root.iterdir() if root.exists() else []:
+        try:
+            pid = int((d / OWNER).read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        if not Path(f"/proc/{pid}").exists():
+            out.append(d)
+    return out
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class Frame:
+    """`with Frame(...) as fr:` gives fr.server (started), fr.tmp (the staging
+    dir: write captures there), fr.server_cpus, fr.client_cpus, fr.run_id."""
+
+    def __init__(self, *, out: Path, name: str, entry: dict, build_dir: Path, source: Path,
+                 cores: int, settings: dict, options: dict, max_connections: int = 200):
+        self.out = Path(out)
+        self.name, self.entry, self.build_dir = name, entry, Path(build_dir)
+        self.source = Path(source)  # a dataset or template dir holding datadir/
+        self.settings, self.options = settings, dict(options)
+        self.max_connections = max_connections
+        # the host plan (harness.plan.cores): server CPUs on one socket without SMT siblings,
+        # the client disjoint and sized from the server's cores
+        self.host_plan = cores_mod.plan(cores_mod.Topology.from_sys(),
+                                        client_min=settings.get("client_cpus", 1))
+        self.server_cpus, self.client_cpus = cores_mod.cpus_for(cores, self.host_plan)
+        self.run_id = f"{self.out.name}-{os.getpid()}"
+        self.server: Server | None = None
+        self.observed: list[int] = []
+        self.timing = {"started": now()}
+        self._stack = []
+
+    def _server(self, options: dict) -> Server:
+        s = self.settings
+        return Server(name=self.name, entry=self.entry, build_dir=self.build_dir, datadir=self.datadir,
+                      rundir=self.run / "run", run_id=self.run_id, cpus=self.server_cpus,
+                      mechanism=s.get("mechanism", "auto"), backend=s.get("backend", "host"),
+                      options=options, max_connections=self.max_connections,
+                      startup_timeout=s.get("startup_timeout_s", 120),
+                      shutdown_timeout=s.get("shutdown_timeout_s", 120))
+
+    def _start(self, options: dict) -> Server:
+        srv = self._server(options)
+        srv.__enter__()
+        self.server = srv
+        observed = placement.observed_cpus(srv.pid)
+        if observed != self.server_cpus:
+            raise ServerError(f"mysqld runs on CPUs {observed}, not the configured {self.server_cpus}")
+        self.observed = observed
+        return srv
+
+    def _stop(self, failed: bool) -> None:
+        srv, self.server = self.server, None
+        if srv is None:
+            return
+        try:
+            srv.__exit__(RuntimeError if failed else None, None, None)
+        finally:
+            for f in ("my.cnf", "mysqld.err"):
+                if (srv.rundir / f).exists():
+                    shutil.copy2(srv.rundir / f, self.tmp / f)
+            self.cnf_text = srv.cnf_text
+            self.backend, self.mechanism, self.image = srv.backend, srv.mechanism_used, srv.image
+            # docker: the memory limit; auto fallen back to host: the reason ("fallback")
+            self.backend_extra = {k: v for k, v in srv.placement_info().items()
+                                  if k in ("memory_limit", "fallback")}
+
+    def restart(self, extra_options: dict | None = None, without: tuple = ()) -> Server:
+        """Stop the server cleanly and start it again on the same datadir and CPUs with
+        `extra_options` added (and the options named in `without` removed)."""
+        opts = {k: v for k, v in {**self.options, **(extra_options or {})}.items() if k not in without}
+        self._stop(failed=False)
+        return self._start(opts)
+
+    def __enter__(self):
+        # one measurement on the host at a time, across pipelines (waits, saying so)
+        self._lock = hostlock.measuring(f"cell {self.out.name}")
+        self._lock.__enter__()
+        self.timing["started"] = now()  # the wait for the lock is not part of the cell
+        try:
+            self._staging = atomic.staging_dir(self.out)
+            self.tmp = self._staging.__enter__()
+        except BaseException:
+            self._lock.__exit__(*sys.exc_info())
+            raise
+        self._scratch = scratch("cell")
+        self.run = self._scratch.__enter__()
+        try:
+            self._work = Path(tempfile.mkdtemp(prefix=f"{self.out.name[:40]}-", dir=paths.work_dir()))
+            (self._work / OWNER).write_text(f"{os.getpid()}\n")  # harness reap removes it if we die
+            self.datadir = self._work / "datadir"
+            try:
+                shutil.copytree(self.source / "datadir", self.datadir, symlinks=True)
+            except (shutil.Error, OSError) as e:
+                first = e.args[0][0][2] if isinstance(e, shutil.Error) and e.args and e.args[0] else e
+                raise ServerError(f"copying the datadir into the work directory {paths.work_dir()} failed "
+                                  f"({str(first)[:200]}); free space there or set $MYSQLBENCH_WORK") from None
+            self._start(self.options)
+        except BaseException:
+            self.__exit__(*sys.exc_info())
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self._stop(failed=exc_type is not None)
+        finally:
+            shutil.rmtree(getattr(self, "_work", self.run / "none"), ignore_errors=True)
+            try:
+                self._scratch.__exit__(exc_type, exc, tb)
+                self._staging.__exit__(exc_type, exc, tb)
+            finally:
+                self._lock.__exit__(exc_type, exc, tb)
+        return False
+
+    def finish(self) -> None:
+        """Stop the server cleanly (its my.cnf and error log are kept) before the
+        manifest is written; the staging dir is renamed into place on exit."""
+        self._stop(failed=False)
+
+    def manifest(self, *, kind: str, study: str, experiment: str, factors: dict) -> dict:
+        """The manifest's common part; the kind adds its own keys before it is written."""
+        cnf = getattr(self, "cnf_text", "")
+        self.timing["finished"] = now()
+        return {
+            "schema": SCHEMA_VERSION, "kind": kind, "study": study, "experiment": experiment,
+            "cell": self.out.name, "factors": factors,
+            "build": {"name": self.name, "version": self.entry["version"], "provider": self.entry["provider"],
+                      "family": self.entry["family"], "artifact_sha256": self.entry.get("artifact_sha256"),
+                      "mysqld_sha256": self.entry["mysqld_sha256"], "basedir": str(self.build_dir.resolve()),
+                      **{k: v for k, v in builds.provenance(self.name, self.entry, self.build_dir).items()
+                         if k in ("provider", "fetched_with", "store_path", "nar_hash")}},
+            "server": {"my_cnf": cnf, "my_cnf_sha256": hashlib.sha256(cnf.encode()).hexdigest()},
+            "placement": {"backend": getattr(self, "backend", ""), "mechanism": getattr(self, "mechanism", ""),
+                          "server_cpus": placement.cpulist(self.server_cpus),
+                          "observed_server_cpus": placement.cpulist(self.observed),
+                          "client_cpus": placement.cpulist(self.client_cpus),
+                          "plan_rule": self.host_plan.rule(),
+                          "image": getattr(self, "image", None), **getattr(self, "backend_extra", {})},
+            "host": hostinfo.host(),
+            "timing": self.timing,
+            "harness": {"git_commit": hostinfo.git_commit()},
+        }

@@ -1,0 +1,84 @@
+"""Measurement kind `steps`: a scripted sequence of timed SQL statements (and
+server restarts) in one cell, engines chained inside it (study C). One result
+row per (step, engine, metric): seconds, bytes, or pass/fail, from
+harness.measure.stepscript' Recorder; the script is one module of harness.studies.c.
+
+Cell name: <build>_<variant>_c<cores>_r<rep>.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from harness.plan import factors
+from harness import studies
+from harness.measure import stepscript as steps
+from harness.measure.naming import CellName
+
+NAMING = CellName("{build}_{variant}_c{cores}_r{rep}")
+
+KEY_HEAD = ["study", "experiment", "script", "build", "variant"]
+KEY_TAIL = ["cores"]
+ROW_KEYS = ["step", "engine", "metric", "unit"]
+METRICS = ["value", "ok"]
+SUMMARY_METRICS = ["value"]
+
+
+def combos(spec: dict, build: str, variant: dict):
+    for c in spec["cores"]:
+        yield {"build": build, "variant": factors.label(variant), "cores": c}
+
+
+def unsupported(spec: dict, d: dict, entry: dict) -> str | None:
+    return None  # an engine a build lacks is a recorded row of the cell, never a missing cell
+
+
+def name(d: dict) -> str:
+    return NAMING.name(d)
+
+
+def parse(text: str) -> dict:
+    return NAMING.parse(text)
+
+
+def script(name: str):
+    """The module of steps script `name` (a study's STEP_SCRIPTS: run(ctx), and optionally
+    server_options(family, engines) and extra(frame, spec, recorder))."""
+    known = studies.step_scripts()
+    try:
+        return known[name]
+    except KeyError:
+        raise steps.StepError(f"steps script {name!r} is unknown; use one of "
+                              f"{', '.join(sorted(known)) or '(none declared)'}") from None
+
+
+def server_options(spec: dict, d: dict, values: dict, family: str) -> dict:
+    opts = factors.server_options(values, family)
+    mod = script(spec["script"])
+    if hasattr(mod, "server_options"):
+        opts.update(mod.server_options(family, spec["engines"]))
+    return opts
+
+
+def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
+    mod = script(spec["script"])
+    rec = steps.Recorder()
+
+    def restart(options: dict):
+        return fr.restart(options)
+
+    ctx = steps.StepContext(server=fr.server, restart=restart, engines=list(spec["engines"]),
+                            params={"rows": spec.get("rows", 10000)}, rec=rec, family=fr.entry["family"])
+    ctx.refresh_engines()
+    steps.run(mod.run, ctx)
+    server_version = fr.server.version()
+    extra = mod.extra(fr, spec, rec) if hasattr(mod, "extra") else {}
+    (fr.tmp / "steps.tsv").write_text(rec.tsv())
+    failed = [f"{r['step']}/{r['engine']}" for r in rec.rows
+              if r.get("metric") == "check" and str(r.get("ok")).lower() in ("false", "0")]
+    return {"captures": ["steps.tsv"], "server_version": server_version,
+            "driver": {"tool": "steps", "script": spec["script"], "rows": spec.get("rows")},
+            "result": {"rows": len(rec.rows), "failed_checks": failed}, **extra}

@@ -1,0 +1,182 @@
+"""Measurement kind `throughput`: a load generator (a sysbench Lua driver)
+drives U users against a server on C cores over a prepared dataset.
+
+Per cell: a discarded warm-up (its own seed, so the measured run does not
+replay its key sequence), the measured run with per-interval CSV, SHOW GLOBAL
+STATUS before/after, EXPLAIN of the workload's statements, index types, MyISAM
+key caches, Performance Schema top waits, and the client's CPU time.
+Cell name: <build>_<engine>_<variant>_t<tables>_c<cores>_u<users>_r<rep>.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import resource
+from pathlib import Path
+
+from harness.measure import captures as collect
+
+from harness.plan import factors
+
+from harness.measure import sysbench
+from harness.measure import datasets
+from harness.measure.server import ServerError, _err_tail as err_tail
+
+
+def server_tail(srv) -> str:
+    return err_tail(srv.error_log)
+from harness.measure.naming import CellName
+
+NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_u{users}_r{rep}")
+CLIENT_SATURATED = 0.9  # a load generator busier than this on its CPUs may measure itself
+WARMUP_SEED_OFFSET = 100003  # the warm-up's seed: far from every measured seed (seed + rep)
+
+# tidy: the columns naming a cell besides the factor columns, and the per-run metrics
+KEY_HEAD = ["study", "experiment", "workload", "build", "engine", "variant"]
+KEY_TAIL = ["tables", "cores", "users"]
+METRICS = ["qps", "qps_server", "tps", "lat_p95_ms", "errors", "client_cpu_util", "client_saturated",
+           "memory_fits", "data_bytes", "buffer_bytes"]
+SUMMARY_METRICS = ["qps", "qps_server"]
+
+
+def combos(spec: dict, build: str, variant: dict):
+    for engine in spec["engines"]:
+        if not factors.applies(variant, engine, spec["workload"]):
+            continue
+        for t in spec["tables"]:
+            for c in spec["cores"]:
+                for u in spec["users"]:
+                    yield {"build": build, "engine": engine, "variant": factors.label(variant),
+                           "tables": t, "cores": c, "users": u}
+
+
+def unsupported(spec: dict, d: dict, entry: dict) -> str | None:
+    engine = d["engine"].split("-")[0]  # MEMORY-BTREE is MEMORY
+    if engine not in entry.get("engines", []):
+        return f"no {d['engine']} engine"
+    ds = _dataset(spec)
+    return ds.unsupported(d, entry) if hasattr(ds, "unsupported") else None
+
+
+def name(d: dict) -> str:
+    return NAMING.name(d)
+
+
+def parse(text: str) -> dict:
+    return NAMING.parse(text)
+
+
+def server_options(spec: dict, d: dict, values: dict, family: str) -> dict:
+    """The dataset's options (buffers, tokenizer) and the factors' (which win)."""
+    ds = _dataset(spec)
+    opts = ds.server_options(ds.parse_key(ds.key(spec, d)), family)
+    opts.update(factors.server_options(values, family))
+    return opts
+
+
+def _csv(rows: list[dict], fields: list[str]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def _dataset(spec: dict):
+    return datasets.all_datasets()[spec["dataset"]]
+
+
+def _driver_common(spec: dict, srv, d: dict) -> list[str]:
+    return _dataset(spec).driver_args(spec, d, srv.socket)
+
+
+def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
+    """Run on the started server fr.server; write captures into fr.tmp; return the
+    kind's part of the manifest."""
+    srv, tmp = fr.server, fr.tmp
+    workload, users, engine = spec["workload"], d["users"], d["engine"]
+    captures: dict[str, str] = {}
+    if spec.get("dataset", "sbtest") == "sbtest":
+        if engine in sbtest.VOLATILE:
+            sbtest.fill(srv, engine=engine, tables=d["tables"], table_size=spec["table_size"],
+                        cpus=fr.client_cpus, run_id=fr.run_id)
+        captures["indexes.tsv"] = collect.tsv(["table", "key", "index_type"],
+                                              collect.index_types(srv, d["tables"]))
+        if engine == "MyISAM":
+            captures["key_caches.tsv"] = collect.tsv(
+                ["table", "cache", "key_buffer_size", "load_index"],
+                collect.key_caches(srv, d["tables"], values.get("key_cache", "shared")))
+        captures["explain.tsv"] = collect.tsv(*collect.explain(srv, workload))
+    pfs = collect.pfs_enabled(srv)
+    common = _driver_common(spec, srv, d)
+    seed = settings.get("seed", 42) + d["rep"]
+
+    def run(duration: int, run_seed: int):
+        extra = sysbench.run_args(threads=users, duration=duration, seed=run_seed,
+                                  rand_type=settings.get("rand_type", "uniform"),
+                                  interval=settings.get("report_interval_s", 1))
+        extra += factors.driver_args(values)
+        if workload == "fts" and values.get("ps") == "on":
+            extra.append("--fts-ps=on")  # one server-side prepared statement, the word bound
+        argv = sysbench.command(workload, common, extra, "run")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            text = sysbench.run(argv, cpus=fr.client_cpus, run_id=fr.run_id, timeout=duration + 300)
+        except sysbench.SysbenchError as e:
+            if not srv.alive():
+                raise ServerError(f"mysqld died during the run ({server_tail(srv)}); sysbench: {e}") from None
+            raise
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        if not srv.alive():
+            raise ServerError("mysqld died during the run")
+        return text, argv, cpu_s
+
+    timing = fr.timing
+    timing.update(warmup_s=settings.get("warmup_s", 5), duration_s=settings.get("duration_s", 30))
+    if timing["warmup_s"] > 0:
+        (tmp / "warmup.out").write_text(run(timing["warmup_s"], seed + WARMUP_SEED_OFFSET)[0])
+    if pfs:
+        collect.pfs_reset(srv)
+    before = srv.global_status()
+    text, argv, client_cpu_s = run(timing["duration_s"], seed)
+    after = srv.global_status()
+    if pfs:
+        captures["pfs_waits.tsv"] = collect.tsv(["event_name", "count_star", "sum_timer_wait_ps"],
+                                                collect.pfs_waits(srv))
+    server_version = srv.version()
+    result = sysbench.parse_report(text)
+    if result["errors"] and workload not in sysbench.ERRORS_EXPECTED or result["reconnects"]:
+        raise ServerError(f"sysbench reported {result['errors']} errors and {result['reconnects']} reconnects; "
+                          f"the cell is not recorded")
+    intervals = sysbench.parse_intervals(text, threads=users)
+    (tmp / "sysbench.out").write_text(text)
+    (tmp / "intervals.csv").write_text(_csv(intervals, sysbench.INTERVAL_FIELDS))
+    (tmp / "status_before.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in before))
+    (tmp / "status_after.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in after))
+    captures["status_delta.tsv"] = collect.tsv(["name", "before", "after", "delta"],
+                                               collect.status_delta(before, after))
+    for fname, body in captures.items():
+        (tmp / fname).write_text(body)
+    delta = {r[0]: r[3] for r in collect.status_delta(before, after)}
+    db = _dataset(spec).DB
+    memory = collect.memory_fit(srv, db, engine, delta)
+    window = result["total_time_s"] or timing["duration_s"]
+    util = client_cpu_s / (window * max(1, len(fr.client_cpus)))
+    return {
+        "captures": sorted(captures) + ["status_before.tsv", "status_after.tsv"],
+        "performance_schema": pfs,
+        "server_version": server_version,
+        "driver": {"tool": "sysbench", "version": sysbench.version(), "workload": workload,
+                   "script": Path(sysbench.workload(workload)["script"]).name,
+                   "script_sha256": sysbench.script_sha256(workload),
+                   "args": [a for a in argv[1:] if not a.startswith("--mysql-socket")],
+                   "seed": seed, "warmup_seed": seed + WARMUP_SEED_OFFSET,
+                   "client_cpu_s": round(client_cpu_s, 3),
+                   "client_cpu_util": round(util, 4),
+                   "client_saturated": util > CLIENT_SATURATED},
+        "result": {k: result[k] for k in ("qps", "tps", "lat_p95_ms", "errors", "reconnects", "total_time_s")},
+        "intervals": len(intervals),
+        "memory": memory,
+    }

@@ -1,0 +1,126 @@
+"""The plan: which cells a resolved profile measures, what each is called, what
+it needs, and which cells a build cannot run (listed, never measured as zero).
+
+The Snakemake rules only ask this module; cell naming is the measurement
+kind's (harness.measure.kinds), dataset naming the dataset's (harness.measure.datasets).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.measure import datasets
+
+from harness.plan import factors
+
+from harness.measure import kinds
+
+from harness import paths
+
+
+def experiments(cfg: dict) -> dict:
+    """The enabled experiments of a resolved profile, by name."""
+    return {k: v for k, v in cfg["experiments"].items() if v.get("enabled", True)}
+
+
+def builds_of(cfg: dict, exp: str) -> list[str]:
+    return cfg["experiments"][exp].get("builds") or cfg["builds"]
+
+
+def kind_of(cfg: dict, exp: str):
+    return kinds.KINDS[cfg["experiments"][exp]["kind"]]
+
+
+def combos(cfg: dict, lock: dict, exp: str):
+    """Yield (cell factors without repetition, reason): reason is None for a cell
+    that runs, else why its build cannot run it."""
+    spec = cfg["experiments"][exp]
+    kind = kinds.KINDS[spec["kind"]]
+    for build in builds_of(cfg, exp):
+        entry = lock[build]
+        for variant in factors.expand(spec["variants"]):
+            for d in kind.combos(spec, build, variant):
+                reason = kind.unsupported(spec, d, entry) or factors.unsupported(variant, entry["family"])
+                if reason and not reason.startswith(build):
+                    reason = f"{build}: {reason}"
+                yield d, reason
+
+
+def cell_names(cfg: dict, lock: dict, exp: str, rep: int | None = None) -> list[str]:
+    spec = cfg["experiments"][exp]
+    kind = kinds.KINDS[spec["kind"]]
+    reps = [rep] if rep is not None else range(1, spec["repetitions"] + 1)
+    return [kind.name({**d, "rep": r}) for r in reps for d, reason in combos(cfg, lock, exp) if reason is None]
+
+
+def cell_dir(cfg: dict, exp: str, name: str, raw: str = "data/raw") -> str:
+    return f"{raw}/{cfg['experiments'][exp]['study']}/{exp}/{name}"
+
+
+def cells(cfg: dict, lock: dict, exp: str, rep: int | None = None, raw: str = "data/raw") -> list[str]:
+    """Output directories of every measured cell of an experiment (of one repetition, if given)."""
+    return [cell_dir(cfg, exp, n, raw) for n in cell_names(cfg, lock, exp, rep)]
+
+
+def unsupported(cfg: dict, lock: dict) -> list[list[str]]:
+    """[experiment, build, engine(s), variant, reason] of every cell a build cannot run."""
+    out = []
+    for exp in experiments(cfg):
+        for d, reason in combos(cfg, lock, exp):
+            row = [exp, d["build"], d.get("engine", "+".join(cfg["experiments"][exp]["engines"])),
+                   d["variant"], reason]
+            if reason is not None and row not in out:  # once per combination, not per users/cores
+                out.append(row)
+    return out
+
+
+def parse_cell(cfg: dict, exp: str, name: str) -> dict:
+    return kind_of(cfg, exp).parse(name)
+
+
+def dataset_path(cfg: dict, exp: str, name: str, root: str = "data/datasets") -> str | None:
+    """The prepared dataset a cell copies its datadir from (None: the empty template)."""
+    spec = cfg["experiments"][exp]
+    d = kind_of(cfg, exp).parse(name)
+    ds = datasets.for_cell(spec, d)
+    if ds is None:
+        return None
+    dkind, key = ds
+    return f"{root}/{d['build']}/{dkind}/{key}"
+
+
+def corpus_path(spec: dict, root: str = "data/corpus") -> str:
+    return f"{root}/{datasets.fulltext.corpus_key(spec['corpus'])}"
+
+
+def cell_spec(cfg: dict, exp: str) -> str:
+    """What a measured cell depends on besides its name, as JSON (a Snakemake
+    param: a change of it re-measures that experiment's cells, nothing else)."""
+    spec = cfg["experiments"][exp]
+    run = {k: spec[k] for k in sorted(spec) if k not in ("enabled", "builds", "repetitions")}
+    return json.dumps({"experiment": exp, "spec": run, "settings": run_settings(cfg)}, sort_keys=True)
+
+
+def run_settings(cfg: dict) -> dict:
+    """Run-wide settings a cell depends on: the load driver, placement, backend, server."""
+    s = dict(cfg["sysbench"])
+    s.update(cfg["placement"])
+    s["backend"] = cfg["backend"]
+    s["options"] = cfg["server"]["options"]
+    s["startup_timeout_s"] = cfg["server"]["startup_timeout_s"]
+    s["shutdown_timeout_s"] = cfg["server"]["shutdown_timeout_s"]
+    return s
+
+
+def datasets_needed(cfg: dict, lock: dict) -> list[str]:
+    out = []
+    for exp in experiments(cfg):
+        for n in cell_names(cfg, lock, exp, rep=1):
+            p = dataset_path(cfg, exp, n)
+            if p and p not in out:
+                out.append(p)
+    return out
+
+
+def paths_exist(items) -> list[str]:
+    return [p for p in items if Path(paths.ROOT / p).exists()]

@@ -1,0 +1,283 @@
+"""Load, default-fill and validate a pipeline profile.
+
+Every error is one line that names the offending key and says how to fix it,
+and is raised before anything is fetched or any server starts.
+"""
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from harness import builds
+
+from harness.plan import cores as cores_mod
+
+from harness.plan import factors
+
+from harness.measure import mycnf
+
+from harness import paths
+
+ROOT = paths.ROOT
+SCHEMA = paths.SCHEMA
+LOCK = paths.LOCK
+BUILDS = paths.BUILDS
+
+
+
+class ConfigError(Exception):
+    """A bad profile: the message is one line naming the key and the fix."""
+
+
+def _path(parts) -> str:
+    return ".".join(str(p) for p in parts) or "<top level>"
+
+
+def _hint(err: jsonschema.ValidationError) -> str:
+    v = err.validator
+    if v == "additionalProperties":
+        allowed = sorted(err.schema.get("properties", {}))
+        return f"remove it; allowed keys here: {', '.join(allowed)}" if allowed else "remove it"
+    if v == "enum":
+        return "use one of: " + ", ".join(str(x) for x in err.validator_value)
+    if v == "type":
+        return f"give a value of type {err.validator_value}"
+    if v in ("minimum", "exclusiveMinimum"):
+        return f"use a value above {'or equal to ' if v == 'minimum' else ''}{err.validator_value}"
+    if v == "maximum":
+        return f"use a value of at most {err.validator_value}"
+    if v == "required":
+        return "add it (see config/default.yaml for an example)"
+    if v == "uniqueItems":
+        return "list each value once"
+    if v in ("minItems", "minProperties"):
+        return "give at least one entry"
+    if v == "pattern":
+        return f"match the pattern {err.validator_value}"
+    return "see workflow/schemas/config.schema.yaml"
+
+
+def _fill_defaults(schema: dict, node, root: dict):
+    """Insert schema `default:` values for absent keys (recursively)."""
+    if "$ref" in schema:
+        name = schema["$ref"].split("/")[-1]
+        schema = root["$defs"][name]
+    if not isinstance(node, dict):
+        return
+    props = schema.get("properties", {})
+    for key, sub in props.items():
+        if key not in node and "default" in sub:
+            node[key] = copy.deepcopy(sub["default"])
+        if key in node:
+            _fill_defaults(sub, node[key], root)
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        for key in node:
+            if key not in props:
+                _fill_defaults(extra, node[key], root)
+
+
+# Keys of an experiment each kind uses (experiment_defaults fills only these).
+KIND_KEYS = {
+    "throughput": {"workload", "dataset", "corpus", "engines", "tables", "table_size", "cores", "users",
+                   "repetitions", "variants", "builds", "enabled"},
+    "steps": {"script", "rows", "legacy", "engines", "cores", "repetitions", "variants", "builds", "enabled"},
+}
+
+
+def _factor_schema() -> dict:
+    """experiments.<x>.variants: one property per factor of harness.plan.factors, its values as an enum."""
+    props = {}
+    for f in factors.FACTORS.values():
+        items = {"type": "integer", "minimum": 0} if f.cast is int else {"enum": list(f.values)}
+        props[f.name] = {"type": "array", "minItems": 1, "uniqueItems": True, "items": items,
+                         "description": f.words}
+    return props
+
+
+def _schema() -> dict:
+    schema = yaml.safe_load(SCHEMA.read_text())
+    variants = schema["$defs"]["experiment"]["properties"]["variants"]
+    variants["properties"] = _factor_schema()
+    variants["additionalProperties"] = False
+    return schema
+
+
+def apply_experiment_defaults(cfg: dict) -> dict:
+    """Each experiment takes the experiment_defaults keys its kind uses and it does not set."""
+    out = copy.deepcopy(cfg)
+    defaults = out.get("experiment_defaults") or {}
+    if not isinstance(defaults, dict):
+        return out
+    for name, spec in (out.get("experiments") or {}).items():
+        if not isinstance(spec, dict):
+            continue
+        keys = KIND_KEYS.get(spec.get("kind", "throughput"), set())
+        for k, v in defaults.items():
+            if k in keys and k not in spec:
+                spec[k] = copy.deepcopy(v)
+    return out
+
+
+def validate_schema(cfg: dict) -> dict:
+    schema = _schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(cfg), key=lambda e: (len(e.absolute_path), e.path))
+    if errors:
+        err = errors[0]
+        path = list(err.absolute_path)
+        if err.validator == "additionalProperties":
+            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            path = path + extra[:1]
+            msg = "unknown key"
+        elif err.validator == "required":
+            missing = [k for k in err.validator_value if k not in err.instance]
+            path = path + missing[:1]
+            msg = "required key is missing"
+        else:
+            msg = err.message
+        raise ConfigError(f"{_path(path)}: {msg}; {_hint(err)}")
+    out = copy.deepcopy(cfg)
+    _fill_defaults(schema, out, schema)
+    return out
+
+
+def deep_merge(base: dict, over: dict) -> dict:
+    """Merge `over` into `base` in place: nested dicts merge, other values replace."""
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            deep_merge(base[k], v)
+        else:
+            base[k] = copy.deepcopy(v)
+    return base
+
+
+def host_cpus() -> list[int]:
+    return sorted(os.sched_getaffinity(0))
+
+
+def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
+            topo: "cores_mod.Topology | None" = None) -> dict:
+    """Schema check, defaults, then the checks that need the host and the lock."""
+    if not isinstance(cfg, dict) or not cfg:
+        raise ConfigError("<top level>: empty config; pass a profile, e.g. --configfile config/smoke.yaml")
+    if isinstance(cfg.get("experiment_defaults"), dict):
+        for k in cfg["experiment_defaults"]:
+            if not any(k in keys for keys in KIND_KEYS.values()):
+                raise ConfigError(f"experiment_defaults.{k}: unknown key; allowed: "
+                                  f"{', '.join(sorted(set().union(*KIND_KEYS.values())))}")
+    out = validate_schema(apply_experiment_defaults(cfg))
+    cpus_given = cpus is not None
+    cpus = host_cpus() if cpus is None else cpus
+    if topo is not None:
+        cpus = list(topo.ids)
+    client = out["placement"]["client_cpus"]
+    room = len(cpus) - client
+    if len(cpus) < 2:
+        raise ConfigError(f"placement: this host lets the pipeline use {len(cpus)} CPU; it needs at least 2 "
+                          f"(one for mysqld, one for sysbench): run on a bigger host or widen the affinity")
+    if room < 1:
+        raise ConfigError(
+            f"placement.client_cpus: {client} leaves no CPU for mysqld on this host's {len(cpus)} CPUs; "
+            f"use at most {len(cpus) - 1}")
+    try:
+        lock = builds.load_lock(lock_path)
+    except builds.BuildError as e:
+        raise ConfigError(str(e)) from None
+    def check_builds(names, where):
+        for i, name in enumerate(names):
+            if name not in lock:
+                raise ConfigError(
+                    f"{where}.{i}: '{name}' is not in {lock_path.name}; use one of: {', '.join(sorted(lock))}")
+            if lock[name].get("available_offline") is False and not (BUILDS / name).exists():
+                raise ConfigError(
+                    f"{where}.{i}: '{name}' is a download from the internet, not fetched yet; run "
+                    f"`python -m harness fetch-build --name {name} --out resources/builds/{name}` on a host with "
+                    f"internet (or add --artifact FILE for a file downloaded elsewhere), or remove it")
+
+    topo = topo if topo is not None else topology(cpus if cpus_given else None)
+    host_plan = cores_mod.plan(topo, client_min=client)
+    check_builds(out["builds"], "builds")
+    for exp, spec in out["experiments"].items():
+        if "builds" in spec:
+            check_builds(spec["builds"], f"experiments.{exp}.builds")
+    used = set(out["builds"]) | {b for spec in out["experiments"].values() for b in spec.get("builds", [])}
+    for key in out["server"]["options"]:
+        if mycnf.reserved(key):
+            raise ConfigError(f"server.options.{key}: is set by the harness for every instance; remove it")
+        for name in sorted(used):
+            family = lock[name]["family"]
+            if not mycnf.known_option(family, key):
+                raise ConfigError(
+                    f"server.options.{key}: not a mysqld option of build family {family} ({name}); "
+                    f"check the spelling against `mysqld --verbose --help` or remove it")
+    for exp, spec in out["experiments"].items():
+        kind = spec["kind"]
+        raw = cfg["experiments"][exp]
+        for key in raw:
+            if key not in KIND_KEYS[kind] | {"kind", "study"}:
+                raise ConfigError(f"experiments.{exp}.{key}: not a key of a {kind} experiment; remove it "
+                                  f"(a {kind} experiment uses: {', '.join(sorted(KIND_KEYS[kind]))})")
+        for key in [k for k in spec if k not in KIND_KEYS[kind] | {"kind", "study"}]:
+            del spec[key]  # schema defaults of the other kind
+        for name in spec["variants"]:
+            f = factors.FACTORS[name]
+            if f.workloads is not None and spec.get("workload") not in f.workloads:
+                raise ConfigError(f"experiments.{exp}.variants.{name}: means nothing for the "
+                                  f"{spec.get('workload', kind)} workload; remove it or use one of: "
+                                  f"{', '.join(f.workloads)}")
+            if f.engines is not None and not any(e.split("-")[0] in f.engines for e in spec["engines"]):
+                raise ConfigError(f"experiments.{exp}.variants.{name}: applies only to {', '.join(f.engines)}; "
+                                  f"add one to experiments.{exp}.engines or remove it")
+        if kind == "throughput":
+            spec.setdefault("tables", [1])
+            if (spec["workload"] == "fts") != (spec["dataset"] == "fulltext"):
+                raise ConfigError(f"experiments.{exp}.dataset: the fts workload runs on the fulltext dataset "
+                                  f"and only it; set workload fts with dataset fulltext, or neither")
+            if spec["dataset"] == "fulltext" and spec["tables"] != [1]:
+                raise ConfigError(f"experiments.{exp}.tables: the fulltext dataset is one table per engine; "
+                                  f"remove tables")
+            if spec["dataset"] == "fulltext" and spec["corpus"].get("source") == "ohsumed":
+                arch = spec["corpus"].get("archive")
+                if arch and not Path(arch).is_file():
+                    raise ConfigError(f"experiments.{exp}.corpus.archive: {arch} does not exist; give the path "
+                                      f"of t9.filtering.tar.gz, or remove it to download the archive")
+        try:
+            spec["cores"] = plan_cores(spec["cores"], host_plan, topo, f"experiments.{exp}.cores", client)
+        except cores_mod.CoresError as e:
+            raise ConfigError(str(e)) from None
+    out["host"] = {"cpus": len(cpus), "plan": host_plan.describe(), "counts": host_plan.counts}
+    return out
+
+
+def plan_cores(value, host_plan, topo, key: str, client_min: int) -> list[int]:
+    """`auto`: every core count the host plan has (the studies' where they fit);
+    `max`: its largest; a list: checked to fit (one-line error naming the key)."""
+    if value == "auto":
+        return list(host_plan.counts)
+    if value == "max":
+        return host_plan.counts[-1:]
+    return cores_mod.resolve_cores(value, topo, key=key, client_min=client_min)
+
+
+def topology(cpus: list[int] | None = None) -> "cores_mod.Topology":
+    """This host's topology (sysfs), or a flat one of `cpus` (one core each, one socket) for a
+    host described only by its CPU list."""
+    if cpus is None:
+        return cores_mod.Topology.from_sys()
+    return cores_mod.Topology(cpus=tuple(cores_mod.Cpu(cpu=c, package=0, core=c, siblings=(c,), node=0)
+                                         for c in cpus), source="cpu list")
+
+
+def tidy_captures() -> list[str]:
+    """The long tables a throughput experiment's tidy step writes beside its runs."""
+    from harness.analysis import tidy
+    return list(tidy.CAPTURES)
+
+
+def enabled_experiments(cfg: dict) -> dict:
+    return {k: v for k, v in cfg["experiments"].items() if v.get("enabled", True)}

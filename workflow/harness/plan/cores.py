@@ -1,0 +1,514 @@
+"""Core counts planned from the host: which mysqld core counts a sweep can
+measure here, and exactly which CPUs mysqld and sysbench get for each.
+
+Why: the studies ran mysqld on 4, 8, 16, 24 and 32 cores of a 32-core /
+64-thread host (A3 also on all 64 hardware threads). Writing those counts
+into a profile breaks on a laptop and wastes a big host; `cores: auto` asks
+this module instead. The plan follows the host's topology (sockets, SMT
+siblings, NUMA nodes), never just a CPU count, because two CPUs that are
+hyper-threads of one core are not two cores, and a sweep that crosses a
+socket boundary halfway measures the interconnect, not the engine.
+
+Rules (each one a docstring below states in full):
+- mysqld: one hardware thread per physical core, all on one socket; a count
+  larger than any one socket's cores spans the fewest sockets (on a
+  2 x 16-core host the study's 24 and 32 can only run that way) unless
+  `cross_socket=False`.
+  With `smt=True`, counts above the studies' largest core count (32) are SMT
+  points: n hardware threads on n/2 cores, both threads of each (the study's
+  "64 (HT)" is 32 cores with both threads).
+- sysbench: max(client_min, ceil(n * client_ratio)) CPUs, disjoint from
+  mysqld's; a count whose client cannot get that many does not fit.
+- `Topology.from_sys` reads the kernel's /sys tree; `record`/`load` keep a
+  small JSON snapshot so tests (and the paper) can replay another host.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from harness import atomic
+from harness.measure.placement import PlacementError, cpulist, parse_cpulist
+
+STUDY_CORES = (4, 8, 16, 24, 32)   # docs/studies.md: A1 32, 24, 16, 8, 4; A3 64 (HT), 32, 24, 16
+SMALL_CORES = (1, 2)               # powers of two below 4, for small hosts
+SMT_POINT = 64                     # A3's "64 (with Hyper-Threading)": 32 cores x 2 threads
+MIN_POINTS = 4                     # add SMALL_CORES until the sweep has this many points
+FORMAT = "mysqlbench-topology/1"
+
+
+class CoresError(PlacementError):
+    """A plan or a snapshot that cannot be used; the message is one line naming the key or file."""
+
+
+# ---------------------------------------------------------------- topology
+
+@dataclass(frozen=True)
+class Cpu:
+    cpu: int                  # the kernel's CPU number
+    package: int              # physical_package_id (socket)
+    core: int                 # core_id (unique only within a package)
+    siblings: tuple[int, ...]  # thread_siblings_list: the hardware threads of this core, itself included
+    node: int                 # NUMA node
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The CPUs this process may use, with where each one sits.
+
+    `cpus` holds only the allowed CPUs; `siblings` are as the kernel lists
+    them, so they may name CPUs outside the allowed set (a container's
+    cpuset may hold one thread of a core). A physical core is identified by
+    its package and sibling list, not by core_id, which repeats across
+    packages and dies.
+    """
+    cpus: tuple[Cpu, ...]
+    source: str = ""
+
+    # --- reading and writing
+
+    @classmethod
+    def from_sys(cls, root: str | os.PathLike = "/sys", allowed=None) -> "Topology":
+        """Read root/devices/system/{cpu,node}. `allowed`: the CPUs to keep;
+        None means this process's affinity when reading the live /sys, else
+        every online CPU of the tree. Files a VM or container does not
+        expose fall back to: package 0, core_id = cpu number, no siblings,
+        node 0."""
+        root = Path(root)
+        cpu_dir = root / "devices" / "system" / "cpu"
+        if not cpu_dir.is_dir():
+            raise CoresError(f"{cpu_dir}: no such directory; give the root of a /sys tree")
+        online_file = cpu_dir / "online"
+        if online_file.is_file():
+            online = parse_cpulist(online_file.read_text())
+        else:
+            online = sorted(int(m.group(1)) for p in cpu_dir.iterdir()
+                            if (m := re.fullmatch(r"cpu(\d+)", p.name)))
+        if allowed is None:
+            allowed = os.sched_getaffinity(0) if root.resolve() == Path("/sys") else online
+        keep = sorted(set(allowed) & set(online))
+        if not keep:
+            raise CoresError(f"{root}: none of the allowed CPUs {cpulist(allowed)} is online "
+                             f"(online: {cpulist(online)})")
+        nodes = _node_map(root / "devices" / "system" / "node")
+        out = []
+        for n in keep:
+            topo = cpu_dir / f"cpu{n}" / "topology"
+            package = _read_int(topo / "physical_package_id", 0)
+            siblings = (_read_list(topo / "thread_siblings_list")
+                        or _read_list(topo / "core_cpus_list") or [n])
+            out.append(Cpu(cpu=n, package=max(package, 0), core=_read_int(topo / "core_id", n),
+                           siblings=tuple(sorted(set(siblings) | {n})), node=nodes.get(n, 0)))
+        return cls(cpus=tuple(out), source=str(root))
+
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "source": self.source,
+                "cpus": [{**asdict(c), "siblings": list(c.siblings)} for c in self.cpus]}
+
+    def record(self, path) -> None:
+        """Write the snapshot as JSON, one CPU a line (atomically)."""
+        d = self.to_dict()
+        lines = [json.dumps(c, separators=(", ", ": ")) for c in d["cpus"]]
+        text = ("{\n" f'  "format": {json.dumps(d["format"])},\n  "source": {json.dumps(d["source"])},\n'
+                '  "cpus": [\n    ' + ",\n    ".join(lines) + "\n  ]\n}\n")
+        atomic.write_text(Path(path), text)
+
+    @classmethod
+    def load(cls, path) -> "Topology":
+        path = Path(path)
+        try:
+            d = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise CoresError(f"{path}: not a readable topology snapshot ({e}); "
+                             f"write one with Topology.from_sys().record(path)") from None
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise CoresError(f"{path}: format is {d.get('format') if isinstance(d, dict) else None!r}, "
+                             f"expected {FORMAT!r}; re-record it with Topology.record")
+        try:
+            cpus = tuple(Cpu(cpu=int(c["cpu"]), package=int(c["package"]), core=int(c["core"]),
+                             siblings=tuple(sorted(int(s) for s in c["siblings"])), node=int(c["node"]))
+                         for c in d["cpus"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise CoresError(f"{path}: cpus: every entry needs integer cpu, package, core, node and a "
+                             f"siblings list ({type(e).__name__}: {e})") from None
+        if not cpus or len({c.cpu for c in cpus}) != len(cpus):
+            raise CoresError(f"{path}: cpus: empty or a CPU listed twice")
+        return cls(cpus=tuple(sorted(cpus, key=lambda c: c.cpu)), source=d.get("source", str(path)))
+
+    # --- questions
+
+    @property
+    def ids(self) -> list[int]:
+        return [c.cpu for c in self.cpus]
+
+    @functools.cached_property
+    def _by_id(self) -> dict[int, Cpu]:
+        return {c.cpu: c for c in self.cpus}
+
+    def cores(self) -> list[tuple[int, ...]]:
+        """The physical cores, each as its allowed hardware threads (lowest first),
+        ordered by package, NUMA node, then lowest CPU number."""
+        return list(self._cores)
+
+    @functools.cached_property
+    def _cores(self) -> tuple[tuple[int, ...], ...]:
+        allowed = set(self.ids)
+        by_key: dict = {}
+        for c in self.cpus:
+            by_key.setdefault((c.package, c.siblings), []).append(c)
+        groups = [sorted(cs, key=lambda c: c.cpu) for cs in by_key.values()]
+        groups.sort(key=lambda cs: (cs[0].package, cs[0].node, cs[0].cpu))
+        return tuple(tuple(c.cpu for c in cs if c.cpu in allowed) for cs in groups)
+
+    def cpu(self, n: int) -> Cpu:
+        return self._by_id[n]
+
+    @property
+    def packages(self) -> list[int]:
+        return sorted({c.package for c in self.cpus})
+
+    @property
+    def nodes(self) -> list[int]:
+        return sorted({c.node for c in self.cpus})
+
+    @property
+    def threads_per_core(self) -> int:
+        return max(len(t) for t in self.cores())
+
+    def summary(self) -> str:
+        """'64 CPUs: 2 sockets x 16 cores x 2 threads, 2 NUMA nodes'."""
+        cores = self.cores()
+        per_pkg = sorted({sum(1 for t in cores if self.cpu(t[0]).package == p) for p in self.packages})
+        shape = "/".join(str(k) for k in per_pkg)
+        s = "s" if len(self.packages) > 1 else ""
+        tpc = self.threads_per_core
+        return (f"{len(self.cpus)} CPU{'s' if len(self.cpus) > 1 else ''}: {len(self.packages)} socket{s} x "
+                f"{shape} core{'s' if per_pkg[-1] > 1 else ''} x {tpc} thread{'s' if tpc > 1 else ''}, "
+                f"{len(self.nodes)} NUMA node{'s' if len(self.nodes) > 1 else ''}")
+
+
+def _read_int(path: Path, default: int) -> int:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return default
+
+
+def _read_list(path: Path) -> list[int]:
+    try:
+        return parse_cpulist(path.read_text())
+    except (OSError, ValueError):
+        return []
+
+
+def _node_map(node_dir: Path) -> dict[int, int]:
+    out = {}
+    if node_dir.is_dir():
+        for p in node_dir.iterdir():
+            m = re.fullmatch(r"node(\d+)", p.name)
+            if m:
+                for c in _read_list(p / "cpulist"):
+                    out[c] = int(m.group(1))
+    return out
+
+
+# ---------------------------------------------------------------- the plan
+
+@dataclass(frozen=True)
+class Cell:
+    """mysqld's and sysbench's CPUs for one core count."""
+    cores: int                     # mysqld's hardware threads (= physical cores unless smt)
+    server: tuple[int, ...]
+    client: tuple[int, ...]
+    threads_per_core: int          # 1, or 2 (or more) at an SMT point
+    sockets: tuple[int, ...]       # packages mysqld runs on
+    nodes: tuple[int, ...]         # NUMA nodes mysqld runs on
+    client_on_siblings: int        # sysbench CPUs that are SMT siblings of mysqld's cores
+
+    def to_dict(self) -> dict:
+        return {"cores": self.cores, "server_cpus": cpulist(self.server), "client_cpus": cpulist(self.client),
+                "threads_per_core": self.threads_per_core, "sockets": list(self.sockets),
+                "nodes": list(self.nodes), "client_on_siblings": self.client_on_siblings}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The core counts this host can measure, each with exact CPU lists.
+
+    `cells`: count -> Cell, ascending. `missing`: count -> why it does not
+    fit (the studies' counts, or the wanted ones, that were left out).
+    """
+    topology: Topology
+    cells: dict[int, Cell]
+    missing: dict[int, str]
+    smt: bool = False
+    client_min: int = 1
+    client_ratio: float = 0.5
+    cross_socket: bool = True
+    wanted: tuple[int, ...] | None = None
+
+    @property
+    def counts(self) -> list[int]:
+        return sorted(self.cells)
+
+    def to_dict(self) -> dict:
+        """For a manifest or the paper: the host, the rule's parameters, every cell."""
+        return {"topology": self.topology.summary(), "cpus": cpulist(self.topology.ids), "smt": self.smt,
+                "client_min": self.client_min, "client_ratio": self.client_ratio,
+                "cross_socket": self.cross_socket, "counts": self.counts,
+                "cells": [self.cells[n].to_dict() for n in self.counts],
+                "missing": {str(n): why for n, why in sorted(self.missing.items())}}
+
+    def describe(self) -> str:
+        """One paragraph, for printing before a sweep and for the paper."""
+        t = self.topology
+        one_socket = len(t.packages) == 1
+        head = f"On this {len(t.cpus)}-CPU machine ({t.summary().split(': ', 1)[1]})"
+        cells = []
+        for n in self.counts:
+            c = self.cells[n]
+            where = "" if one_socket else (f", socket {c.sockets[0]}" if len(c.sockets) == 1
+                                           else f", across sockets {_and(c.sockets)}")
+            ht = f", {c.threads_per_core} threads per core" if c.threads_per_core > 1 else ""
+            sib = (f", {c.client_on_siblings} of them SMT siblings of mysqld's cores"
+                   if c.client_on_siblings else "")
+            cells.append(f"mysqld on {_cpus(n)} ({_cpunames(c.server)}{where}{ht}), "
+                         f"sysbench on {_cpus(len(c.client))} ({_cpunames(c.client)}{sib})")
+        if not cells:
+            text = f"{head}: no core count fits (mysqld and sysbench need disjoint CPUs)."
+        elif len(cells) == 1:
+            text = f"{head}: {cells[0]}."
+        else:
+            text = (f"{head}, the sweep is {_and(self.counts)} cores: "
+                    + "; ".join(f"{n}: {c}" for n, c in zip(self.counts, cells)) + ".")
+        notes = []
+        study = [n for n in STUDY_CORES if n not in self.cells]
+        if self.wanted is None and study:
+            first = study[0]
+            what = (f"the studies' {STUDY_CORES[0]}–{STUDY_CORES[-1]}-core sweep does not fit"
+                    if len(study) == len(STUDY_CORES) else
+                    f"the studies' {_and(study)}-core point{'s do' if len(study) > 1 else ' does'} not fit")
+            notes.append(f"{what} ({first} cores {self.missing.get(first, 'do not fit')})")
+        for n, why in sorted(self.missing.items()):
+            if n not in STUDY_CORES or self.wanted is not None:
+                notes.append(f"{n}{' (SMT)' if self._smt_point(n) else ''} does not fit ({why})")
+        if notes:
+            notes[0] = notes[0][0].upper() + notes[0][1:]
+            text += " " + "; ".join(notes) + "."
+        return f"{text} {self.rule()}"
+
+    def rule(self) -> str:
+        mins = f"max({self.client_min}, ceil(n x {self.client_ratio:g}))"
+        smt = (f"; counts above {max(STUDY_CORES)} use both threads of n/2 cores (SMT)" if self.smt
+               else "")
+        cross = ", or the fewest sockets when one is too small" if self.cross_socket else ""
+        return (f"Rule: mysqld on n physical cores, one thread each, on one socket{cross}{smt}; "
+                f"sysbench on {mins} CPUs disjoint from mysqld's, preferring cores (and sockets) "
+                f"mysqld does not use.")
+
+    def _smt_point(self, n: int) -> bool:
+        return _is_smt_point(n, self.smt)
+
+
+def _and(items) -> str:
+    items = [str(i) for i in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _cpus(n: int) -> str:
+    return f"{n} CPU{'s' if n != 1 else ''}"
+
+
+def _cpunames(cpus) -> str:
+    return f"cpu{'s' if len(cpus) != 1 else ''} {cpulist(cpus)}"
+
+
+def _is_smt_point(n: int, smt: bool) -> bool:
+    return smt and n > max(STUDY_CORES)
+
+
+def client_size(cores: int, client_min: int = 1, client_ratio: float = 0.5) -> int:
+    """sysbench's CPUs for mysqld on `cores` CPUs: max(client_min, ceil(cores x client_ratio)).
+
+    Why half: sysbench's Lua driver spends roughly one CPU per two that
+    mysqld spends on point selects (the paper profile's 16 for 32); a
+    client that saturates first would measure itself, not the engine.
+    """
+    return max(client_min, math.ceil(cores * client_ratio))
+
+
+def place(topology: Topology, cores: int, *, smt: bool = False, client_min: int = 1,
+          client_ratio: float = 0.5, cross_socket: bool = True) -> Cell:
+    """The CPUs for mysqld on `cores` CPUs and its sysbench; CoresError (with the
+    reason) when it does not fit.
+
+    mysqld: `cores` physical cores, one thread each (the lowest-numbered
+    allowed thread), filling one socket's NUMA nodes in order; when no
+    socket has enough cores, the fewest sockets, largest first (if
+    cross_socket). At an SMT point (smt and cores > 32): cores/2 cores
+    with both threads, placed the same way. sysbench: client_size() CPUs
+    from the rest, first on cores of sockets mysqld does not use, then on
+    cores mysqld does not use, last on SMT siblings of mysqld's cores;
+    one thread per core before the second thread.
+    """
+    if not isinstance(cores, int) or isinstance(cores, bool) or cores < 1:
+        raise CoresError(f"cores: {cores!r} is not a positive integer")
+    t = topology
+    all_cores = t.cores()
+    smt_point = _is_smt_point(cores, smt)
+    if smt_point:
+        usable = [c for c in all_cores if len(c) >= 2]
+        if not usable:
+            raise CoresError("this host has no SMT siblings among its allowed CPUs: SMT is off or absent")
+    else:
+        usable = all_cores
+    server = _pick_server(t, usable, cores, smt_point, cross_socket)
+    n_client = client_size(cores, client_min, client_ratio)
+    left = len(t.cpus) - len(server)
+    if left < n_client:
+        raise CoresError(f"need {cores} CPUs for mysqld and {n_client} for sysbench, "
+                         f"this host has {len(t.cpus)}")
+    client = _pick_client(t, server, n_client)
+    sset = set(server)
+    server_cores = [c for c in all_cores if sset & set(c)]
+    on_sib = sum(1 for x in client if any(x in c for c in server_cores))
+    return Cell(cores=cores, server=tuple(sorted(server)), client=tuple(sorted(client)),
+                threads_per_core=2 if smt_point else 1,
+                sockets=tuple(sorted({t.cpu(x).package for x in server})),
+                nodes=tuple(sorted({t.cpu(x).node for x in server})), client_on_siblings=on_sib)
+
+
+def _pick_server(t: Topology, usable: list[tuple[int, ...]], n: int, smt_point: bool,
+                 cross_socket: bool) -> list[int]:
+    per_core = 2 if smt_point else 1
+    n_cores = math.ceil(n / per_core)
+    by_pkg: dict[int, list[tuple[int, ...]]] = {}
+    for c in usable:
+        by_pkg.setdefault(t.cpu(c[0]).package, []).append(c)
+
+    def take(cores_list):
+        out = []
+        for c in cores_list[:n_cores]:
+            out.extend(c[:per_core])
+        return out[:n]
+
+    for pkg in sorted(by_pkg):
+        if len(by_pkg[pkg]) >= n_cores:
+            return take(by_pkg[pkg])
+    biggest = max(len(v) for v in by_pkg.values())
+    unit = "cores with SMT siblings" if smt_point else "cores"
+    if not cross_socket or sum(len(v) for v in by_pkg.values()) < n_cores:
+        where = (f"{biggest} per socket" if len(by_pkg) > 1 and not cross_socket
+                 else f"{sum(len(v) for v in by_pkg.values())}")
+        what = f"{n_cores} {unit}" + (f" ({n} threads)" if smt_point else "")
+        raise CoresError(f"need {what}, this host has {where}")
+    order = sorted(by_pkg, key=lambda p: (-len(by_pkg[p]), p))
+    return take([c for p in order for c in by_pkg[p]])
+
+
+def _pick_client(t: Topology, server: list[int], n: int) -> list[int]:
+    sset = set(server)
+    server_pkgs = {t.cpu(x).package for x in server}
+    rank = {}
+    for core in t.cores():
+        busy = bool(sset & set(core))
+        for i, x in enumerate(core):
+            if x in sset:
+                continue
+            tier = 2 if busy else (1 if t.cpu(x).package in server_pkgs else 0)
+            rank[x] = (tier, i, t.cpu(x).package, t.cpu(x).node, x)
+    return sorted(rank, key=rank.get)[:n]
+
+
+def plan(topology: Topology, *, wanted=None, client_min: int = 1, smt: bool = False,
+         client_ratio: float = 0.5, cross_socket: bool = True) -> Plan:
+    """Plan a core sweep on `topology`.
+
+    wanted=None: the studies' counts 4, 8, 16, 24, 32 (and 64 = 32 cores x 2
+    threads when smt) that fit; when fewer than MIN_POINTS (4) of the
+    studies' counts fit, the powers of two below them (2, 1) are added, so a
+    small host still gets a short scaling curve (a 16-vCPU VM: 1, 2, 4, 8; a
+    2-CPU VM: 1). wanted=[...]: exactly those counts, each checked. Every
+    count left out is in `missing` with the reason. See place() for the CPU
+    rules and client_size() for sysbench's share.
+    """
+    kw = dict(smt=smt, client_min=client_min, client_ratio=client_ratio, cross_socket=cross_socket)
+    if wanted is None:
+        candidates = list(STUDY_CORES) + ([SMT_POINT] if smt else [])
+    else:
+        candidates = list(dict.fromkeys(wanted))
+    cells, missing = {}, {}
+    for n in candidates:
+        try:
+            cells[n] = place(topology, n, **kw)
+        except CoresError as e:
+            missing[n] = str(e)
+    if wanted is None:
+        study_fit = [n for n in STUDY_CORES if n in cells]
+        below = min(study_fit, default=STUDY_CORES[0])
+        for n in sorted(SMALL_CORES, reverse=True):
+            if len(study_fit) + sum(1 for m in cells if m in SMALL_CORES) >= MIN_POINTS:
+                break
+            if n < below:
+                try:
+                    cells[n] = place(topology, n, **kw)
+                except CoresError:
+                    pass
+    return Plan(topology=topology, cells=dict(sorted(cells.items())), missing=dict(sorted(missing.items())),
+                smt=smt, client_min=client_min, client_ratio=client_ratio, cross_socket=cross_socket,
+                wanted=None if wanted is None else tuple(candidates))
+
+
+def largest_fit(topology: Topology, **kw) -> int:
+    """The largest core count that fits (0 when none does: a 1-CPU host)."""
+    for n in range(len(topology.cpus) - 1, 0, -1):
+        try:
+            place(topology, n, **kw)
+            return n
+        except CoresError:
+            continue
+    return 0
+
+
+def resolve_cores(value, topology: Topology, *, key: str = "cores", client_min: int = 1,
+                  smt: bool = False, client_ratio: float = 0.5, cross_socket: bool = True) -> list[int]:
+    """`auto` -> the plan's counts; a list of ints -> the same list, each
+    checked to fit. Raises CoresError, one line naming `key` and the largest
+    count that fits."""
+    kw = dict(client_min=client_min, smt=smt, client_ratio=client_ratio, cross_socket=cross_socket)
+    if value == "auto":
+        p = plan(topology, **kw)
+        if not p.cells:
+            raise CoresError(f"{key}: auto: no core count fits on this {len(topology.cpus)}-CPU host "
+                             f"(mysqld and sysbench need disjoint CPUs, at least {1 + client_min}); "
+                             f"run on a bigger host or widen the affinity")
+        return p.counts
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value)):
+        raise CoresError(f"{key}: {value!r} is neither auto nor a list of positive integers; "
+                         f"write cores: auto or e.g. cores: [4, 8]")
+    p = plan(topology, wanted=value, **kw)
+    if p.missing:
+        bad = list(p.missing)
+        best = largest_fit(topology, **kw)
+        fix = f"use cores: auto or counts up to {best}" if best else "run on a bigger host"
+        raise CoresError(f"{key}: {', '.join(map(str, bad))} do{'es' if len(bad) == 1 else ''} not fit on this "
+                         f"{len(topology.cpus)}-CPU host ({bad[0]}: {p.missing[bad[0]]}); "
+                         f"the largest that fits is {best}; {fix}")
+    return list(dict.fromkeys(value))
+
+
+def cpus_for(cores: int, plan: Plan) -> tuple[list[int], list[int]]:
+    """(server_cpus, client_cpus) for a cell with `cores` cores: the planned
+    lists, or placed by the plan's rules when the count was not planned.
+    Same shape as placement.split; raises CoresError (a PlacementError)."""
+    cell = plan.cells.get(cores)
+    if cell is None:
+        cell = place(plan.topology, cores, smt=plan.smt, client_min=plan.client_min,
+                     client_ratio=plan.client_ratio, cross_socket=plan.cross_socket)
+    return list(cell.server), list(cell.client)

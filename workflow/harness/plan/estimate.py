@@ -1,0 +1,269 @@
+"""How long a sweep will take and how much disk it needs, printed before it starts.
+
+    python -m harness estimate --configfile config/smoke.yaml   (on top of config/default.yaml)
+
+Per experiment: cells x (warm-up + duration) x repetitions is the measurement
+time the profile asks for; each cell also costs a per-cell overhead (datadir
+copy, server start and stop, captures) and each dataset a preparation. Both
+are *measured* from the Snakemake benchmark files of earlier runs
+(benchmarks/run_cell/..., benchmarks/dataset/..., written by every rule's
+`benchmark:`) when there are any, else the stated defaults below (measured on
+the reference host: 2 vCPUs, Docker backend, Nix store). A dataset costs a
+fixed part plus its rows at a per-row rate (index builds make full-text rows
+dearer); a steps experiment (no sysbench run) costs its rows at a per-row rate,
+measured per experiment where it ran. Disk: per cell the median size of
+existing raw cells, per dataset its rows.
+
+The same numbers feed the paper's time table (measured_time_rows) and
+bench/estimate_vs_measured.py.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+import yaml
+
+from harness import builds
+from harness.measure import datasets
+
+# Defaults when nothing was measured yet (stated in the printout).
+
+from harness.plan import config
+
+from harness.plan import cells as plan
+DEFAULT_CELL_OVERHEAD_S = 4.0    # copy the datadir, start mysqld, captures, stop (reference: 3.6 s)
+DEFAULT_STEPS_ROW_S = 0.005      # a steps cell, per row of its script beyond the per-cell overhead
+                                 # (reference, 5,000 rows: 5.6.24 0.0067, 10.11 0.0021)
+DEFAULT_DATASET_S = 3.0          # prepare one dataset: start a server, load, stop (the fixed part)
+DATASET_ROW_S = {"sbtest": 1 / 50_000, "fulltext": 1 / 5_000}  # and per row loaded (with its indexes)
+DEFAULT_CELL_BYTES = 400_000     # a raw cell: logs, captures, manifest, my.cnf
+ROW_BYTES = 250                  # an sbtest/fulltext row on disk, with its index
+DATADIR_BYTES = 120_000_000      # an initialised system datadir a dataset starts from
+
+BENCH = "benchmarks"
+RAW = "data/raw"
+
+
+def load_profile(configfiles: list[str], root: Path = Path("."), cpus: list[int] | None = None) -> dict:
+    """config/default.yaml, then each --configfile on top (as Snakemake merges them), resolved
+    for this host (or for a flat host of `cpus`)."""
+    cfg: dict = {}
+    for f in [root / "config" / "default.yaml", *map(Path, configfiles)]:
+        config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()) or {})
+    return config.resolve(cfg, cpus=cpus)
+
+
+def profile_files(root: Path = Path(".")) -> list[tuple[str, str, list[str]]]:
+    """Every profile in config/: (name, its file, the --configfile list to give on top of
+    default.yaml), by file name. A YAML file without a `profile:` key (the lock) is none."""
+    out = []
+    for p in sorted(Path(root, "config").glob("*.yaml")):
+        try:
+            raw = yaml.safe_load(p.read_text()) or {}
+        except yaml.YAMLError:
+            continue
+        if isinstance(raw, dict) and (raw.get("profile") or p.name == "default.yaml"):
+            out.append((raw.get("profile", p.stem), f"config/{p.name}",
+                        [] if p.name == "default.yaml" else [str(p)]))
+    return out
+
+
+def _bench_seconds(path: str) -> float | None:
+    """The wall-clock seconds ('s' column) of a Snakemake benchmark file (mean of its rows)."""
+    try:
+        with open(path, newline="") as f:
+            vals = [float(r["s"]) for r in csv.DictReader(f, delimiter="\t") if r.get("s")]
+    except (OSError, ValueError, KeyError):
+        return None
+    return sum(vals) / len(vals) if vals else None
+
+
+def _manifest(cell_dir: str) -> dict:
+    try:
+        with open(os.path.join(cell_dir, "manifest.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def measured_cells(bench_dir: str = BENCH, raw: str = RAW) -> list[dict]:
+    """Per benchmarked cell: experiment, total seconds, nominal sysbench seconds
+    (warm-up + duration from its manifest; 0 for a steps cell)."""
+    out = []
+    for p in sorted(glob.glob(os.path.join(bench_dir, "run_cell", "*", "*", "*.tsv"))):
+        s = _bench_seconds(p)
+        if s is None:
+            continue
+        study, exp = Path(p).parts[-3], Path(p).parts[-2]
+        cell = Path(p).stem
+        m = _manifest(os.path.join(raw, study, exp, cell))
+        timing = m.get("timing") or {}
+        nominal = float(timing.get("warmup_s") or 0) + float(timing.get("duration_s") or 0)
+        rows = int((m.get("driver") or {}).get("rows") or 0) if m.get("kind") == "steps" else 0
+        out.append({"experiment": exp, "seconds": s, "nominal": nominal, "cell": cell, "rows": rows})
+    return out
+
+
+def dataset_rows(path: str) -> tuple[str, int]:
+    """(dataset, rows) of data/datasets/<build>/<dataset>/<key>: sbtest tables x size, the
+    full-text stand-in's rows or OHSUMED's records."""
+    parts = Path(path).parts
+    name, key = parts[-2], parts[-1]
+    mod = datasets.all_datasets().get(name)
+    return name, (mod.rows(key) if mod is not None else 0)
+
+
+def dataset_seconds(path: str, ov: dict) -> float:
+    name, rows = dataset_rows(path)
+    return ov["dataset_s"] + rows * DATASET_ROW_S.get(name, 0.0)
+
+
+def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
+    """Measured per-cell overhead, per-row time of each steps experiment, the fixed part of a
+    dataset's preparation, each with its source ('measured from N files' or 'default')."""
+    cells = measured_cells(bench_dir, raw)
+    thr = [c["seconds"] - c["nominal"] for c in cells if c["nominal"] > 0]
+    over = statistics.median(thr) if thr else DEFAULT_CELL_OVERHEAD_S
+    steps: dict = {}
+    for c in cells:  # a steps cell: the per-cell overhead, then its rows at a rate
+        if c["nominal"] == 0 and c["rows"]:
+            steps.setdefault(c["experiment"], []).append(max(0.0, c["seconds"] - over) / c["rows"])
+    fixed = []
+    for p in glob.glob(os.path.join(bench_dir, "dataset", "**", "*.tsv"), recursive=True):
+        s = _bench_seconds(p)
+        try:
+            name, rows = dataset_rows(p[:-len(".tsv")])
+        except ValueError:
+            continue
+        if s is not None:
+            fixed.append(max(0.0, s - rows * DATASET_ROW_S.get(name, 0.0)))
+    return {
+        "cell_overhead_s": over,
+        "cell_overhead_src": f"measured, median of {len(thr)} cells" if thr else "default",
+        "steps_row_s": {e: statistics.median(v) for e, v in steps.items()},
+        "dataset_s": statistics.median(fixed) if fixed else DEFAULT_DATASET_S,
+        "dataset_src": f"measured, median of {len(fixed)} datasets" if fixed else "default",
+    }
+
+
+def _dir_bytes(path: str) -> int:
+    total = 0
+    for dp, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(dp, f)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def cell_bytes(raw: str = RAW, sample: int = 40) -> tuple[int, str]:
+    dirs = sorted(glob.glob(os.path.join(raw, "*", "*", "*")))[:sample]
+    sizes = [_dir_bytes(d) for d in dirs if os.path.isdir(d)]
+    return (int(statistics.median(sizes)), f"measured, median of {len(sizes)} cells") if sizes \
+        else (DEFAULT_CELL_BYTES, "default")
+
+
+def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root: str = ".") -> dict:
+    """Per experiment and in total: cells, measurement seconds, overhead seconds,
+    seconds still to go (cells not yet measured), disk bytes."""
+    ov = overheads(os.path.join(root, bench_dir), os.path.join(root, raw))
+    cb, cb_src = cell_bytes(os.path.join(root, raw))
+    sb = cfg.get("sysbench") or {}
+    rows = []
+    for exp, spec in plan.experiments(cfg).items():
+        dirs = plan.cells(cfg, lock, exp, raw=os.path.join(root, raw))
+        n = len(dirs)
+        todo = sum(1 for d in dirs if not os.path.isdir(d))
+        if spec["kind"] == "throughput":
+            per = float(spec.get("warmup_s", sb.get("warmup_s", 0))) + float(spec.get("duration_s", sb.get("duration_s", 0)))
+            over = ov["cell_overhead_s"]
+        else:
+            per = 0.0  # rows at the rate measured on smaller runs: an extrapolation, linear in rows
+            over = ov["cell_overhead_s"] + int(spec.get("rows") or 0) * ov["steps_row_s"].get(exp, DEFAULT_STEPS_ROW_S)
+        rows.append({"experiment": exp, "study": spec.get("study", ""), "kind": spec["kind"],
+                     "cells": n, "todo": todo, "per_cell_s": per,
+                     "measure_s": n * per, "overhead_s": n * over,
+                     "total_s": n * (per + over), "todo_s": todo * (per + over),
+                     "disk_bytes": n * cb})
+    datasets = plan.datasets_needed(cfg, lock)
+    ds_todo = [d for d in datasets if not os.path.isdir(os.path.join(root, d))]
+    ds_s = sum(dataset_seconds(d, ov) for d in datasets)
+    ds_todo_s = sum(dataset_seconds(d, ov) for d in ds_todo)
+    ds_bytes = 0
+    for exp, spec in plan.experiments(cfg).items():
+        if spec.get("dataset") == "sbtest":
+            tables = max(spec.get("tables") or [1])
+            ds_bytes += int(spec.get("table_size") or 0) * tables * ROW_BYTES * len(plan.builds_of(cfg, exp))
+    ds_bytes += len(datasets) * DATADIR_BYTES
+    return {"profile": cfg.get("profile"), "rows": rows, "overheads": ov, "cell_bytes_src": cb_src,
+            "datasets": len(datasets), "datasets_todo": len(ds_todo),
+            "dataset_s": ds_s, "dataset_todo_s": ds_todo_s,
+            "dataset_bytes": ds_bytes,
+            "total_s": sum(r["total_s"] for r in rows) + ds_s,
+            "todo_s": sum(r["todo_s"] for r in rows) + ds_todo_s,
+            "measure_s": sum(r["measure_s"] for r in rows),
+            "disk_bytes": sum(r["disk_bytes"] for r in rows) + ds_bytes}
+
+
+def hms(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def size(b: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if b < 1000 or unit == "TB":
+            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.1f} {unit}"
+        b /= 1000
+    return f"{b} B"
+
+
+def render(est: dict) -> str:
+    ov = est["overheads"]
+    lines = [f"estimate for profile {est['profile']}: cells x (warm-up + duration) x repetitions "
+             f"+ {ov['cell_overhead_s']:.1f} s per cell ({ov['cell_overhead_src']}) "
+             f"+ {ov['dataset_s']:.1f} s per dataset ({ov['dataset_src']}) and its rows; "
+             f"steps cells: their rows at the rate measured on this host's runs (extrapolated, linear)",
+             f"  {'experiment':<22}{'cells':>6}{'to do':>7}{'per cell':>10}{'measure':>10}{'total':>10}"]
+    for r in est["rows"]:
+        lines.append(f"  {r['experiment']:<22}{r['cells']:>6}{r['todo']:>7}{r['per_cell_s']:>9.0f}s"
+                     f"{hms(r['measure_s']):>10}{hms(r['total_s']):>10}")
+    lines.append(f"  {'datasets':<22}{est['datasets']:>6}{est['datasets_todo']:>7}{'':>10}{'':>10}"
+                 f"{hms(est['dataset_s']):>10}")
+    lines.append(f"  total {hms(est['total_s'])} (measurement {hms(est['measure_s'])}); "
+                 f"still to run {hms(est['todo_s'])}; disk about {size(est['disk_bytes'])} "
+                 f"(raw cells: {est['cell_bytes_src']}; datasets from their rows)")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m harness estimate", description=__doc__.splitlines()[0])
+    ap.add_argument("--configfile", nargs="*", default=[],
+                    help="profile(s) applied on top of config/default.yaml, as given to snakemake")
+    ap.add_argument("--root", default=".", help="the repository (benchmarks/, data/raw/)")
+    ap.add_argument("--json", action="store_true", help="print the estimate as JSON")
+    a = ap.parse_args(argv)
+    for f in a.configfile:
+        if not os.path.exists(f):
+            ap.error(f"--configfile {f}: not found")
+    try:
+        cfg = load_profile(a.configfile, Path(a.root))
+    except config.ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    lock = builds.load_lock(config.LOCK)
+    est = estimate(cfg, lock, root=a.root)
+    print(json.dumps(est, indent=1, default=str) if a.json else render(est))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,276 @@
+"""Study A (2012), its sysbench parts: A2 (read-only, one table) and A3 (eight
+tables, transactions, server settings, wait events, build versus build).
+
+Published numbers are quoted from docs/studies.md. A claim comparing settings
+names the experiment and the LEVELS (tuples in factor-table order of the
+factors that experiment varies); it never names the factor.
+"""
+from __future__ import annotations
+
+from harness.analysis import claims as C
+from harness.analysis import tidydata as T
+from harness.analysis import marks as _marks
+
+NAME = "a2_a3"
+CODES = ("A2", "A3")
+TITLE = "Study A: InnoDB vs MyISAM on MySQL 5.6 (sysbench parts A2, A3)"
+SECTION = "sections/a2_a3.tex"
+
+EXPERIMENTS = {
+    "point_select": ("A2, A3, B4", "Point-Selects, 1 vs 8 tables"),
+    "oltp_ro": ("A2, A3, B2, B4", "OLTP_RO, transactions on vs off"),
+    "simple_ranges": ("A2, A3, B1", "Simple-Ranges (+ EXPLAIN)"),
+    "ps_pfs": ("A3", "Point-Selects, prepared statements x Performance Schema"),
+    "spin_wait": ("A3", "Point-Selects, InnoDB spin-wait delay"),
+    "read_only": ("A3", "Point-Selects, InnoDB read-only path (stand-in)"),
+    "key_cache": ("A3", "Point-Selects, MyISAM key caches"),
+    "build_compare": ("A3", "Point-Selects on every pinned build"),
+    "mdl_hash": ("A3", "Point-Selects, MDL hash instances (rc1 vs rc2 stand-in)"),
+}
+
+SETUP = [
+    ("host", "one server, 32 cores (64 hardware threads)", "hardware"),
+    ("cores given to mysqld", "16, 24, 32 and 64 threads (A3; A1: 4--32 cores)", "cores"),
+    ("users", "from 8 up (A3; A1: 1--256)", "users"),
+    ("rows per table", "not stated", "table_size"),
+    ("run length", "not stated", "duration"),
+    ("repetitions per point", "not stated (one run shown)", "repetitions"),
+    ("server builds", "MySQL 5.6-rc1 and 5.6-rc2", "builds"),
+    ("load generator", "sysbench of 2012", "load"),
+    ("throughput", "QPS as the server counts it", "metric"),
+]
+
+A2_MECHANISM = "MyISAM's key_root_lock and key-cache cache_lock, InnoDB's metadata locks"
+READ_VIEWS = "InnoDB's read views, the trx_sys mutex"
+SPIN = "the delay between spins on a contended InnoDB mutex"
+MDL_HASH = "contention on the MDL hash, split into instances in 5.6-rc2"
+WIN = "'beats' is any ratio above 1; the interval, not a margin, keeps noise out"
+RC1_RC2 = 360 / 270
+
+
+def _a2(experiment, label, macro, levels=None):
+    return C.EngineRatio(
+        id=f"A2-RO-innodb-3x-{experiment.replace('_', '-')}", study="A2",
+        statement=f"{label}, 1 table{', {levels}' if levels else ''}: InnoDB at least 3× as fast as MyISAM",
+        published="InnoDB 3–6× MyISAM", published_ratio=3.0,
+        rule=C.above(3.0, "the lower end of the published 3–6×; no tolerance"),
+        needs=C.CONTENTION, mechanism=A2_MECHANISM, macro=macro,
+        experiments=(experiment,), experiment_name=experiment, tables=1, levels=levels,
+        a="InnoDB", b="MyISAM")
+
+
+def _wait(cid, study, engine, tables, pattern, published, macro):
+    return C.TopWait(
+        id=cid, study=study,
+        statement=f"Point-Selects, {tables} table{'s' if tables != 1 else ''}: {published} among "
+                  f"{engine}'s top 5 lock/synchronisation waits",
+        published=published, needs=C.CONTENTION,
+        mechanism="waits show where threads contend", macro=macro,
+        experiments=("point_select",), experiment_name="point_select", engine=engine, tables=tables,
+        pattern=pattern, top_n=5)
+
+
+CLAIMS = [
+    # --- A2: one table
+    _a2("oltp_ro", "OLTP_RO", "ATwoOltpRo", levels=("on",)),
+    _a2("simple_ranges", "Simple-Ranges", "ATwoSimpleRanges"),
+    _a2("point_select", "Point-Selects", "ATwoPointSelect"),
+    _wait("A2-WAIT-MyISAM-key-root-lock", "A2", "MyISAM", 1, r"key_root_lock", "MyISAM key_root_lock",
+          "WaitKeyRootLock"),
+    _wait("A2-WAIT-MyISAM-cache-lock", "A2", "MyISAM", 1, r"KEY_CACHE::cache_lock",
+          "MyISAM key cache cache_lock", "WaitCacheLock"),
+    _wait("A2-WAIT-InnoDB-MDL", "A2", "InnoDB", 1, r"(^|/)MDL|/metadata/", "InnoDB metadata locks (MDL)",
+          "WaitMDL"),
+    # --- A3: eight tables
+    *[C.EngineRatio(
+        id=f"A3-OLTP-RO-innodb-peak-{tag}", study="A3",
+        statement=f"OLTP_RO, 8 tables, {{levels}}: InnoDB peaks above MyISAM",
+        published=pub, published_ratio=r, rule=C.above(1.0, WIN), macro=macro,
+        experiments=("oltp_ro",), experiment_name="oltp_ro", tables=8, levels=(level,),
+        a="InnoDB", b="MyISAM")
+      for tag, level, pub, r, macro in (
+          ("autocommit", "off", "InnoDB 215K vs MyISAM 200K (1.08×)", 215 / 200, "OltpRoAuto"),
+          ("transactions", "on", "InnoDB 250K vs MyISAM 220K (1.14×)", 250 / 220, "OltpRoTrx"))],
+    C.EngineRatio(
+        id="A3-SR-innodb-much-faster", study="A3",
+        statement="Simple-Ranges, 8 tables: InnoDB ≫ MyISAM",
+        published="InnoDB 170K vs MyISAM 95K (1.79×)", published_ratio=170 / 95,
+        rule=C.above(1.5, "'≫' for a published 1.79×: at least 1.5×, more than a small win"),
+        macro="SimpleRangesInnoDB", experiments=("simple_ranges",), experiment_name="simple_ranges",
+        tables=8, a="InnoDB", b="MyISAM"),
+    C.EngineRatio(
+        id="A3-PS-myisam-wins", study="A3",
+        statement="Point-Selects, 8 tables: MyISAM beats InnoDB",
+        published="MyISAM 360K vs InnoDB 210K (1.71×)", published_ratio=360 / 210,
+        rule=C.above(1.0, WIN), needs=C.CONTENTION, mechanism=READ_VIEWS, macro="PSMyISAMWins",
+        experiments=("point_select",), experiment_name="point_select", tables=8,
+        a="MyISAM", b="InnoDB"),
+    *[C.ScalingRatio(
+        id=f"A3-PS-8-tables-scale-{engine}", study="A3",
+        statement=f"Point-Selects, {engine}: 8 tables scale far better than 1 (gain from the fewest "
+                  f"to the most cores, 8 tables ÷ 1 table)",
+        published="qualitative: 8 tables scale far better than 1",
+        rule=C.above(1.1, "'far better': 8 tables gain at least 10% more from the added cores"),
+        needs=C.SCALING, mechanism="a single table concentrates contention on a few mutexes",
+        macro=f"PSTablesScale{engine}", experiments=("point_select",), experiment_name="point_select",
+        engine=engine)
+      for engine in ("InnoDB", "MyISAM")],
+    *[C.LevelRatio(
+        id=f"A3-TRX-beats-autocommit-{engine}", study="A3",
+        statement=f"OLTP_RO, {engine}, 8 tables: {{a}} beats {{b}}",
+        published=pub, published_ratio=r, rule=C.above(1.0, WIN), macro=f"Trx{engine}",
+        experiments=("oltp_ro",), experiment_name="oltp_ro", tables=8, engine=engine,
+        a=("on",), b=("off",))
+      for engine, pub, r in (("InnoDB", "250K vs 215K (1.16×)", 250 / 215),
+                             ("MyISAM", "220K vs 200K (1.10×)", 220 / 200))],
+    *[C.LevelRatio(
+        id=f"A3-PS-PFS-off-faster-{engine}", study="A3",
+        statement=f"Point-Selects, {engine}, 8 tables: {{a}} faster than the study's default, "
+                  f"{{b}}",
+        published=pub, published_ratio=r, rule=C.above(1.0, WIN), macro=f"PsPfs{engine}",
+        experiments=("ps_pfs",), experiment_name="ps_pfs", tables=8, engine=engine,
+        a=("on", "off"), b=("off", "on"))
+      for engine, pub, r in (("InnoDB", "250K vs 210K (1.19×)", 250 / 210),
+                             ("MyISAM", "430K vs 360K (1.19×)", 430 / 360))],
+    C.LevelRatio(
+        id="A3-SPIN-256-slightly-lower", study="A3",
+        statement=f"Point-Selects, InnoDB, 8 tables: {{a}} slightly lower than {{b}}",
+        published="200K vs 210K (0.95×)", published_ratio=200 / 210,
+        rule=C.within(0.8, 1.0, "'slightly lower' for a published 0.95×: below 1 by at most 20%"),
+        needs=C.CONTENTION, mechanism=SPIN, macro="SpinLower",
+        experiments=("spin_wait",), experiment_name="spin_wait", tables=8, engine="InnoDB",
+        a=(256,), b=(96,)),
+    C.LevelRatio(
+        id="A3-RO-innodb-read-only-faster", study="A3",
+        statement=f"Point-Selects, InnoDB, 8 tables, with {{conditions}}: {{a}} faster than {{b}}",
+        published="prototype 450K vs 250K (1.80×), PFS off, prepared statements on",
+        published_ratio=450 / 250,
+        rule=C.above(1.0, "a stand-in, not the prototype: only the direction is checked"),
+        macro="ReadOnlyFaster", experiments=("read_only",), experiment_name="read_only", tables=8,
+        engine="InnoDB", a=("on",), b=("off",), same_as=("ps_pfs", ("on", "off")),
+        deviation="the study's read-only prototype was never released; the released server "
+                  "option is measured in its place"),
+    _wait("A3-WAIT-InnoDB-trx_sys", "A3", "InnoDB", 8, r"trx_sys", "InnoDB trx_sys mutex", "WaitTrxSys"),
+    # --- build versus build: rc1 -> rc2, today
+    C.BuildRatio(
+        id="A3-BUILD-rc1-rc2-MyISAM", study="A3",
+        statement=f"Point-Selects, MyISAM, 8 tables: the later build faster, MySQL 5.6.24 vs 5.5.9 as "
+                  f"the stand-in for 5.6-rc2 vs rc1",
+        published="5.6-rc2 360K vs rc1 270K (1.33×)", published_ratio=RC1_RC2,
+        rule=C.above(1.0, "other builds than the study's: only the direction is checked"),
+        needs=C.CONTENTION, mechanism=MDL_HASH, macro="BuildRcOneRcTwo",
+        experiments=("build_compare",), experiment_name="build_compare", tables=8, engine="MyISAM",
+        a="mysql-5.6.24", b="mysql-5.5.9",
+        deviation="5.6-rc1 and rc2 are no longer distributed; pinned MySQL 5.5.9 and 5.6.24 stand in"),
+    C.LevelRatio(
+        id="A3-MDL-hash-instances", study="A3",
+        statement=f"Point-Selects, MyISAM, 8 tables, one build: {{a}} faster than {{b}}, the "
+                  f"same-build stand-in for 5.6-rc2 vs rc1",
+        published="5.6-rc2 360K vs rc1 270K (1.33×)", published_ratio=RC1_RC2,
+        rule=C.above(1.0, "a stand-in for a build change: only the direction is checked"),
+        needs=C.CONTENTION, mechanism=MDL_HASH, macro="MdlHash",
+        experiments=("mdl_hash",), experiment_name="mdl_hash", tables=8, engine="MyISAM",
+        a=("default",), b=("1",),
+        deviation="rc2's MDL hash instances at their 5.6 default vs 1, on one build, stand in for "
+                  "rc1 vs rc2"),
+]
+
+# figures/<name>.pdf: R script, \ifHasFig<flag>, tidy inputs (experiment, kind), extra tidy files
+FIGURES = {
+    "a2_sysbench_ro": dict(script="fig_sysbench_ro.R", flag="SysbenchRo",
+                           inputs=[("oltp_ro", "summary"), ("simple_ranges", "summary"),
+                                   ("point_select", "summary")],
+                           extra=["factors.csv", "published.csv"]),
+    "a3_point_select": dict(script="fig_point_select.R", flag="PointSelect",
+                            inputs=[("point_select", "summary")], extra=["published.csv"]),
+    "a3_timeseries": dict(script="fig_timeseries.R", flag="Timeseries",
+                          inputs=[("point_select", "intervals")]),
+    "a3_trx": dict(script="fig_trx.R", flag="Trx", inputs=[("oltp_ro", "summary")],
+                   extra=["factors.csv", "published.csv"]),
+    "a3_ps_pfs": dict(script="fig_ps_pfs.R", flag="PsPfs", inputs=[("ps_pfs", "summary")],
+                      extra=["factors.csv", "published.csv"]),
+    "a3_knobs": dict(script="fig_knobs.R", flag="Knobs",
+                     inputs=[("spin_wait", "summary"), ("read_only", "summary"),
+                             ("key_cache", "summary"), ("mdl_hash", "summary")],
+                     extra=["factors.csv", "published.csv"]),
+    "a3_waits": dict(script="fig_waits.R", flag="Waits",
+                     inputs=[("point_select", "waits"), ("ps_pfs", "waits")], extra=["factors.csv"]),
+    "builds": dict(script="fig_builds.R", flag="Builds", inputs=[("build_compare", "summary")],
+                   extra=["unsupported.csv"]),
+}
+
+_CLAIM = {c.id: c for c in CLAIMS}
+# Published numbers the figures draw (harness.analysis.marks), each a published ratio
+# placed on the measured reference of its claim (never 2012's absolute QPS).
+# a3_knobs has none for key caches (the study gave no number for a shared cache).
+PUBLISHED_MARKS = [
+    *[_marks.from_claim(c, "a2_sysbench_ro", label="published \u22653\u00d7" if c.study == "A2" else None)
+      for c in CLAIMS
+      if isinstance(c, C.EngineRatio) and c.published_ratio
+      and c.experiment_name in ("oltp_ro", "simple_ranges", "point_select")],
+    *[_marks.from_claim(_CLAIM[i], "a3_point_select", label=label)
+      for i, label in (("A2-RO-innodb-3x-point-select", "published \u22653\u00d7"), ("A3-PS-myisam-wins", None))],
+    *[_marks.from_claim(_CLAIM[f"A3-TRX-beats-autocommit-{e}"], "a3_trx") for e in ("InnoDB", "MyISAM")],
+    *[_marks.from_claim(_CLAIM[f"A3-PS-PFS-off-faster-{e}"], "a3_ps_pfs") for e in ("InnoDB", "MyISAM")],
+    _marks.from_claim(_CLAIM["A3-SPIN-256-slightly-lower"], "a3_knobs"),
+    _marks.from_claim(_CLAIM["A3-RO-innodb-read-only-faster"], "a3_knobs"),   # the prototype's
+    _marks.from_claim(_CLAIM["A3-MDL-hash-instances"], "a3_knobs"),           # rc1 -> rc2
+]
+
+
+def _ratio_of_levels(ctx, experiment, engine, a, b):
+    """Peak median at levels a / at levels b (a number for the text, no verdict)."""
+    sa, _ = C.levels_of(ctx.tidy, experiment, a)
+    sb, _ = C.levels_of(ctx.tidy, experiment, b)
+    if sa is None or sb is None:
+        return None
+    builds = ctx.tidy.builds(experiment)
+    if not builds:
+        return None
+    ca = C.best(C.pool(ctx, experiment, builds[0], sa, engine=engine))
+    cb = C.best(C.pool(ctx, experiment, builds[0], sb, engine=engine))
+    return ca.median(C.METRIC) / cb.median(C.METRIC) if ca and cb else None
+
+
+def _levels(ctx, experiment):
+    """The values of the one factor an experiment varies, in config order."""
+    names = C.varied_factors(ctx.tidy, experiment)
+    if len(names) != 1:
+        return []
+    values = (ctx.tidy.spec(experiment).get("variants") or {}).get(names[0])
+    if values is None:
+        values = sorted({T.setting_of(c, names[0]) for c in ctx.tidy.cells(experiment)})
+    return [str(v) for v in values]
+
+
+def _caches_per_table(ctx, experiment, level):
+    """Distinct named key caches in the cells of `experiment` at `level`."""
+    settings, _ = C.levels_of(ctx.tidy, experiment, (level,))
+    if not settings:
+        return None
+    keys = {(c["build"], c["variant"]) for c in ctx.tidy.cells(experiment) if C.matches(c, settings)}
+    caches = {r.get("cache") for r in ctx.tidy.extra("keycaches", experiment)
+              if (r.get("build"), r.get("variant")) in keys and r.get("cache")}
+    return len(caches) or None
+
+
+def _peak(ctx, experiment, engine, tables):
+    """The highest median server-counted QPS of an engine (first build), or None."""
+    builds = ctx.tidy.builds(experiment)
+    cell = C.best(C.pool(ctx, experiment, builds[0], {}, engine=engine, tables=tables)) if builds else None
+    return cell.median(C.METRIC) if cell else None
+
+
+def macros(ctx, rows, fmt):
+    """Numbers the section text quotes besides the claims' own (Verdict/Ratio/Measured per claim)."""
+    spin = _levels(ctx, "spin_wait")
+    kc = _levels(ctx, "key_cache")
+    kc_ratio = _ratio_of_levels(ctx, "key_cache", "MyISAM", (kc[-1],), (kc[0],)) if len(kc) == 2 else None
+    return [
+        ("PSBestInnoDB", fmt.fmt_int(_peak(ctx, "point_select", "InnoDB", 8))),
+        ("PSBestMyISAM", fmt.fmt_int(_peak(ctx, "point_select", "MyISAM", 8))),
+        ("SpinDelays", fmt.join_words(spin) if spin else fmt.NA),
+        ("KeyCacheLevels", fmt.tex_escape(" vs ".join(v.replace("_", " ") for v in kc)) if kc else fmt.NA),
+        ("KeyCacheRatio", fmt.fmt_ratio(kc_ratio)),
+        ("KeyCachesPerTable", fmt.fmt_num(_caches_per_table(ctx, "key_cache", kc[-1]) if kc else None)),
+    ]

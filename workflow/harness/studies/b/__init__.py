@@ -1,0 +1,199 @@
+"""Study B (about 2011): the MEMORY engine under sysbench -- B1 HASH indexes
+turn ranges into full scans, B2 MEMORY as the server layer's yardstick, B3
+table locks on writes, B4 single-table bottlenecks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from harness.analysis import claims as C
+from harness.analysis import tidydata as T
+from harness.analysis import marks as _marks
+
+NAME = "b"
+CODES = ("B1", "B2", "B3", "B4")
+TITLE = "Study B: the MEMORY engine"
+SECTION = "sections/b.tex"
+
+EXPERIMENTS = {
+    "simple_ranges_scale": ("B1", "Simple-Ranges, MEMORY HASH vs BTREE on tables where a full scan costs"),
+    "read_write": ("B3", "the read-write mix, table locks"),
+}
+
+SETUP = [
+    ("host", "not stated", "hardware"),
+    ("rows per table", "not stated", "table_size"),
+    ("load generator", "sysbench of about 2011", "load"),
+]
+
+COLLAPSE = 10.0
+SERVER_LAYER = "every engine is limited by the server layer's own contention"
+TABLE_LOCKS = "table locks serialise MEMORY's writes"
+SINGLE_TABLE = "LOCK_open, metadata locks and InnoDB's index mutex on a single table"
+
+
+def explain_of(ctx, experiment, build, engine, statement="range"):
+    """Distinct (type, key, rows) of an engine's EXPLAINed statements whose name contains `statement`."""
+    out = []
+    for r in ctx.tidy.extra("explain", experiment):
+        if r.get("build", "") == build and r.get("engine") == engine and statement in (r.get("statement") or ""):
+            t = (r.get("type") or "", r.get("key") or "", r.get("rows") or "")
+            if t not in out:
+                out.append(t)
+    return out
+
+
+def _plans(plans):
+    return "/".join(f"{t or '?'}" + (f" ({rows} rows)" if rows else "") for t, _, rows in plans)
+
+
+def full_scan(ctx, build, experiment="simple_ranges"):
+    hash_plans = explain_of(ctx, experiment, build, "MEMORY")
+    btree_plans = explain_of(ctx, experiment, build, "MEMORY-BTREE")
+    if not hash_plans or not btree_plans:
+        gone = [e for e, p in (("MEMORY", hash_plans), ("MEMORY-BTREE", btree_plans)) if not p]
+        return C.missing("data", f"no EXPLAIN of a range statement for {' and '.join(gone)}")
+    measured = f"MEMORY (HASH): {_plans(hash_plans)}; MEMORY-BTREE: {_plans(btree_plans)}"
+    ok = {t for t, _, _ in hash_plans} == {"ALL"} and {t for t, _, _ in btree_plans} == {"range"}
+    return C.Result(measured, C.REPRODUCED if ok else C.NOT_REPRODUCED,
+                    "EXPLAIN types as published" if ok else "EXPLAIN types differ from the published ALL / range")
+
+
+def work_bound(ctx, build, experiment="simple_ranges"):
+    """(rows a HASH range query scans, rows the BTREE range examines): the slowdown a
+    full scan can cause is at most their ratio (the query's fixed cost only lowers it)."""
+    def rows(engine, kind):
+        vals = [T.number(r) for t, _, r in explain_of(ctx, experiment, build, engine) if t == kind]
+        vals = [v for v in vals if v]
+        return max(vals) if vals else None
+    return rows("MEMORY", "ALL"), rows("MEMORY-BTREE", "range")
+
+
+@dataclass(frozen=True)
+class Collapse(C.EngineRatio):
+    """B1's throughput collapse, with the scale gate: when a full scan examines fewer
+    than `rule.threshold` times the rows of the BTREE range, no collapse of that
+    size can show, whatever the engine does -- not measurable here (scale)."""
+
+    def evaluate(self, ctx, build):
+        res = super().evaluate(ctx, build)
+        if res.verdict == C.NOT_MEASURABLE:
+            return res
+        scan, rng = work_bound(ctx, build, self.experiment_name)
+        if not scan or not rng:
+            return replace(res, verdict=C.NOT_MEASURABLE,
+                           reason="data: no EXPLAIN row estimates to tell whether a full scan can cost "
+                                  "this much" + C.flagged(res.cells))
+        bound = scan / rng
+        if bound < self.rule.threshold:
+            return replace(res, verdict=C.NOT_MEASURABLE, reason=(
+                f"scale: a full scan examines {scan:,.0f} rows against the range's {rng:,.0f} "
+                f"({bound:.1f}×), so it cannot make a query {self.rule.threshold:g}× slower; that "
+                f"needs tables of at least {self.rule.threshold * rng:,.0f} rows") + C.flagged(res.cells))
+        return res
+
+
+def lock_waits(ctx, build):
+    """B3: share of table locks that had to wait, MEMORY vs InnoDB, over the cells of each."""
+    def pct(engine):
+        s = {}
+        for r in ctx.tidy.extra("status", "read_write"):
+            if r.get("build", "") == build and r.get("engine") == engine:
+                v = T.number(r.get("delta"))
+                if v is not None:
+                    s[r["name"]] = s.get(r["name"], 0.0) + v
+        w, i = s.get("Table_locks_waited", 0.0), s.get("Table_locks_immediate", 0.0)
+        return 100.0 * w / (w + i) if w + i > 0 else None
+    wm, wi = pct("MEMORY"), pct("InnoDB")
+    cells = ctx.tidy.cells("read_write", build=build)
+    if wm is None or wi is None:
+        return C.missing("data", "no table-lock counters for MEMORY and InnoDB in read_write")
+    measured = f"table locks that waited: MEMORY {wm:.1f}%, InnoDB {wi:.1f}%"
+    ok = wm > wi
+    return C.Result(measured, C.REPRODUCED if ok else C.NOT_REPRODUCED,
+                    "MEMORY waits on table locks more often than InnoDB" if ok else
+                    "MEMORY does not wait on table locks more often than InnoDB", cells=cells)
+
+
+CLAIMS = [
+    C.Check(
+        id="B1-HASH-range-full-scan", study="B1",
+        statement="Range queries on MEMORY's default HASH index are full scans (EXPLAIN type ALL); "
+                  "an index USING BTREE restores range scans",
+        published="EXPLAIN: ALL with HASH, range with BTREE", macro="MemoryHashScan",
+        experiments=("simple_ranges",), fn=full_scan),
+    *[Collapse(
+        id=f"B1-HASH-range-throughput{suffix}", study="B1",
+        statement=f"Simple-Ranges{where}: with HASH, MEMORY collapses (full scans); BTREE restores "
+                  f"throughput (BTREE ÷ HASH)",
+        published="0–2 TPS with HASH", published_ratio=None,
+        rule=C.above(COLLAPSE, "a collapse to 0–2 TPS is at least an order of magnitude"),
+        macro=macro, experiments=(exp,), experiment_name=exp, a="MEMORY-BTREE", b="MEMORY")
+      for exp, suffix, where, macro in (
+          ("simple_ranges", "", "", "MemoryHashGap"),
+          ("simple_ranges_scale", "-at-scale", " on the larger tables of simple_ranges_scale",
+           "MemoryHashGapScale"))],
+    C.EngineRatio(
+        id="B2-MEMORY-8pct-over-InnoDB", study="B2",
+        statement=f"Read-only (OLTP_RO, {{levels}}): MEMORY-BTREE only about 8% faster than InnoDB "
+                  f"(the most tables measured)",
+        published="+8% (1.08×)", published_ratio=1.08,
+        rule=C.within(1.0, 1.16, "'about 8% faster': faster at all, by at most twice the published 8%"),
+        needs=C.CONTENTION, mechanism=SERVER_LAYER, macro="MemoryEightPct",
+        experiments=("oltp_ro",), experiment_name="oltp_ro", a="MEMORY-BTREE", b="InnoDB"),
+    C.EngineRatio(
+        id="B3-MEMORY-writes-limited", study="B3",
+        statement=f"Read-write mix: MEMORY's throughput limited below InnoDB's",
+        published="qualitative: read-write mix limited by table locks",
+        rule=C.below(1.0, "'limited': any ratio below 1; the interval keeps noise out"),
+        needs=C.CONTENTION, mechanism=TABLE_LOCKS, macro="MemoryWrites",
+        experiments=("read_write",), experiment_name="read_write", a="MEMORY", b="InnoDB"),
+    C.Check(
+        id="B3-MEMORY-table-lock-waits", study="B3",
+        statement="Read-write mix: MEMORY's table locks wait more often than InnoDB's "
+                  "(Table_locks_waited)",
+        published="qualitative: writes serialise on table locks", needs=C.CONTENTION,
+        mechanism=TABLE_LOCKS, macro="MemoryLockWaits", experiments=("read_write",), fn=lock_waits),
+    *[C.TablesRatio(
+        id=f"B4-single-table-bottleneck-{exp.replace('_', '-')}-{engine}", study="B4",
+        statement=f"{label}, {engine}: 8 tables faster than 1 at the most cores measured (a single "
+                  f"table provokes server bottlenecks)",
+        published="qualitative: LOCK_open, MDL, index mutex with 1 table",
+        rule=C.above(1.0, "'faster' is any ratio above 1; the interval keeps noise out"),
+        needs=C.CONTENTION, mechanism=SINGLE_TABLE, macro=f"SingleTable{macro}{engine}",
+        experiments=(exp,), experiment_name=exp, engine=engine, a=8, b=1)
+      for exp, label, macro in (("point_select", "Point-Selects", "PS"), ("oltp_ro", "OLTP_RO", "RO"))
+      for engine in ("InnoDB", "MyISAM")],
+]
+
+FIGURES = {
+    "b_memory": dict(script="fig_memory.R", flag="Memory",
+                     inputs=[("simple_ranges", "summary"), ("simple_ranges_scale", "summary"),
+                             ("oltp_ro", "summary"), ("read_write", "summary")],
+                     extra=["factors.csv", "published.csv"]),
+}
+
+# Published numbers b_memory draws (harness.analysis.marks): B2's +8%, MEMORY-BTREE on
+# InnoDB's measured peak. Not drawn: B1's 0-2 TPS (an absolute rate of unknown
+# hardware and table size) and B3/B4 (qualitative).
+PUBLISHED_MARKS = [_marks.from_claim(next(c for c in CLAIMS if c.id == "B2-MEMORY-8pct-over-InnoDB"),
+                                     "b_memory")]
+
+
+def macros(ctx, rows, fmt):
+    build = (ctx.tidy.builds("simple_ranges") or [""])[0]
+    plans = {e: explain_of(ctx, "simple_ranges", build, e) for e in ("MEMORY", "MEMORY-BTREE")}
+    out = []
+    for e, name in (("MEMORY", "Hash"), ("MEMORY-BTREE", "Btree")):
+        p = plans[e]
+        out += [(f"Memory{name}Type", fmt.tex_escape("/".join(fmt.distinct(t for t, _, _ in p))) if p else fmt.NA),
+                (f"Memory{name}Rows", fmt.tex_escape("/".join(fmt.distinct(r for _, _, r in p))) if p else fmt.NA)]
+    out.append(("MemoryCollapse", fmt.fmt_num(COLLAPSE)))
+    for exp, name in (("simple_ranges", ""), ("simple_ranges_scale", "Scale")):
+        b = (ctx.tidy.builds(exp) or [""])[0]
+        scan, rng = work_bound(ctx, b, exp)
+        size = ctx.tidy.spec(exp).get("table_size")
+        out += [(f"MemoryTableSize{name}", fmt.fmt_int(size) if size else fmt.NA),
+                (f"MemoryWorkBound{name}", fmt.fmt_ratio(scan / rng if scan and rng else None, 1))]
+    return out
+

@@ -1,0 +1,416 @@
+"""Study C (2005): MySQL 5.0's pluggable storage engines, a test drive --
+C1 inserts from a stored procedure, C2 real scans and engine conversions,
+C3 ARCHIVE's storage, C4 pluggability -- read from the `test_drive` steps
+experiment (harness.studies.c.test_drive).
+
+Its tidy rows are one per (step, engine, metric) and repetition, not a
+throughput metric per cell, so this module reads them itself (`values`) and
+judges times as ratios in the published direction: a ratio above 1 means the
+first-named engine took longer. The interval of every ratio comes from the
+repetitions of the cell (one value per repetition; a step timed several times
+within a repetition counts once, by its median), the verdict from
+harness.analysis.verdict at `claims.level`: with one repetition it is inconclusive and
+says how many repetitions an interval needs.
+
+Published numbers are those of docs/studies.md (Study C).
+"""
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+
+from harness.analysis import claims as C
+from harness.analysis import tidydata as T
+from harness.analysis import verdict as V
+from harness.analysis import marks as _marks
+from harness.studies.c import test_drive
+
+NAME = "c"
+CODES = ("C1",)
+TITLE = "Study C: MySQL 5.0's pluggable storage engines, a test drive"
+SECTION = "sections/c.tex"
+
+EXPERIMENT = "test_drive"
+STEP_SCRIPTS = {test_drive.SCRIPT: test_drive}
+EXPERIMENTS = {
+    EXPERIMENT: ("C1--C4", "stored-procedure inserts, scans, conversions, ARCHIVE size, pluggability "
+                           "(+ PostgreSQL as the legacy stand-in)"),
+}
+
+SETUP = [
+    ("host", "one Pentium 4, 3.0 GHz with Hyper-Threading, 1 GB RAM (C)", "hardware"),
+    ("server builds", "MySQL 5.0 (C)", "builds"),
+    ("repetitions per point", "one run shown (C)", "repetitions"),
+]
+
+LEGACY = "PostgreSQL (legacy stand-in)"
+STUDY_ENGINES = ("InnoDB", "MyISAM", "ARCHIVE")
+# Published times (s) for 3,000,000 rows, docs/studies.md.
+PUBLISHED_INSERT_S = {"legacy": 183.01, "InnoDB": 184.75, "MyISAM": 109.88, "ARCHIVE": 73.83}
+PUBLISHED_SCAN_S = {"legacy": 1.43, "ARCHIVE": 1.98, "MyISAM": 1.86, "InnoDB": 4.05}
+PUBLISHED_CONVERT_S = {"ARCHIVE>MyISAM": 5.86, "MyISAM>InnoDB": 35.89}
+PUBLISHED_SAVING = 0.80
+# C4's steps whose rows are pass/fail answers of the server (C4.engines* are captures).
+C4_CHECK_STEPS = ("C4.feature", "C4.skip_innodb", "C4.restart")
+SETUP_SHOWN = ("innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin", "autocommit")
+
+
+# --- reading the steps rows ------------------------------------------------------------
+
+def step_rows(ctx, build: str, step: str | None = None, engine: str | None = None,
+              metric: str | None = None) -> list[dict]:
+    """The test_drive rows of `build` (every repetition) with these step/engine/metric."""
+    out = []
+    for cell in ctx.tidy.cells(EXPERIMENT, build=build):
+        for r in cell.runs:
+            if ((step is None or r.get("step") == step) and (engine is None or r.get("engine") == engine)
+                    and (metric is None or r.get("metric") == metric)):
+                out.append(r)
+    return out
+
+
+def ok(row: dict) -> bool:
+    return T.flag(row.get("ok", ""))
+
+
+def values(ctx, build: str, step: str, engine: str, metric: str) -> list[float]:
+    """One value per repetition (the median of the step's passing values in it)."""
+    by_rep = {}
+    for r in step_rows(ctx, build, step, engine, metric):
+        v = T.number(r.get("value"))
+        if ok(r) and v is not None:
+            by_rep.setdefault(r.get("rep", ""), []).append(v)
+    return [statistics.median(v) for _, v in sorted(by_rep.items())]
+
+
+def median(ctx, build, step, engine, metric):
+    v = values(ctx, build, step, engine, metric)
+    return statistics.median(v) if v else None
+
+
+def setup_value(ctx, build: str, metric: str) -> str:
+    """A setup row's value as the script recorded it ('' when absent)."""
+    rows = step_rows(ctx, build, "setup", None, metric)
+    return rows[0].get("value", "") if rows else ""
+
+
+def rows_loaded(ctx) -> int | None:
+    return ctx.tidy.spec(EXPERIMENT).get("rows")
+
+
+# --- formatting --------------------------------------------------------------------------
+
+def fmt_s(x) -> str:
+    """Seconds with three significant digits: '1.94 s', '0.0612 s'."""
+    return "n/a" if x is None else f"{x:.3g} s"
+
+
+def fmt_bytes(x) -> str:
+    return "n/a" if x is None else f"{x:,.0f} B"
+
+
+def interval_text(ci: V.RatioCI) -> str:
+    if not ci.coverage:
+        return f"{ci.point:.2f}× (one repetition: no interval)"
+    return f"{ci.point:.2f}× [{ci.lo:.2f}, {ci.hi:.2f}] at {100 * ci.coverage:.0f}% coverage"
+
+
+# --- kinds of claim ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StepRatio(C.Claim):
+    """median(a) / median(b) of two (step, engine, metric) series of the same
+    build, one value per repetition; `b_any`: b is the one of these engines with
+    the highest median (e.g. 'InnoDB is the slowest': against the slowest other)."""
+    a: tuple = ()                  # (step, engine, metric)
+    b: tuple = ()
+    b_any: tuple = ()              # engines to pick b's engine from (b's step and metric)
+    unit: str = "s"                # "s" or "bytes" (the metric column of the row)
+
+    def series(self, ctx, build):
+        a = values(ctx, build, *self.a)
+        if not self.b_any:
+            return a, self.b, values(ctx, build, *self.b)
+        step, _, metric = self.b
+        cands = [(e, values(ctx, build, step, e, metric)) for e in self.b_any]
+        cands = [(e, v) for e, v in cands if v]
+        if not cands:
+            return a, self.b, []
+        e, v = max(cands, key=lambda ev: statistics.median(ev[1]))
+        return a, (step, e, metric), v
+
+    def evaluate(self, ctx, build):
+        if ctx.tidy.experiment(EXPERIMENT) is None:
+            return C.missing(*ctx.tidy.missing(EXPERIMENT).split(": ", 1))
+        va, b, vb = self.series(ctx, build)
+        for (step, engine, metric), v in ((self.a, va), (b, vb)):
+            if not v:
+                why = [r.get("detail") for r in step_rows(ctx, build, None, engine, "skipped")]
+                if why:
+                    return C.missing("build", why[0])
+                return C.missing("data", f"no passing {step} {metric} of {engine} in {build}")
+        ci = V.ratio_interval(va, vb, ctx.level)
+        verdict, reason = V.decide(ci, self.rule.threshold, self.rule.side, self.rule.threshold_hi)
+        fmt = fmt_s if self.unit == "s" else fmt_bytes
+        rows = f" ({rows_loaded(ctx):,} rows)" if rows_loaded(ctx) else ""
+        measured = (f"{self.a[1]} {fmt(statistics.median(va))} vs {b[1]} {fmt(statistics.median(vb))}"
+                    f"{rows}: {interval_text(ci)}")
+        return C.Result(measured, verdict, reason, ci, None, (len(va), len(vb)))
+
+    def row(self, ctx, build):
+        r = super().row(ctx, build)
+        r["metric"] = "time_s" if self.unit == "s" else "datadir_bytes"
+        return r
+
+
+def pluggability(ctx, build) -> C.Result:
+    """C4: every pass/fail answer of the server (features per engine, InnoDB off and
+    back) passed, in every repetition; skipped engines (not in the build) do not count."""
+    rows = [r for s in C4_CHECK_STEPS for r in step_rows(ctx, build, s)]
+    rows = [r for r in rows if r.get("metric") != "skipped"]
+    if not rows:
+        return C.missing("data", f"no C4 pass/fail rows of {build}")
+    failed = [r for r in rows if not ok(r)]
+    checks = {(r.get("step"), r.get("engine"), r.get("metric")) for r in rows}
+    engines = sorted({e for s, e, _ in checks if s == "C4.feature"})
+    measured = (f"{len(rows) - len(failed)} of {len(rows)} checks passed ({len(checks)} distinct: "
+                f"procedure, trigger, view on {', '.join(engines)}; InnoDB disabled and back)")
+    if failed:
+        names = "; ".join(f"{r.get('engine')} {r.get('metric')}: {r.get('detail', '')[:80]}" for r in failed[:3])
+        return C.Result(measured, C.NOT_REPRODUCED, f"failed: {names}")
+    return C.Result(measured, C.REPRODUCED, "every feature worked on every engine and after each "
+                                            "ALTER TABLE ... ENGINE=; InnoDB was disabled and came back")
+
+
+def _published(times: dict, a: str, b: str) -> dict:
+    """A claim's published text and ratio, a's published seconds over b's, from the study's table:
+    '184.75 s vs 109.88 s (1.68×)'."""
+    r = times[a] / times[b]
+    return {"published": f"{times[a]:g} s vs {times[b]:g} s ({r:.2f}×)", "published_ratio": r}
+
+
+FASTER = "'faster' is any ratio above 1; the interval keeps noise out"
+CLOSE = ("'about the same': within 1.5× either way, a band narrower than the 1.68× gap the study "
+         "called a difference (MyISAM vs InnoDB)")
+
+CLAIMS = [
+    StepRatio(
+        id="C1-MyISAM-inserts-faster-than-InnoDB", study="C1",
+        statement="Stored-procedure inserts, autocommit: MyISAM faster than InnoDB (InnoDB time ÷ MyISAM time)",
+        **_published(PUBLISHED_INSERT_S, "InnoDB", "MyISAM"),
+        rule=C.above(1.0, FASTER), macro="CInsertMyisam", experiments=(EXPERIMENT,),
+        a=("C1", "InnoDB", "insert_s"), b=("C1", "MyISAM", "insert_s")),
+    StepRatio(
+        id="C1-ARCHIVE-inserts-faster-than-MyISAM", study="C1",
+        statement="Stored-procedure inserts: ARCHIVE faster than MyISAM (MyISAM time ÷ ARCHIVE time)",
+        **_published(PUBLISHED_INSERT_S, "MyISAM", "ARCHIVE"),
+        rule=C.above(1.0, FASTER), macro="CInsertArchive", experiments=(EXPERIMENT,),
+        a=("C1", "MyISAM", "insert_s"), b=("C1", "ARCHIVE", "insert_s")),
+    StepRatio(
+        id="C1-legacy-close-to-InnoDB", study="C1",
+        statement="The legacy RDBMS's loop about as fast as InnoDB (InnoDB time ÷ legacy time; here "
+                  "PostgreSQL's PL/pgSQL loop stands in for the commercial database)",
+        **_published(PUBLISHED_INSERT_S, "InnoDB", "legacy"),
+        rule=C.within(1 / 1.5, 1.5, CLOSE), macro="CInsertLegacy", experiments=(EXPERIMENT,),
+        deviation="PostgreSQL from Debian, a PL/pgSQL loop committing per row, stands in for the "
+                  "study's commercial database",
+        a=("C1", "InnoDB", "insert_s"), b=("C1", LEGACY, "insert_s")),
+    StepRatio(
+        id="C2-InnoDB-scan-slowest", study="C2",
+        statement="Full scan (count(*) WHERE c1 = 1, EXPLAIN type ALL): InnoDB the slowest engine "
+                  "(InnoDB time ÷ the slower of MyISAM and ARCHIVE)",
+        **_published(PUBLISHED_SCAN_S, "InnoDB", "ARCHIVE"),
+        rule=C.above(1.0, "'slowest' is any ratio above 1 against the slower other engine"),
+        macro="CScanInnodb", experiments=(EXPERIMENT,),
+        a=("C2", "InnoDB", "scan_s"), b=("C2", "", "scan_s"), b_any=("MyISAM", "ARCHIVE")),
+    StepRatio(
+        id="C2-conversion-to-InnoDB-slower", study="C2",
+        statement="ALTER TABLE ... ENGINE= in the study's order: MyISAM→InnoDB slower than "
+                  "ARCHIVE→MyISAM (time ratio)",
+        **_published(PUBLISHED_CONVERT_S, "MyISAM>InnoDB", "ARCHIVE>MyISAM"),
+        rule=C.above(1.0, "'slower' is any ratio above 1"), macro="CConvert", experiments=(EXPERIMENT,),
+        a=("C2.convert", "MyISAM>InnoDB", "alter_s"), b=("C2.convert", "ARCHIVE>MyISAM", "alter_s")),
+    StepRatio(
+        id="C3-ARCHIVE-saves-80pct-identical-rows", study="C3",
+        statement="ARCHIVE saves at least the published 80% of MyISAM's storage on the study's "
+                  "identical rows (MyISAM bytes ÷ ARCHIVE bytes on disk; 5× is 80%)",
+        published="about 80% saved (5×)", published_ratio=1 / (1 - PUBLISHED_SAVING),
+        rule=C.above(5.0, "identical rows compress at least as well as the study's: at least 80%"),
+        macro="CSaveIdentical", experiments=(EXPERIMENT,), unit="bytes",
+        a=("C3", "MyISAM", "identical_datadir_bytes"), b=("C3", "ARCHIVE", "identical_datadir_bytes")),
+    StepRatio(
+        id="C3-ARCHIVE-saves-80pct-varied-rows", study="C3",
+        statement="ARCHIVE saves about 80% of MyISAM's storage on varied rows, so the saving is "
+                  "not an artefact of identical rows (MyISAM bytes ÷ ARCHIVE bytes)",
+        published="about 80% saved (5×)", published_ratio=1 / (1 - PUBLISHED_SAVING),
+        rule=C.within(1 / 0.3, 1 / 0.1, "'about 80%': 70--90% saved, i.e. 3.33--10×"),
+        macro="CSaveVaried", experiments=(EXPERIMENT,), unit="bytes",
+        deviation="a second, varied row set (the study inserted identical rows only)",
+        a=("C3", "MyISAM", "varied_datadir_bytes"), b=("C3", "ARCHIVE", "varied_datadir_bytes")),
+    C.Check(
+        id="C4-pluggability", study="C4",
+        statement="Stored procedures, triggers (aes_encrypt) and views work on every engine and after "
+                  "ALTER TABLE ... ENGINE=; skip-innodb disables InnoDB",
+        published="qualitative: all work", macro="CPluggability", experiments=(EXPERIMENT,),
+        fn=pluggability),
+]
+
+FIGURES = {
+    "c_inserts": dict(script="fig_c_inserts.R", flag="CInserts", inputs=[(EXPERIMENT, "summary")],
+                      extra=["published.csv"]),
+    "c_scans": dict(script="fig_c_scans.R", flag="CScans", inputs=[(EXPERIMENT, "summary")],
+                    extra=["published.csv"]),
+    "c_storage": dict(script="fig_c_storage.R", flag="CStorage", inputs=[(EXPERIMENT, "summary")],
+                      extra=["published.csv"]),
+}
+
+
+def _engine(key):
+    return LEGACY if key == "legacy" else key
+
+
+# Published numbers the figures draw (harness.analysis.marks). c_inserts plots time
+# divided by InnoDB's, so its marks are the published times divided by InnoDB's
+# published time (InnoDB itself, 1 by definition, is the grey line). c_scans and
+# c_storage plot seconds and bytes of this host's row count: their marks are the
+# published ratios placed on a measured reference (InnoDB's scan; the ARCHIVE to
+# MyISAM conversion; MyISAM's bytes), never 2005's seconds.
+PUBLISHED_MARKS = [
+    *[_marks.mark("c_inserts", s / PUBLISHED_INSERT_S["InnoDB"],
+                  _marks.ratio_label(s / PUBLISHED_INSERT_S["InnoDB"]), "C1, 3,000,000 inserts",
+                  step="C1", metric="insert_s", engine=_engine(e))
+      for e, s in PUBLISHED_INSERT_S.items() if e != "InnoDB"],
+    *[_marks.mark("c_scans", s / PUBLISHED_SCAN_S["InnoDB"],
+                  _marks.ratio_label(s / PUBLISHED_SCAN_S["InnoDB"]), "C2, full scan (ratio to InnoDB)",
+                  step="C2", metric="scan_s", engine=_engine(e), ref_engine="InnoDB")
+      for e, s in PUBLISHED_SCAN_S.items() if e != "InnoDB"],
+    _marks.mark("c_scans", PUBLISHED_CONVERT_S["MyISAM>InnoDB"] / PUBLISHED_CONVERT_S["ARCHIVE>MyISAM"],
+                _marks.ratio_label(PUBLISHED_CONVERT_S["MyISAM>InnoDB"] / PUBLISHED_CONVERT_S["ARCHIVE>MyISAM"]),
+                "C2, conversions", step="C2.convert", metric="alter_s", engine="MyISAM>InnoDB",
+                ref_engine="ARCHIVE>MyISAM"),
+    _marks.mark("c_storage", 1 - PUBLISHED_SAVING, f"published \u2212{100 * PUBLISHED_SAVING:.0f}%",
+                "C3, about 80% saved", step="C3", metric="identical_datadir_bytes", engine="ARCHIVE",
+                ref_engine="MyISAM"),
+]
+
+
+# --- generated tables and numbers ---------------------------------------------------------
+
+def engines_of(ctx, build, step="C1", metric="insert_s") -> list[str]:
+    """Engines with a row of `step`/`metric` in `build`, the study's order first."""
+    seen = list(dict.fromkeys(e for e in (r.get("engine") for r in step_rows(ctx, build, step, None, metric))
+                               if e not in (None, "")))
+    order = list(STUDY_ENGINES) + ["MEMORY", "Aria"]
+    return sorted(seen, key=lambda e: (order.index(e) if e in order else len(order), e))
+
+
+def scan_table(ctx, fmt) -> str:
+    """Per build and engine: EXPLAIN type, rows examined (Handler_read_rnd_next per
+    scan), the count's check and the median scan time; PostgreSQL's plan too."""
+    lines = [r"\begin{tabular}{@{}llllr@{}}", r"\toprule",
+             r"build & engine & EXPLAIN type & rows examined & median scan \\", r"\midrule"]
+    for build in ctx.tidy.builds(EXPERIMENT):
+        for e in engines_of(ctx, build, "C2", "scan_s"):
+            t = fmt.tex_escape(fmt_s(median(ctx, build, "C2", e, "scan_s")))
+            if e == LEGACY:  # PostgreSQL: its plan and the rows its count matched
+                scan = step_rows(ctx, build, "C2", e, "scan_s")
+                plan = "Seq Scan" if scan and "Seq Scan" in (scan[0].get("detail") or "") else fmt.NA
+                m = [re.match(r"(\d+) of", r.get("detail") or "") for r in step_rows(ctx, build, "C2", e, "matched")]
+                seen = fmt.distinct(fmt.fmt_int(int(x.group(1))) + " matched" for x in m if x)
+                lines.append(f"{fmt.tex_tt(build)} & PostgreSQL (stand-in) & {plan} & "
+                             f"{'/'.join(seen) or fmt.NA} & {t} \\\\")
+                continue
+            types = fmt.distinct(r.get("value") for r in step_rows(ctx, build, "C2", e, "explain_type"))
+            rnd = fmt.distinct(fmt.fmt_int(T.number(r.get("value")))
+                             for r in step_rows(ctx, build, "C2", e, "rnd_next") if T.number(r.get("value")))
+            lines.append(f"{fmt.tex_tt(build)} & {fmt.tex_escape(e)} & {fmt.tex_escape('/'.join(types)) or fmt.NA}"
+                         f" & {'/'.join(rnd) or fmt.NA} & {t} \\\\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines)
+
+
+def pluggability_rows(ctx) -> list[tuple[str, str, str, str]]:
+    """(build, feature, engine, 'pass'/'fail'/'not in build') from the C4 rows."""
+    out = []
+    for build in ctx.tidy.builds(EXPERIMENT):
+        for step in C4_CHECK_STEPS:
+            for r in step_rows(ctx, build, step):
+                if r.get("metric") == "skipped":
+                    continue
+                key = (build, r.get("metric", ""), r.get("engine", ""))
+                res = "pass" if ok(r) else "fail"
+                prev = next((i for i, x in enumerate(out) if x[:3] == key), None)
+                if prev is None:
+                    out.append(key + (res,))
+                elif res == "fail":  # any failing repetition fails the row
+                    out[prev] = key + ("fail",)
+        for r in step_rows(ctx, build, "C4.feature", None, "skipped"):
+            out.append((build, "(all features)", r.get("engine", ""), "not in build"))
+    return out
+
+
+FEATURE_WORDS = {"procedure": "stored procedure", "trigger": "BEFORE INSERT trigger (aes_encrypt)",
+                 "view": "view", "innodb_disabled": "skip-innodb disables InnoDB",
+                 "myisam_works": "MyISAM works without InnoDB", "innodb_back": "InnoDB back after restart"}
+
+
+def pluggability_table(ctx, fmt) -> str:
+    lines = [r"\begin{tabular}{@{}lllc@{}}", r"\toprule", r"build & feature & engine & result \\",
+             r"\midrule"]
+    for build, feature, engine, res in pluggability_rows(ctx):
+        word = FEATURE_WORDS.get(feature, feature)
+        shown = r"\textbf{fail}" if res == "fail" else res
+        lines.append(f"{fmt.tex_tt(build)} & {fmt.tex_escape(word)} & {fmt.tex_escape(engine)} & "
+                     f"{shown} \\\\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines)
+
+
+def durability(ctx, fmt) -> str:
+    """The durability settings the script recorded, per build (LaTeX)."""
+    parts = []
+    for build in ctx.tidy.builds(EXPERIMENT):
+        kv = [f"{k}={setup_value(ctx, build, k)}" for k in SETUP_SHOWN if setup_value(ctx, build, k)]
+        fs = median(ctx, build, "setup", "", "fsync_ms_median")
+        text = fmt.tex_escape(", ".join(kv)) or fmt.NA
+        if fs is not None:
+            text += f", a median fsync of {fs:.2g}\\,ms"
+        parts.append(f"{fmt.tex_tt(build)}: {text}")
+    return "; ".join(parts) or fmt.NA
+
+
+def postgres_version(ctx) -> str:
+    for build in ctx.tidy.builds(EXPERIMENT):
+        for r in step_rows(ctx, build, "C1", LEGACY, "insert_s"):
+            m = re.match(r"(PostgreSQL [0-9.]+)", r.get("detail") or "")
+            if m:
+                return m.group(1)
+    return ""
+
+
+def saving(ctx, build, which) -> float | None:
+    a = median(ctx, build, "C3", "ARCHIVE", f"{which}_datadir_bytes")
+    m = median(ctx, build, "C3", "MyISAM", f"{which}_datadir_bytes")
+    return 100 * (1 - a / m) if a and m else None
+
+
+def macros(ctx, rows, fmt):
+    builds = ctx.tidy.builds(EXPERIMENT)
+    reps = sorted({c.reps for c in ctx.tidy.cells(EXPERIMENT)})
+    out = [
+        ("CRows", fmt.fmt_int(rows_loaded(ctx)) if rows_loaded(ctx) else fmt.NA),
+        ("CBuilds", ", ".join(fmt.tex_tt(b) for b in builds) or fmt.NA),
+        ("CReps", fmt.join_words(reps) if reps else fmt.NA),
+        ("CRepsNeeded", str(V.reps_needed(ctx.level))),
+        ("CPostgres", fmt.tex_escape(postgres_version(ctx)) or fmt.NA),
+        ("CDurability", durability(ctx, fmt)),
+        ("CScanTable", scan_table(ctx, fmt)),
+        ("CPluggabilityTable", pluggability_table(ctx, fmt)),
+    ]
+    for which, name in (("identical", "Identical"), ("varied", "Varied")):
+        s = [(b, saving(ctx, b, which)) for b in builds]
+        out.append((f"CSaving{name}", "; ".join(f"{fmt.fmt_pct(v)}\\% ({fmt.tex_tt(b)})" for b, v in s
+                                                if v is not None) or fmt.NA))
+    return out
+
