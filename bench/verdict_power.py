@@ -36,8 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
-from harness import intervals, verdict  # noqa: E402
-from harness.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED  # noqa: E402
+from harness.analysis import intervals, verdict  # noqa: E402
+from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED  # noqa: E402
 
 COVS = (0.03, 0.05, 0.08)
 DRIFTS = (0.0, 0.05)

@@ -11,9 +11,9 @@ import random
 
 import pytest
 
-from harness import intervals as I
-from harness import stats, verdict
-from harness.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from harness.analysis import intervals as I
+from harness.analysis import stats, verdict
+from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 
 # Two-sided critical values of the Wilcoxon signed-rank statistic (reject when the
 # smaller rank sum is <= c), from the standard tables (e.g. Conover, Practical

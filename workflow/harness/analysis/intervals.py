@@ -32,7 +32,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import NamedTuple
 
-from .verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 
 PAIRED = "exact Wilcoxon signed-rank interval of Walsh averages (Hodges-Lehmann), paired blocks"
 SIGN = "exact sign-test (binomial) order-statistic interval of the median log ratio, paired blocks"
