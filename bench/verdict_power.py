@@ -3,8 +3,8 @@
 Simulates blocks of two settings A and B measured back to back (in a random order
 within each block) and runs the project's own decision functions on them: the
 exact paired signed-rank interval with sequential stopping
-(harness.intervals.sequential_decide) for each setting name:min:max:looks, and,
-for reference, the old product of two median intervals (harness.verdict
+(harness.analysis.intervals.sequential_decide) for each setting name:min:max:looks, and,
+for reference, the old product of two median intervals (harness.analysis.verdict
 ratio_interval + decide) on a fixed number of repetitions per side.
 
 The claim is "A/B above 1"; at a true ratio of 1.00 a REPRODUCED verdict is a

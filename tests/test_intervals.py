@@ -1,8 +1,8 @@
-"""harness.intervals: exact rank intervals for ratios and the sequential verdict rule.
+"""harness.analysis.intervals: exact rank intervals for ratios and the sequential verdict rule.
 
 Critical values are checked against the published tables, every interval's
 coverage against its level, and the rule against the invariant of
-harness.verdict: REPRODUCED only with the whole interval on the published side
+harness.analysis.verdict: REPRODUCED only with the whole interval on the published side
 at coverage >= the level asked.
 """
 import itertools

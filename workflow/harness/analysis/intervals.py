@@ -4,7 +4,7 @@
 A claim "A/B is above t" is judged on an interval for the ratio. Here the interval
 comes from all blocks at once -- a block is A and B measured back to back, so
 the slow drift of a machine cancels in the per-block log ratio d_i = log(a_i/b_i)
--- instead of multiplying two per-group median intervals (harness.verdict), which
+-- instead of multiplying two per-group median intervals (harness.analysis.verdict), which
 pays the coverage twice and ignores the pairing.
 
 Every interval's coverage is computed from an exact null distribution counted by
@@ -16,7 +16,7 @@ by an arbitrarily small continuous symmetric amount and the counts below and
 above the true value can only move into the closed interval, never out of it.
 The reported coverage is the achieved one (discrete, >= the requested level where
 n allows; below it, with the widest interval, where it does not, so that the
-verdict rule says inconclusive). The invariant of harness.verdict holds: a
+verdict rule says inconclusive). The invariant of harness.analysis.verdict holds: a
 verdict is REPRODUCED only when the whole interval is on the published side at
 coverage >= the level it was asked at.
 
@@ -55,7 +55,7 @@ class Interval(NamedTuple):
 
     @property
     def n_a(self) -> int:
-        """harness.verdict.decide reads n_a / n_b."""
+        """harness.analysis.verdict.decide reads n_a / n_b."""
         return self.n[0] if isinstance(self.n, tuple) else self.n
 
     @property
@@ -245,7 +245,7 @@ def rule_verdict(ci: Interval, rule) -> str:
     """REPRODUCED when the whole interval is strictly on the published side (within:
     inside the band) and its coverage reaches ci.level; NOT_REPRODUCED when it is
     wholly on the other side (within: entirely outside the band) at that coverage;
-    INCONCLUSIVE otherwise. The same comparisons as harness.verdict.decide."""
+    INCONCLUSIVE otherwise. The same comparisons as harness.analysis.verdict.decide."""
     side, t, t_hi = Rule(*rule)
     if ci.coverage < ci.level:
         return INCONCLUSIVE
