@@ -19,202 +19,24 @@ Rules (each one a docstring below states in full):
   "64 (HT)" is 32 cores with both threads).
 - sysbench: max(client_min, ceil(n * client_ratio)) CPUs, disjoint from
   mysqld's; a count whose client cannot get that many does not fit.
-- `Topology.from_sys` reads the kernel's /sys tree; `record`/`load` keep a
-  small JSON snapshot so tests (and the paper) can replay another host.
+- The topology is harness.topology's: hwloc (`lstopo`) on this host, a
+  recorded `lstopo --of xml` file or JSON snapshot for another.
 """
 from __future__ import annotations
 
-import functools
-import json
 import math
-import os
-import re
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 
-from . import atomic
-from .placement import PlacementError, cpulist, parse_cpulist
+from .placement import cpulist
+from .topology import FORMAT, Cpu, Topology, TopologyError  # noqa: F401  (this module's API since before topology.py)
 
 STUDY_CORES = (4, 8, 16, 24, 32)   # docs/studies.md: A1 32, 24, 16, 8, 4; A3 64 (HT), 32, 24, 16
 SMALL_CORES = (1, 2)               # powers of two below 4, for small hosts
 SMT_POINT = 64                     # A3's "64 (with Hyper-Threading)": 32 cores x 2 threads
 MIN_POINTS = 4                     # add SMALL_CORES until the sweep has this many points
-FORMAT = "mysqlbench-topology/1"
 
 
-class CoresError(PlacementError):
-    """A plan or a snapshot that cannot be used; the message is one line naming the key or file."""
-
-
-# ---------------------------------------------------------------- topology
-
-@dataclass(frozen=True)
-class Cpu:
-    cpu: int                  # the kernel's CPU number
-    package: int              # physical_package_id (socket)
-    core: int                 # core_id (unique only within a package)
-    siblings: tuple[int, ...]  # thread_siblings_list: the hardware threads of this core, itself included
-    node: int                 # NUMA node
-
-
-@dataclass(frozen=True)
-class Topology:
-    """The CPUs this process may use, with where each one sits.
-
-    `cpus` holds only the allowed CPUs; `siblings` are as the kernel lists
-    them, so they may name CPUs outside the allowed set (a container's
-    cpuset may hold one thread of a core). A physical core is identified by
-    its package and sibling list, not by core_id, which repeats across
-    packages and dies.
-    """
-    cpus: tuple[Cpu, ...]
-    source: str = ""
-
-    # --- reading and writing
-
-    @classmethod
-    def from_sys(cls, root: str | os.PathLike = "/sys", allowed=None) -> "Topology":
-        """Read root/devices/system/{cpu,node}. `allowed`: the CPUs to keep;
-        None means this process's affinity when reading the live /sys, else
-        every online CPU of the tree. Files a VM or container does not
-        expose fall back to: package 0, core_id = cpu number, no siblings,
-        node 0."""
-        root = Path(root)
-        cpu_dir = root / "devices" / "system" / "cpu"
-        if not cpu_dir.is_dir():
-            raise CoresError(f"{cpu_dir}: no such directory; give the root of a /sys tree")
-        online_file = cpu_dir / "online"
-        if online_file.is_file():
-            online = parse_cpulist(online_file.read_text())
-        else:
-            online = sorted(int(m.group(1)) for p in cpu_dir.iterdir()
-                            if (m := re.fullmatch(r"cpu(\d+)", p.name)))
-        if allowed is None:
-            allowed = os.sched_getaffinity(0) if root.resolve() == Path("/sys") else online
-        keep = sorted(set(allowed) & set(online))
-        if not keep:
-            raise CoresError(f"{root}: none of the allowed CPUs {cpulist(allowed)} is online "
-                             f"(online: {cpulist(online)})")
-        nodes = _node_map(root / "devices" / "system" / "node")
-        out = []
-        for n in keep:
-            topo = cpu_dir / f"cpu{n}" / "topology"
-            package = _read_int(topo / "physical_package_id", 0)
-            siblings = (_read_list(topo / "thread_siblings_list")
-                        or _read_list(topo / "core_cpus_list") or [n])
-            out.append(Cpu(cpu=n, package=max(package, 0), core=_read_int(topo / "core_id", n),
-                           siblings=tuple(sorted(set(siblings) | {n})), node=nodes.get(n, 0)))
-        return cls(cpus=tuple(out), source=str(root))
-
-    def to_dict(self) -> dict:
-        return {"format": FORMAT, "source": self.source,
-                "cpus": [{**asdict(c), "siblings": list(c.siblings)} for c in self.cpus]}
-
-    def record(self, path) -> None:
-        """Write the snapshot as JSON, one CPU a line (atomically)."""
-        d = self.to_dict()
-        lines = [json.dumps(c, separators=(", ", ": ")) for c in d["cpus"]]
-        text = ("{\n" f'  "format": {json.dumps(d["format"])},\n  "source": {json.dumps(d["source"])},\n'
-                '  "cpus": [\n    ' + ",\n    ".join(lines) + "\n  ]\n}\n")
-        atomic.write_text(Path(path), text)
-
-    @classmethod
-    def load(cls, path) -> "Topology":
-        path = Path(path)
-        try:
-            d = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            raise CoresError(f"{path}: not a readable topology snapshot ({e}); "
-                             f"write one with Topology.from_sys().record(path)") from None
-        if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise CoresError(f"{path}: format is {d.get('format') if isinstance(d, dict) else None!r}, "
-                             f"expected {FORMAT!r}; re-record it with Topology.record")
-        try:
-            cpus = tuple(Cpu(cpu=int(c["cpu"]), package=int(c["package"]), core=int(c["core"]),
-                             siblings=tuple(sorted(int(s) for s in c["siblings"])), node=int(c["node"]))
-                         for c in d["cpus"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise CoresError(f"{path}: cpus: every entry needs integer cpu, package, core, node and a "
-                             f"siblings list ({type(e).__name__}: {e})") from None
-        if not cpus or len({c.cpu for c in cpus}) != len(cpus):
-            raise CoresError(f"{path}: cpus: empty or a CPU listed twice")
-        return cls(cpus=tuple(sorted(cpus, key=lambda c: c.cpu)), source=d.get("source", str(path)))
-
-    # --- questions
-
-    @property
-    def ids(self) -> list[int]:
-        return [c.cpu for c in self.cpus]
-
-    @functools.cached_property
-    def _by_id(self) -> dict[int, Cpu]:
-        return {c.cpu: c for c in self.cpus}
-
-    def cores(self) -> list[tuple[int, ...]]:
-        """The physical cores, each as its allowed hardware threads (lowest first),
-        ordered by package, NUMA node, then lowest CPU number."""
-        return list(self._cores)
-
-    @functools.cached_property
-    def _cores(self) -> tuple[tuple[int, ...], ...]:
-        allowed = set(self.ids)
-        by_key: dict = {}
-        for c in self.cpus:
-            by_key.setdefault((c.package, c.siblings), []).append(c)
-        groups = [sorted(cs, key=lambda c: c.cpu) for cs in by_key.values()]
-        groups.sort(key=lambda cs: (cs[0].package, cs[0].node, cs[0].cpu))
-        return tuple(tuple(c.cpu for c in cs if c.cpu in allowed) for cs in groups)
-
-    def cpu(self, n: int) -> Cpu:
-        return self._by_id[n]
-
-    @property
-    def packages(self) -> list[int]:
-        return sorted({c.package for c in self.cpus})
-
-    @property
-    def nodes(self) -> list[int]:
-        return sorted({c.node for c in self.cpus})
-
-    @property
-    def threads_per_core(self) -> int:
-        return max(len(t) for t in self.cores())
-
-    def summary(self) -> str:
-        """'64 CPUs: 2 sockets x 16 cores x 2 threads, 2 NUMA nodes'."""
-        cores = self.cores()
-        per_pkg = sorted({sum(1 for t in cores if self.cpu(t[0]).package == p) for p in self.packages})
-        shape = "/".join(str(k) for k in per_pkg)
-        s = "s" if len(self.packages) > 1 else ""
-        tpc = self.threads_per_core
-        return (f"{len(self.cpus)} CPU{'s' if len(self.cpus) > 1 else ''}: {len(self.packages)} socket{s} x "
-                f"{shape} core{'s' if per_pkg[-1] > 1 else ''} x {tpc} thread{'s' if tpc > 1 else ''}, "
-                f"{len(self.nodes)} NUMA node{'s' if len(self.nodes) > 1 else ''}")
-
-
-def _read_int(path: Path, default: int) -> int:
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return default
-
-
-def _read_list(path: Path) -> list[int]:
-    try:
-        return parse_cpulist(path.read_text())
-    except (OSError, ValueError):
-        return []
-
-
-def _node_map(node_dir: Path) -> dict[int, int]:
-    out = {}
-    if node_dir.is_dir():
-        for p in node_dir.iterdir():
-            m = re.fullmatch(r"node(\d+)", p.name)
-            if m:
-                for c in _read_list(p / "cpulist"):
-                    out[c] = int(m.group(1))
-    return out
+CoresError = TopologyError   # one error for a topology that cannot be read and a plan that cannot be made
 
 
 # ---------------------------------------------------------------- the plan
