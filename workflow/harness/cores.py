@@ -10,15 +10,18 @@ hyper-threads of one core are not two cores, and a sweep that crosses a
 socket boundary halfway measures the interconnect, not the engine.
 
 Rules (each one a docstring below states in full):
-- mysqld: one hardware thread per physical core, all on one socket; a count
-  larger than any one socket's cores spans the fewest sockets (on a
-  2 x 16-core host the study's 24 and 32 can only run that way) unless
-  `cross_socket=False`.
+- mysqld: one hardware thread per physical core, on one NUMA node while the
+  count fits one, else on one socket; a count larger than any one socket's
+  cores spans the fewest sockets (on a 2 x 16-core host the study's 24 can
+  only run that way) unless `cross_socket=False`.
   With `smt=True`, counts above the studies' largest core count (32) are SMT
   points: n hardware threads on n/2 cores, both threads of each (the study's
   "64 (HT)" is 32 cores with both threads).
-- sysbench: max(client_min, ceil(n * client_ratio)) CPUs, disjoint from
-  mysqld's; a count whose client cannot get that many does not fit.
+- sysbench: max(client_min, ceil(n * client_ratio)) CPUs on physical cores
+  mysqld does not use: the two never share a core (SMT siblings stay on one
+  side), so a count whose client cannot get that many does not fit.
+- Each cell records mysqld's NUMA nodes and `mems`, the memory nodes to bind
+  it to (a container's --cpuset-mems).
 - The topology is harness.topology's: hwloc (`lstopo`) on this host, a
   recorded `lstopo --of xml` file or JSON snapshot for another.
 """
@@ -50,12 +53,14 @@ class Cell:
     threads_per_core: int          # 1, or 2 (or more) at an SMT point
     sockets: tuple[int, ...]       # packages mysqld runs on
     nodes: tuple[int, ...]         # NUMA nodes mysqld runs on
-    client_on_siblings: int        # sysbench CPUs that are SMT siblings of mysqld's cores
+    client_on_siblings: int        # sysbench CPUs that are SMT siblings of mysqld's cores: 0 by the rule
+    mems: tuple[int, ...] = ()     # memory nodes to bind mysqld to (--cpuset-mems); () = no binding
 
     def to_dict(self) -> dict:
         return {"cores": self.cores, "server_cpus": cpulist(self.server), "client_cpus": cpulist(self.client),
                 "threads_per_core": self.threads_per_core, "sockets": list(self.sockets),
-                "nodes": list(self.nodes), "client_on_siblings": self.client_on_siblings}
+                "nodes": list(self.nodes), "mems": list(self.mems),
+                "client_on_siblings": self.client_on_siblings}
 
 
 @dataclass(frozen=True)
@@ -97,12 +102,11 @@ class Plan:
             where = "" if one_socket else (f", socket {c.sockets[0]}" if len(c.sockets) == 1
                                            else f", across sockets {_and(c.sockets)}")
             ht = f", {c.threads_per_core} threads per core" if c.threads_per_core > 1 else ""
-            sib = (f", {c.client_on_siblings} of them SMT siblings of mysqld's cores"
-                   if c.client_on_siblings else "")
-            cells.append(f"mysqld on {_cpus(n)} ({_cpunames(c.server)}{where}{ht}), "
-                         f"sysbench on {_cpus(len(c.client))} ({_cpunames(c.client)}{sib})")
+            numa = f", NUMA node{'s' if len(c.nodes) > 1 else ''} {_and(c.nodes)}" if len(t.nodes) > 1 else ""
+            cells.append(f"mysqld on {_cpus(n)} ({_cpunames(c.server)}{where}{numa}{ht}), "
+                         f"sysbench on {_cpus(len(c.client))} ({_cpunames(c.client)})")
         if not cells:
-            text = f"{head}: no core count fits (mysqld and sysbench need disjoint CPUs)."
+            text = f"{head}: no core count fits (mysqld and sysbench need CPUs on different physical cores)."
         elif len(cells) == 1:
             text = f"{head}: {cells[0]}."
         else:
@@ -129,9 +133,9 @@ class Plan:
         smt = (f"; counts above {max(STUDY_CORES)} use both threads of n/2 cores (SMT)" if self.smt
                else "")
         cross = ", or the fewest sockets when one is too small" if self.cross_socket else ""
-        return (f"Rule: mysqld on n physical cores, one thread each, on one socket{cross}{smt}; "
-                f"sysbench on {mins} CPUs disjoint from mysqld's, preferring cores (and sockets) "
-                f"mysqld does not use.")
+        return (f"Rule: mysqld on n physical cores, one thread each, on one NUMA node while they fit, "
+                f"else on one socket{cross}{smt}; sysbench on {mins} CPUs on physical cores mysqld "
+                f"does not use, preferring sockets mysqld does not use.")
 
     def _smt_point(self, n: int) -> bool:
         return _is_smt_point(n, self.smt)
@@ -170,13 +174,15 @@ def place(topology: Topology, cores: int, *, smt: bool = False, client_min: int 
     reason) when it does not fit.
 
     mysqld: `cores` physical cores, one thread each (the lowest-numbered
-    allowed thread), filling one socket's NUMA nodes in order; when no
-    socket has enough cores, the fewest sockets, largest first (if
-    cross_socket). At an SMT point (smt and cores > 32): cores/2 cores
-    with both threads, placed the same way. sysbench: client_size() CPUs
-    from the rest, first on cores of sockets mysqld does not use, then on
-    cores mysqld does not use, last on SMT siblings of mysqld's cores;
-    one thread per core before the second thread.
+    usable thread), the first that fits of: one NUMA node of one socket; one
+    socket (its largest nodes first); when no socket has enough cores (if
+    cross_socket) one NUMA node's cores on the fewest sockets, else the
+    fewest sockets, largest first. At an SMT point (smt and cores > 32):
+    cores/2 cores with both threads, placed the same way. sysbench:
+    client_size() CPUs on the physical cores mysqld does not use, first on
+    sockets mysqld does not use; one thread per core before the second.
+    `mems`: mysqld's NUMA nodes this process may bind memory to, on a host
+    with more than one node.
     """
     if not isinstance(cores, int) or isinstance(cores, bool) or cores < 1:
         raise CoresError(f"cores: {cores!r} is not a positive integer")
@@ -191,27 +197,36 @@ def place(topology: Topology, cores: int, *, smt: bool = False, client_min: int 
         usable = all_cores
     server = _pick_server(t, usable, cores, smt_point, cross_socket)
     n_client = client_size(cores, client_min, client_ratio)
-    left = len(t.cpus) - len(server)
-    if left < n_client:
-        raise CoresError(f"need {cores} CPUs for mysqld and {n_client} for sysbench, "
-                         f"this host has {len(t.cpus)}")
-    client = _pick_client(t, server, n_client)
     sset = set(server)
+    free = [c for c in all_cores if not sset & set(c)]
+    if sum(map(len, free)) < n_client:
+        raise CoresError(f"need {cores} CPUs for mysqld and {n_client} for sysbench on other physical cores, "
+                         f"this host has {len(t.cpus)}, {sum(map(len, free))} of them on cores mysqld "
+                         f"leaves free")
+    client = _pick_client(t, server, free, n_client)
     server_cores = [c for c in all_cores if sset & set(c)]
     on_sib = sum(1 for x in client if any(x in c for c in server_cores))
+    nodes = tuple(sorted({t.cpu(x).node for x in server}))
+    mems = tuple(n for n in nodes if n in t.mems) if len(set(t.nodes) | set(t.mems)) > 1 else ()
     return Cell(cores=cores, server=tuple(sorted(server)), client=tuple(sorted(client)),
                 threads_per_core=2 if smt_point else 1,
                 sockets=tuple(sorted({t.cpu(x).package for x in server})),
-                nodes=tuple(sorted({t.cpu(x).node for x in server})), client_on_siblings=on_sib)
+                nodes=nodes, client_on_siblings=on_sib, mems=mems)
+
+
+def _group(cores_list, key) -> dict:
+    out: dict = {}
+    for c in cores_list:
+        out.setdefault(key(c), []).append(c)
+    return out
 
 
 def _pick_server(t: Topology, usable: list[tuple[int, ...]], n: int, smt_point: bool,
                  cross_socket: bool) -> list[int]:
     per_core = 2 if smt_point else 1
     n_cores = math.ceil(n / per_core)
-    by_pkg: dict[int, list[tuple[int, ...]]] = {}
-    for c in usable:
-        by_pkg.setdefault(t.cpu(c[0]).package, []).append(c)
+    pkg, node = (lambda c: t.cpu(c[0]).package), (lambda c: t.cpu(c[0]).node)
+    by_pkg = _group(usable, pkg)
 
     def take(cores_list):
         out = []
@@ -219,31 +234,37 @@ def _pick_server(t: Topology, usable: list[tuple[int, ...]], n: int, smt_point: 
             out.extend(c[:per_core])
         return out[:n]
 
-    for pkg in sorted(by_pkg):
-        if len(by_pkg[pkg]) >= n_cores:
-            return take(by_pkg[pkg])
+    def fewest_sockets(cores_list):   # largest socket first, then by node: the fewest of both
+        by = _group(cores_list, pkg)
+        order = sorted(by, key=lambda p: (-len(by[p]), min(map(node, by[p])), p))
+        return [c for p in order for c in by[p]]
+
+    for p in sorted(by_pkg):                       # one node of one socket
+        for cs in (v for _, v in sorted(_group(by_pkg[p], node).items())):
+            if len(cs) >= n_cores:
+                return take(cs)
+    for p in sorted(by_pkg):                       # one socket, its largest nodes first
+        if len(by_pkg[p]) >= n_cores:
+            by_node = _group(by_pkg[p], node)
+            return take([c for k in sorted(by_node, key=lambda k: (-len(by_node[k]), k)) for c in by_node[k]])
     biggest = max(len(v) for v in by_pkg.values())
     unit = "cores with SMT siblings" if smt_point else "cores"
-    if not cross_socket or sum(len(v) for v in by_pkg.values()) < n_cores:
-        where = (f"{biggest} per socket" if len(by_pkg) > 1 and not cross_socket
-                 else f"{sum(len(v) for v in by_pkg.values())}")
+    if not cross_socket or len(usable) < n_cores:
+        where = f"{biggest} per socket" if len(by_pkg) > 1 and not cross_socket else f"{len(usable)}"
         what = f"{n_cores} {unit}" + (f" ({n} threads)" if smt_point else "")
         raise CoresError(f"need {what}, this host has {where}")
-    order = sorted(by_pkg, key=lambda p: (-len(by_pkg[p]), p))
-    return take([c for p in order for c in by_pkg[p]])
+    for cs in (v for _, v in sorted(_group(usable, node).items())):   # one node across sockets
+        if len(cs) >= n_cores:
+            return take(fewest_sockets(cs))
+    return take(fewest_sockets(usable))
 
 
-def _pick_client(t: Topology, server: list[int], n: int) -> list[int]:
-    sset = set(server)
+def _pick_client(t: Topology, server: list[int], free: list[tuple[int, ...]], n: int) -> list[int]:
     server_pkgs = {t.cpu(x).package for x in server}
     rank = {}
-    for core in t.cores():
-        busy = bool(sset & set(core))
+    for core in free:
         for i, x in enumerate(core):
-            if x in sset:
-                continue
-            tier = 2 if busy else (1 if t.cpu(x).package in server_pkgs else 0)
-            rank[x] = (tier, i, t.cpu(x).package, t.cpu(x).node, x)
+            rank[x] = (t.cpu(x).package in server_pkgs, i, t.cpu(x).package, t.cpu(x).node, x)
     return sorted(rank, key=rank.get)[:n]
 
 
@@ -307,7 +328,7 @@ def resolve_cores(value, topology: Topology, *, key: str = "cores", client_min: 
         p = plan(topology, **kw)
         if not p.cells:
             raise CoresError(f"{key}: auto: no core count fits on this {len(topology.cpus)}-CPU host "
-                             f"(mysqld and sysbench need disjoint CPUs, at least {1 + client_min}); "
+                             f"(mysqld and sysbench need CPUs on different physical cores, at least {1 + client_min}); "
                              f"run on a bigger host or widen the affinity")
         return p.counts
     if (not isinstance(value, list) or not value
