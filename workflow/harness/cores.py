@@ -177,7 +177,8 @@ def place(topology: Topology, cores: int, *, smt: bool = False, client_min: int 
     usable thread), the first that fits of: one NUMA node of one socket; one
     socket (its largest nodes first); when no socket has enough cores (if
     cross_socket) one NUMA node's cores on the fewest sockets, else the
-    fewest sockets, largest first. At an SMT point (smt and cores > 32):
+    fewest sockets, largest first. Nodes whose memory this process may not
+    use (outside topology.mems) come last at each step. At an SMT point (smt and cores > 32):
     cores/2 cores with both threads, placed the same way. sysbench:
     client_size() CPUs on the physical cores mysqld does not use, first on
     sockets mysqld does not use; one thread per core before the second.
@@ -236,26 +237,29 @@ def _pick_server(t: Topology, usable: list[tuple[int, ...]], n: int, smt_point: 
 
     def fewest_sockets(cores_list):   # largest socket first, then by node: the fewest of both
         by = _group(cores_list, pkg)
-        order = sorted(by, key=lambda p: (-len(by[p]), min(map(node, by[p])), p))
+        order = sorted(by, key=lambda p: (-len(by[p]), far(min(map(node, by[p]))), min(map(node, by[p])), p))
         return [c for p in order for c in by[p]]
 
-    for p in sorted(by_pkg):                       # one node of one socket
-        for cs in (v for _, v in sorted(_group(by_pkg[p], node).items())):
-            if len(cs) >= n_cores:
-                return take(cs)
+    far = lambda k: k not in t.mems             # a node whose memory this process may not use: last
+    pairs = _group(usable, lambda c: (pkg(c), node(c)))
+    for key in sorted(pairs, key=lambda pn: (far(pn[1]), pn)):   # one node of one socket
+        if len(pairs[key]) >= n_cores:
+            return take(pairs[key])
     for p in sorted(by_pkg):                       # one socket, its largest nodes first
         if len(by_pkg[p]) >= n_cores:
             by_node = _group(by_pkg[p], node)
-            return take([c for k in sorted(by_node, key=lambda k: (-len(by_node[k]), k)) for c in by_node[k]])
+            order = sorted(by_node, key=lambda k: (-len(by_node[k]), far(k), k))
+            return take([c for k in order for c in by_node[k]])
     biggest = max(len(v) for v in by_pkg.values())
     unit = "cores with SMT siblings" if smt_point else "cores"
     if not cross_socket or len(usable) < n_cores:
         where = f"{biggest} per socket" if len(by_pkg) > 1 and not cross_socket else f"{len(usable)}"
         what = f"{n_cores} {unit}" + (f" ({n} threads)" if smt_point else "")
         raise CoresError(f"need {what}, this host has {where}")
-    for cs in (v for _, v in sorted(_group(usable, node).items())):   # one node across sockets
-        if len(cs) >= n_cores:
-            return take(fewest_sockets(cs))
+    by_node = _group(usable, node)
+    for k in sorted(by_node, key=lambda k: (far(k), k)):               # one node across sockets
+        if len(by_node[k]) >= n_cores:
+            return take(fewest_sockets(by_node[k]))
     return take(fewest_sockets(usable))
 
 
