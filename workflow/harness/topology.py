@@ -84,7 +84,7 @@ class Topology:
         text = lstopo_xml()
         if text is None:
             return cls.from_sys(allowed=allowed)
-        return cls.from_hwloc_text(text, source="lstopo", allowed=allowed)
+        return cls.from_hwloc_text(text, source="this host (lstopo)", allowed=allowed)
 
     @classmethod
     def from_hwloc(cls, path, allowed=None) -> "Topology":
@@ -235,8 +235,13 @@ class Topology:
 
 
 def read(path) -> Topology:
-    """A recorded topology: FILE.xml as hwloc XML, else the JSON snapshot."""
-    return Topology.from_hwloc(path) if str(path).endswith(".xml") else Topology.load(path)
+    """A recorded topology: hwloc XML (FILE.xml, or any file starting with '<'), else the JSON snapshot."""
+    try:
+        with open(path, "rb") as f:
+            xml = str(path).endswith(".xml") or f.read(64).lstrip().startswith(b"<")
+    except OSError:
+        xml = str(path).endswith(".xml")
+    return Topology.from_hwloc(path) if xml else Topology.load(path)
 
 
 def lstopo_xml() -> str | None:
