@@ -127,6 +127,8 @@
           ))
           pkgs.snakemake
           pkgs.sysbench
+          # lstopo: the CPU topology the core plan is made on (harness.topology)
+          pkgs.hwloc
           # Figures: workflow/R/*.R
           (pkgs.rWrapper.override {
             packages = with pkgs.rPackages; [

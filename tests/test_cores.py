@@ -96,6 +96,8 @@ def check_cell(topo, cell, *, client_min=1, ratio=0.5):
     assert len(cell.client) == max(client_min, math.ceil(cell.cores * ratio))
     if cell.threads_per_core == 1:
         assert len(cores_of(topo, cell.server)) == cell.cores, "two server CPUs are SMT siblings"
+    assert not cores_of(topo, cell.server) & cores_of(topo, cell.client), "server and client share a core"
+    assert cell.client_on_siblings == 0
 
 
 # ------------------------------------------------------------- topology
@@ -187,9 +189,9 @@ def test_2cpu_vm_is_one_server_cpu_and_one_client_cpu():
     assert "\n" not in text
 
 
-def test_intel_64_thread_host_gets_the_studies_counts_one_thread_per_core():
+def test_intel_64_thread_host_gets_the_studies_counts_to_24_one_thread_per_core():
     p = cores.plan(INTEL)
-    assert p.counts == [4, 8, 16, 24, 32]
+    assert p.counts == [4, 8, 16, 24]
     for cell in p.cells.values():
         check_cell(INTEL, cell)
         assert cell.threads_per_core == 1
@@ -200,9 +202,11 @@ def test_intel_64_thread_host_gets_the_studies_counts_one_thread_per_core():
     assert p.cells[16].server == tuple(range(16))
     # 24 and 32 exceed a socket's 16 cores: the fewest sockets, as the study's taskset did
     assert p.cells[24].sockets == (0, 1) and p.cells[24].server == tuple(range(24))
-    assert p.cells[24].client_on_siblings == 0            # 8 free cores on socket 1 hold sysbench's 12
-    assert p.cells[32].server == tuple(range(32))
-    assert p.cells[32].client_on_siblings == 16            # no free core is left: hyper-threads
+    assert p.cells[24].client == tuple(range(24, 32)) + tuple(range(56, 60))  # socket 1's 8 free cores
+    assert p.cells[24].nodes == (0, 1) and p.cells[24].mems == (0, 1)
+    # 32 takes every core: sysbench would sit on mysqld's hyper-threads, which the plan never does
+    assert p.missing[32] == ("need 32 CPUs for mysqld and 16 for sysbench on other physical cores, "
+                             "this host has 64, 0 of them on cores mysqld leaves free")
     assert "across sockets 0 and 1" in p.describe()
 
 
@@ -215,8 +219,10 @@ def test_intel_host_with_one_socket_only_stops_at_16():
 def test_intel_host_cannot_hold_64_smt_threads_and_a_disjoint_client():
     """64 (HT) takes all 64 threads: nothing is left for sysbench, so it does not fit."""
     p = cores.plan(INTEL, smt=True)
-    assert p.counts == [4, 8, 16, 24, 32]
-    assert p.missing == {64: "need 64 CPUs for mysqld and 32 for sysbench, this host has 64"}
+    assert p.counts == [4, 8, 16, 24]
+    assert p.missing[64] == ("need 64 CPUs for mysqld and 32 for sysbench on other physical cores, "
+                             "this host has 64, 0 of them on cores mysqld leaves free")
+    assert sorted(p.missing) == [32, 64]
     assert "64 (SMT) does not fit" in p.describe()
 
 
@@ -238,17 +244,16 @@ def test_amd_128_core_host_gets_every_study_count_and_the_smt_point():
     assert p.cells[32].nodes == (0,) and p.cells[32].server == tuple(range(32))
 
 
-def test_16vcpu_cloud_vm_gets_1_2_4_8_with_or_without_smt():
+def test_16vcpu_cloud_vm_gets_1_2_4_with_or_without_smt():
     for smt in (False, True):
         p = cores.plan(CLOUD, smt=smt)
-        assert p.counts == [1, 2, 4, 8]
+        assert p.counts == [1, 2, 4]
         for cell in p.cells.values():
             check_cell(CLOUD, cell)
-        assert p.cells[4].client_on_siblings == 0              # 4 free cores take sysbench's 2
-        # 8 cores is every core: sysbench's 4 CPUs are hyper-threads of mysqld's cores, and it says so
-        assert p.cells[8].server == tuple(range(8)) and p.cells[8].client_on_siblings == 4
-        assert "4 of them SMT siblings of mysqld's cores" in p.describe()
-        assert "The studies' 16, 24 and 32-core points do not fit" in p.describe()
+        assert p.cells[4].server == (0, 1, 2, 3) and p.cells[4].client == (4, 5)  # free cores, one thread each
+        # 8 cores is every core: sysbench would be on mysqld's hyper-threads, so 8 does not fit
+        assert p.missing[8].startswith("need 8 CPUs for mysqld and 4 for sysbench on other physical cores")
+        assert "The studies' 8, 16, 24 and 32-core points do not fit" in p.describe()
 
 
 def test_the_client_rule_is_a_parameter():
@@ -256,7 +261,8 @@ def test_the_client_rule_is_a_parameter():
     assert all(len(c.client) == 16 for c in p.cells.values())
     p = cores.plan(INTEL, client_ratio=2.0)
     assert len(p.cells[16].client) == 32 and sorted(p.missing) == [24, 32]
-    assert p.missing[24] == "need 24 CPUs for mysqld and 48 for sysbench, this host has 64"
+    assert p.missing[24] == ("need 24 CPUs for mysqld and 48 for sysbench on other physical cores, "
+                             "this host has 64, 16 of them on cores mysqld leaves free")
     assert "max(1, ceil(n x 2))" in p.describe()
 
 
@@ -267,21 +273,21 @@ def test_client_size_rule():
 
 def test_plan_to_dict_is_json_for_a_manifest():
     d = json.loads(json.dumps(cores.plan(INTEL).to_dict()))
-    assert d["counts"] == [4, 8, 16, 24, 32]
+    assert d["counts"] == [4, 8, 16, 24]
     assert d["cells"][0] == {"cores": 4, "server_cpus": "0-3", "client_cpus": "16-17", "threads_per_core": 1,
-                             "sockets": [0], "nodes": [0], "client_on_siblings": 0}
+                             "sockets": [0], "nodes": [0], "mems": [0], "client_on_siblings": 0}
 
 
 # ------------------------------------------------------------- resolve_cores, cpus_for
 
 def test_resolve_auto_gives_the_plans_counts():
     assert cores.resolve_cores("auto", VM2) == [1]
-    assert cores.resolve_cores("auto", CLOUD) == [1, 2, 4, 8]
+    assert cores.resolve_cores("auto", CLOUD) == [1, 2, 4]
     assert cores.resolve_cores("auto", AMD, smt=True) == [4, 8, 16, 24, 32, 64]
 
 
 def test_resolve_a_list_that_fits_returns_it():
-    assert cores.resolve_cores([8, 32], INTEL) == [8, 32]
+    assert cores.resolve_cores([8, 24], INTEL) == [8, 24]
 
 
 def test_resolve_a_count_that_does_not_fit_names_the_key_and_the_largest_that_fits():
@@ -290,10 +296,10 @@ def test_resolve_a_count_that_does_not_fit_names_the_key_and_the_largest_that_fi
     msg = str(e.value)
     assert msg.startswith("experiments.point_select.cores: 4, 8 do not fit on this 2-CPU host")
     assert "the largest that fits is 1" in msg and "\n" not in msg
-    with pytest.raises(CoresError, match=r"\(16: need 16 cores, this host has 8\); the largest that fits is 8"):
-        cores.resolve_cores([16], CLOUD)     # one thread per core: 8 cores at most
-    with pytest.raises(CoresError, match="the largest that fits is 32"):
-        cores.resolve_cores([48], INTEL)
+    with pytest.raises(CoresError, match=r"\(16: need 16 cores, this host has 8\); the largest that fits is 6"):
+        cores.resolve_cores([16], CLOUD)     # one thread per core, sysbench's 3 CPUs on 2 more cores
+    with pytest.raises(CoresError, match="the largest that fits is 25"):
+        cores.resolve_cores([48], INTEL)     # 25 cores + sysbench's 13 CPUs on the 7 cores left
     with pytest.raises(CoresError, match="the largest that fits is 42"):
         cores.resolve_cores([48], INTEL, smt=True)   # 21 cores x 2 threads + 21 for sysbench = 63 of 64
 
@@ -319,7 +325,7 @@ def test_paper_profile_counts_fit_the_64_thread_host_and_not_the_2cpu_vm():
     for key, value in lists.items():
         assert value in ("auto", "max")  # the paper profile plans its cores from the host
         got = config.plan_cores(value, cores.plan(INTEL), INTEL, key, 1)
-        assert got == ([4, 8, 16, 24, 32] if value == "auto" else [32])
+        assert got == ([4, 8, 16, 24] if value == "auto" else [24])
         assert config.plan_cores(value, cores.plan(VM2), VM2, key, 1) == [1]
         with pytest.raises(CoresError, match=f"^{key}: .* the largest that fits is 1"):
             cores.resolve_cores([4, 8], VM2, key=key)

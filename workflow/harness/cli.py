@@ -60,6 +60,16 @@ def cmd_check_config(a):
     print(f"config ok: profile {resolved['profile']}")
 
 
+def cmd_plan(a):
+    from harness import paths
+    from harness.plan import coreplan, topology
+    cfg = {}
+    for f in [str(paths.CONFIG / "default.yaml"), *a.configfile]:  # as `harness estimate` merges them
+        config.deep_merge(cfg, _load_yaml(f))
+    p = coreplan.build(cfg, topology.read(a.topology) if a.topology else None, with_estimate=not a.no_estimate)
+    print(json.dumps(p, indent=1) if a.json else coreplan.render(p))
+
+
 def cmd_fetch_build(a):
     entry = _lock_entry(a.lock, a.name)
     builds.fetch(a.name, entry, Path(a.out), Path(a.artifact) if a.artifact else None,
@@ -200,6 +210,13 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("configfile", nargs="+")
     s.add_argument("--out")
     s.set_defaults(fn=cmd_check_config)
+
+    s = sub.add_parser("plan", help="the CPUs a profile's sweep gets on this host or a recorded topology")
+    s.add_argument("--topology", help="a recorded `lstopo --of xml` file (or topology JSON); default: this host")
+    s.add_argument("--configfile", nargs="*", default=[], help="profile(s) on top of config/default.yaml")
+    s.add_argument("--no-estimate", action="store_true", help="leave out the time estimate")
+    s.add_argument("--json", action="store_true", help="print the plan as JSON")
+    s.set_defaults(fn=cmd_plan)
 
     for name, fn in (("fetch-build", cmd_fetch_build), ("verify-build", cmd_verify_build),
                      ("bootstrap", cmd_bootstrap)):

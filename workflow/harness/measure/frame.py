@@ -69,7 +69,7 @@ class Frame:
         self.max_connections = max_connections
         # the host plan (harness.plan.cores): server CPUs on one socket without SMT siblings,
         # the client disjoint and sized from the server's cores
-        self.host_plan = cores_mod.plan(cores_mod.Topology.from_sys(),
+        self.host_plan = cores_mod.plan(cores_mod.Topology.live(),
                                         client_min=settings.get("client_cpus", 1))
         self.server_cpus, self.client_cpus = cores_mod.cpus_for(cores, self.host_plan)
         self.run_id = f"{self.out.name}-{os.getpid()}"

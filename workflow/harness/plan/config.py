@@ -265,10 +265,10 @@ def plan_cores(value, host_plan, topo, key: str, client_min: int) -> list[int]:
 
 
 def topology(cpus: list[int] | None = None) -> "cores_mod.Topology":
-    """This host's topology (sysfs), or a flat one of `cpus` (one core each, one socket) for a
-    host described only by its CPU list."""
+    """This host's topology (hwloc, else sysfs: harness.plan.topology), or a flat one of `cpus` (one
+    core each, one socket) for a host described only by its CPU list."""
     if cpus is None:
-        return cores_mod.Topology.from_sys()
+        return cores_mod.Topology.live()
     return cores_mod.Topology(cpus=tuple(cores_mod.Cpu(cpu=c, package=0, core=c, siblings=(c,), node=0)
                                          for c in cpus), source="cpu list")
 

@@ -10,211 +10,36 @@ hyper-threads of one core are not two cores, and a sweep that crosses a
 socket boundary halfway measures the interconnect, not the engine.
 
 Rules (each one a docstring below states in full):
-- mysqld: one hardware thread per physical core, all on one socket; a count
-  larger than any one socket's cores spans the fewest sockets (on a
-  2 x 16-core host the study's 24 and 32 can only run that way) unless
-  `cross_socket=False`.
+- mysqld: one hardware thread per physical core, on one NUMA node while the
+  count fits one, else on one socket; a count larger than any one socket's
+  cores spans the fewest sockets (on a 2 x 16-core host the study's 24 can
+  only run that way) unless `cross_socket=False`.
   With `smt=True`, counts above the studies' largest core count (32) are SMT
   points: n hardware threads on n/2 cores, both threads of each (the study's
   "64 (HT)" is 32 cores with both threads).
-- sysbench: max(client_min, ceil(n * client_ratio)) CPUs, disjoint from
-  mysqld's; a count whose client cannot get that many does not fit.
-- `Topology.from_sys` reads the kernel's /sys tree; `record`/`load` keep a
-  small JSON snapshot so tests (and the paper) can replay another host.
+- sysbench: max(client_min, ceil(n * client_ratio)) CPUs on physical cores
+  mysqld does not use: the two never share a core (SMT siblings stay on one
+  side), so a count whose client cannot get that many does not fit.
+- Each cell records mysqld's NUMA nodes and `mems`, the memory nodes to bind
+  it to (a container's --cpuset-mems).
+- The topology is harness.plan.topology's: hwloc (`lstopo`) on this host, a
+  recorded `lstopo --of xml` file or JSON snapshot for another.
 """
 from __future__ import annotations
 
-import functools
-import json
 import math
-import os
-import re
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 
-from harness import atomic
-from harness.measure.placement import PlacementError, cpulist, parse_cpulist
+from harness.measure.placement import cpulist
+from harness.plan.topology import FORMAT, Cpu, Topology, TopologyError  # noqa: F401  (this module's API since before topology.py)
 
 STUDY_CORES = (4, 8, 16, 24, 32)   # docs/studies.md: A1 32, 24, 16, 8, 4; A3 64 (HT), 32, 24, 16
 SMALL_CORES = (1, 2)               # powers of two below 4, for small hosts
 SMT_POINT = 64                     # A3's "64 (with Hyper-Threading)": 32 cores x 2 threads
 MIN_POINTS = 4                     # add SMALL_CORES until the sweep has this many points
-FORMAT = "mysqlbench-topology/1"
 
 
-class CoresError(PlacementError):
-    """A plan or a snapshot that cannot be used; the message is one line naming the key or file."""
-
-
-# ---------------------------------------------------------------- topology
-
-@dataclass(frozen=True)
-class Cpu:
-    cpu: int                  # the kernel's CPU number
-    package: int              # physical_package_id (socket)
-    core: int                 # core_id (unique only within a package)
-    siblings: tuple[int, ...]  # thread_siblings_list: the hardware threads of this core, itself included
-    node: int                 # NUMA node
-
-
-@dataclass(frozen=True)
-class Topology:
-    """The CPUs this process may use, with where each one sits.
-
-    `cpus` holds only the allowed CPUs; `siblings` are as the kernel lists
-    them, so they may name CPUs outside the allowed set (a container's
-    cpuset may hold one thread of a core). A physical core is identified by
-    its package and sibling list, not by core_id, which repeats across
-    packages and dies.
-    """
-    cpus: tuple[Cpu, ...]
-    source: str = ""
-
-    # --- reading and writing
-
-    @classmethod
-    def from_sys(cls, root: str | os.PathLike = "/sys", allowed=None) -> "Topology":
-        """Read root/devices/system/{cpu,node}. `allowed`: the CPUs to keep;
-        None means this process's affinity when reading the live /sys, else
-        every online CPU of the tree. Files a VM or container does not
-        expose fall back to: package 0, core_id = cpu number, no siblings,
-        node 0."""
-        root = Path(root)
-        cpu_dir = root / "devices" / "system" / "cpu"
-        if not cpu_dir.is_dir():
-            raise CoresError(f"{cpu_dir}: no such directory; give the root of a /sys tree")
-        online_file = cpu_dir / "online"
-        if online_file.is_file():
-            online = parse_cpulist(online_file.read_text())
-        else:
-            online = sorted(int(m.group(1)) for p in cpu_dir.iterdir()
-                            if (m := re.fullmatch(r"cpu(\d+)", p.name)))
-        if allowed is None:
-            allowed = os.sched_getaffinity(0) if root.resolve() == Path("/sys") else online
-        keep = sorted(set(allowed) & set(online))
-        if not keep:
-            raise CoresError(f"{root}: none of the allowed CPUs {cpulist(allowed)} is online "
-                             f"(online: {cpulist(online)})")
-        nodes = _node_map(root / "devices" / "system" / "node")
-        out = []
-        for n in keep:
-            topo = cpu_dir / f"cpu{n}" / "topology"
-            package = _read_int(topo / "physical_package_id", 0)
-            siblings = (_read_list(topo / "thread_siblings_list")
-                        or _read_list(topo / "core_cpus_list") or [n])
-            out.append(Cpu(cpu=n, package=max(package, 0), core=_read_int(topo / "core_id", n),
-                           siblings=tuple(sorted(set(siblings) | {n})), node=nodes.get(n, 0)))
-        return cls(cpus=tuple(out), source=str(root))
-
-    def to_dict(self) -> dict:
-        return {"format": FORMAT, "source": self.source,
-                "cpus": [{**asdict(c), "siblings": list(c.siblings)} for c in self.cpus]}
-
-    def record(self, path) -> None:
-        """Write the snapshot as JSON, one CPU a line (atomically)."""
-        d = self.to_dict()
-        lines = [json.dumps(c, separators=(", ", ": ")) for c in d["cpus"]]
-        text = ("{\n" f'  "format": {json.dumps(d["format"])},\n  "source": {json.dumps(d["source"])},\n'
-                '  "cpus": [\n    ' + ",\n    ".join(lines) + "\n  ]\n}\n")
-        atomic.write_text(Path(path), text)
-
-    @classmethod
-    def load(cls, path) -> "Topology":
-        path = Path(path)
-        try:
-            d = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            raise CoresError(f"{path}: not a readable topology snapshot ({e}); "
-                             f"write one with Topology.from_sys().record(path)") from None
-        if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise CoresError(f"{path}: format is {d.get('format') if isinstance(d, dict) else None!r}, "
-                             f"expected {FORMAT!r}; re-record it with Topology.record")
-        try:
-            cpus = tuple(Cpu(cpu=int(c["cpu"]), package=int(c["package"]), core=int(c["core"]),
-                             siblings=tuple(sorted(int(s) for s in c["siblings"])), node=int(c["node"]))
-                         for c in d["cpus"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise CoresError(f"{path}: cpus: every entry needs integer cpu, package, core, node and a "
-                             f"siblings list ({type(e).__name__}: {e})") from None
-        if not cpus or len({c.cpu for c in cpus}) != len(cpus):
-            raise CoresError(f"{path}: cpus: empty or a CPU listed twice")
-        return cls(cpus=tuple(sorted(cpus, key=lambda c: c.cpu)), source=d.get("source", str(path)))
-
-    # --- questions
-
-    @property
-    def ids(self) -> list[int]:
-        return [c.cpu for c in self.cpus]
-
-    @functools.cached_property
-    def _by_id(self) -> dict[int, Cpu]:
-        return {c.cpu: c for c in self.cpus}
-
-    def cores(self) -> list[tuple[int, ...]]:
-        """The physical cores, each as its allowed hardware threads (lowest first),
-        ordered by package, NUMA node, then lowest CPU number."""
-        return list(self._cores)
-
-    @functools.cached_property
-    def _cores(self) -> tuple[tuple[int, ...], ...]:
-        allowed = set(self.ids)
-        by_key: dict = {}
-        for c in self.cpus:
-            by_key.setdefault((c.package, c.siblings), []).append(c)
-        groups = [sorted(cs, key=lambda c: c.cpu) for cs in by_key.values()]
-        groups.sort(key=lambda cs: (cs[0].package, cs[0].node, cs[0].cpu))
-        return tuple(tuple(c.cpu for c in cs if c.cpu in allowed) for cs in groups)
-
-    def cpu(self, n: int) -> Cpu:
-        return self._by_id[n]
-
-    @property
-    def packages(self) -> list[int]:
-        return sorted({c.package for c in self.cpus})
-
-    @property
-    def nodes(self) -> list[int]:
-        return sorted({c.node for c in self.cpus})
-
-    @property
-    def threads_per_core(self) -> int:
-        return max(len(t) for t in self.cores())
-
-    def summary(self) -> str:
-        """'64 CPUs: 2 sockets x 16 cores x 2 threads, 2 NUMA nodes'."""
-        cores = self.cores()
-        per_pkg = sorted({sum(1 for t in cores if self.cpu(t[0]).package == p) for p in self.packages})
-        shape = "/".join(str(k) for k in per_pkg)
-        s = "s" if len(self.packages) > 1 else ""
-        tpc = self.threads_per_core
-        return (f"{len(self.cpus)} CPU{'s' if len(self.cpus) > 1 else ''}: {len(self.packages)} socket{s} x "
-                f"{shape} core{'s' if per_pkg[-1] > 1 else ''} x {tpc} thread{'s' if tpc > 1 else ''}, "
-                f"{len(self.nodes)} NUMA node{'s' if len(self.nodes) > 1 else ''}")
-
-
-def _read_int(path: Path, default: int) -> int:
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return default
-
-
-def _read_list(path: Path) -> list[int]:
-    try:
-        return parse_cpulist(path.read_text())
-    except (OSError, ValueError):
-        return []
-
-
-def _node_map(node_dir: Path) -> dict[int, int]:
-    out = {}
-    if node_dir.is_dir():
-        for p in node_dir.iterdir():
-            m = re.fullmatch(r"node(\d+)", p.name)
-            if m:
-                for c in _read_list(p / "cpulist"):
-                    out[c] = int(m.group(1))
-    return out
+CoresError = TopologyError   # one error for a topology that cannot be read and a plan that cannot be made
 
 
 # ---------------------------------------------------------------- the plan
@@ -228,12 +53,14 @@ class Cell:
     threads_per_core: int          # 1, or 2 (or more) at an SMT point
     sockets: tuple[int, ...]       # packages mysqld runs on
     nodes: tuple[int, ...]         # NUMA nodes mysqld runs on
-    client_on_siblings: int        # sysbench CPUs that are SMT siblings of mysqld's cores
+    client_on_siblings: int        # sysbench CPUs that are SMT siblings of mysqld's cores: 0 by the rule
+    mems: tuple[int, ...] = ()     # memory nodes to bind mysqld to (--cpuset-mems); () = no binding
 
     def to_dict(self) -> dict:
         return {"cores": self.cores, "server_cpus": cpulist(self.server), "client_cpus": cpulist(self.client),
                 "threads_per_core": self.threads_per_core, "sockets": list(self.sockets),
-                "nodes": list(self.nodes), "client_on_siblings": self.client_on_siblings}
+                "nodes": list(self.nodes), "mems": list(self.mems),
+                "client_on_siblings": self.client_on_siblings}
 
 
 @dataclass(frozen=True)
@@ -275,12 +102,11 @@ class Plan:
             where = "" if one_socket else (f", socket {c.sockets[0]}" if len(c.sockets) == 1
                                            else f", across sockets {_and(c.sockets)}")
             ht = f", {c.threads_per_core} threads per core" if c.threads_per_core > 1 else ""
-            sib = (f", {c.client_on_siblings} of them SMT siblings of mysqld's cores"
-                   if c.client_on_siblings else "")
-            cells.append(f"mysqld on {_cpus(n)} ({_cpunames(c.server)}{where}{ht}), "
-                         f"sysbench on {_cpus(len(c.client))} ({_cpunames(c.client)}{sib})")
+            numa = f", NUMA node{'s' if len(c.nodes) > 1 else ''} {_and(c.nodes)}" if len(t.nodes) > 1 else ""
+            cells.append(f"mysqld on {_cpus(n)} ({_cpunames(c.server)}{where}{numa}{ht}), "
+                         f"sysbench on {_cpus(len(c.client))} ({_cpunames(c.client)})")
         if not cells:
-            text = f"{head}: no core count fits (mysqld and sysbench need disjoint CPUs)."
+            text = f"{head}: no core count fits (mysqld and sysbench need CPUs on different physical cores)."
         elif len(cells) == 1:
             text = f"{head}: {cells[0]}."
         else:
@@ -307,9 +133,9 @@ class Plan:
         smt = (f"; counts above {max(STUDY_CORES)} use both threads of n/2 cores (SMT)" if self.smt
                else "")
         cross = ", or the fewest sockets when one is too small" if self.cross_socket else ""
-        return (f"Rule: mysqld on n physical cores, one thread each, on one socket{cross}{smt}; "
-                f"sysbench on {mins} CPUs disjoint from mysqld's, preferring cores (and sockets) "
-                f"mysqld does not use.")
+        return (f"Rule: mysqld on n physical cores, one thread each, on one NUMA node while they fit, "
+                f"else on one socket{cross}{smt}; sysbench on {mins} CPUs on physical cores mysqld "
+                f"does not use, preferring sockets mysqld does not use.")
 
     def _smt_point(self, n: int) -> bool:
         return _is_smt_point(n, self.smt)
@@ -348,13 +174,16 @@ def place(topology: Topology, cores: int, *, smt: bool = False, client_min: int 
     reason) when it does not fit.
 
     mysqld: `cores` physical cores, one thread each (the lowest-numbered
-    allowed thread), filling one socket's NUMA nodes in order; when no
-    socket has enough cores, the fewest sockets, largest first (if
-    cross_socket). At an SMT point (smt and cores > 32): cores/2 cores
-    with both threads, placed the same way. sysbench: client_size() CPUs
-    from the rest, first on cores of sockets mysqld does not use, then on
-    cores mysqld does not use, last on SMT siblings of mysqld's cores;
-    one thread per core before the second thread.
+    usable thread), the first that fits of: one NUMA node of one socket; one
+    socket (its largest nodes first); when no socket has enough cores (if
+    cross_socket) one NUMA node's cores on the fewest sockets, else the
+    fewest sockets, largest first. Nodes whose memory this process may not
+    use (outside topology.mems) come last at each step. At an SMT point (smt and cores > 32):
+    cores/2 cores with both threads, placed the same way. sysbench:
+    client_size() CPUs on the physical cores mysqld does not use, first on
+    sockets mysqld does not use; one thread per core before the second.
+    `mems`: mysqld's NUMA nodes this process may bind memory to, on a host
+    with more than one node.
     """
     if not isinstance(cores, int) or isinstance(cores, bool) or cores < 1:
         raise CoresError(f"cores: {cores!r} is not a positive integer")
@@ -369,27 +198,36 @@ def place(topology: Topology, cores: int, *, smt: bool = False, client_min: int 
         usable = all_cores
     server = _pick_server(t, usable, cores, smt_point, cross_socket)
     n_client = client_size(cores, client_min, client_ratio)
-    left = len(t.cpus) - len(server)
-    if left < n_client:
-        raise CoresError(f"need {cores} CPUs for mysqld and {n_client} for sysbench, "
-                         f"this host has {len(t.cpus)}")
-    client = _pick_client(t, server, n_client)
     sset = set(server)
+    free = [c for c in all_cores if not sset & set(c)]
+    if sum(map(len, free)) < n_client:
+        raise CoresError(f"need {cores} CPUs for mysqld and {n_client} for sysbench on other physical cores, "
+                         f"this host has {len(t.cpus)}, {sum(map(len, free))} of them on cores mysqld "
+                         f"leaves free")
+    client = _pick_client(t, server, free, n_client)
     server_cores = [c for c in all_cores if sset & set(c)]
     on_sib = sum(1 for x in client if any(x in c for c in server_cores))
+    nodes = tuple(sorted({t.cpu(x).node for x in server}))
+    mems = tuple(n for n in nodes if n in t.mems) if len(set(t.nodes) | set(t.mems)) > 1 else ()
     return Cell(cores=cores, server=tuple(sorted(server)), client=tuple(sorted(client)),
                 threads_per_core=2 if smt_point else 1,
                 sockets=tuple(sorted({t.cpu(x).package for x in server})),
-                nodes=tuple(sorted({t.cpu(x).node for x in server})), client_on_siblings=on_sib)
+                nodes=nodes, client_on_siblings=on_sib, mems=mems)
+
+
+def _group(cores_list, key) -> dict:
+    out: dict = {}
+    for c in cores_list:
+        out.setdefault(key(c), []).append(c)
+    return out
 
 
 def _pick_server(t: Topology, usable: list[tuple[int, ...]], n: int, smt_point: bool,
                  cross_socket: bool) -> list[int]:
     per_core = 2 if smt_point else 1
     n_cores = math.ceil(n / per_core)
-    by_pkg: dict[int, list[tuple[int, ...]]] = {}
-    for c in usable:
-        by_pkg.setdefault(t.cpu(c[0]).package, []).append(c)
+    pkg, node = (lambda c: t.cpu(c[0]).package), (lambda c: t.cpu(c[0]).node)
+    by_pkg = _group(usable, pkg)
 
     def take(cores_list):
         out = []
@@ -397,31 +235,40 @@ def _pick_server(t: Topology, usable: list[tuple[int, ...]], n: int, smt_point: 
             out.extend(c[:per_core])
         return out[:n]
 
-    for pkg in sorted(by_pkg):
-        if len(by_pkg[pkg]) >= n_cores:
-            return take(by_pkg[pkg])
+    def fewest_sockets(cores_list):   # largest socket first, then by node: the fewest of both
+        by = _group(cores_list, pkg)
+        order = sorted(by, key=lambda p: (-len(by[p]), far(min(map(node, by[p]))), min(map(node, by[p])), p))
+        return [c for p in order for c in by[p]]
+
+    far = lambda k: k not in t.mems             # a node whose memory this process may not use: last
+    pairs = _group(usable, lambda c: (pkg(c), node(c)))
+    for key in sorted(pairs, key=lambda pn: (far(pn[1]), pn)):   # one node of one socket
+        if len(pairs[key]) >= n_cores:
+            return take(pairs[key])
+    for p in sorted(by_pkg):                       # one socket, its largest nodes first
+        if len(by_pkg[p]) >= n_cores:
+            by_node = _group(by_pkg[p], node)
+            order = sorted(by_node, key=lambda k: (-len(by_node[k]), far(k), k))
+            return take([c for k in order for c in by_node[k]])
     biggest = max(len(v) for v in by_pkg.values())
     unit = "cores with SMT siblings" if smt_point else "cores"
-    if not cross_socket or sum(len(v) for v in by_pkg.values()) < n_cores:
-        where = (f"{biggest} per socket" if len(by_pkg) > 1 and not cross_socket
-                 else f"{sum(len(v) for v in by_pkg.values())}")
+    if not cross_socket or len(usable) < n_cores:
+        where = f"{biggest} per socket" if len(by_pkg) > 1 and not cross_socket else f"{len(usable)}"
         what = f"{n_cores} {unit}" + (f" ({n} threads)" if smt_point else "")
         raise CoresError(f"need {what}, this host has {where}")
-    order = sorted(by_pkg, key=lambda p: (-len(by_pkg[p]), p))
-    return take([c for p in order for c in by_pkg[p]])
+    by_node = _group(usable, node)
+    for k in sorted(by_node, key=lambda k: (far(k), k)):               # one node across sockets
+        if len(by_node[k]) >= n_cores:
+            return take(fewest_sockets(by_node[k]))
+    return take(fewest_sockets(usable))
 
 
-def _pick_client(t: Topology, server: list[int], n: int) -> list[int]:
-    sset = set(server)
+def _pick_client(t: Topology, server: list[int], free: list[tuple[int, ...]], n: int) -> list[int]:
     server_pkgs = {t.cpu(x).package for x in server}
     rank = {}
-    for core in t.cores():
-        busy = bool(sset & set(core))
+    for core in free:
         for i, x in enumerate(core):
-            if x in sset:
-                continue
-            tier = 2 if busy else (1 if t.cpu(x).package in server_pkgs else 0)
-            rank[x] = (tier, i, t.cpu(x).package, t.cpu(x).node, x)
+            rank[x] = (t.cpu(x).package in server_pkgs, i, t.cpu(x).package, t.cpu(x).node, x)
     return sorted(rank, key=rank.get)[:n]
 
 
@@ -485,7 +332,7 @@ def resolve_cores(value, topology: Topology, *, key: str = "cores", client_min: 
         p = plan(topology, **kw)
         if not p.cells:
             raise CoresError(f"{key}: auto: no core count fits on this {len(topology.cpus)}-CPU host "
-                             f"(mysqld and sysbench need disjoint CPUs, at least {1 + client_min}); "
+                             f"(mysqld and sysbench need CPUs on different physical cores, at least {1 + client_min}); "
                              f"run on a bigger host or widen the affinity")
         return p.counts
     if (not isinstance(value, list) or not value

@@ -1,0 +1,122 @@
+"""`python -m harness plan`: which CPUs a profile's sweep gets on a host, before it runs.
+
+    python -m harness plan --topology FILE.xml --configfile config/paper.yaml
+
+Per experiment: the core counts kept and the ones dropped, each with why (it
+does not fit, `cores: max` keeps only the largest, 1 and 2 were not needed),
+then each cell group (the experiment's cells on one core count): mysqld's and
+sysbench's CPUs with their sockets and NUMA nodes, the memory nodes mysqld is
+to be bound to, and how many cells. `--topology`: a recorded
+`lstopo --of xml` file (or a harness.plan.topology JSON snapshot); without it this
+host. The profile is resolved for that topology exactly as the pipeline
+resolves it here (harness.config), and the time estimate is harness.estimate's.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from harness import builds
+from harness.plan import cells as plan, config, cores, estimate
+from harness.measure.placement import cpulist
+from harness.plan.topology import Topology
+
+
+def dropped(host_plan: cores.Plan, asked, kept: list[int]) -> dict[int, str]:
+    """The counts `cores: auto|max` considered and left out, with why. An explicit list
+    drops nothing: config.resolve has checked every count of it fits."""
+    if isinstance(asked, list):
+        return {}
+    out = {n: f"does not fit: {why}" for n, why in host_plan.missing.items()}
+    for n in host_plan.counts:
+        if n not in kept:
+            out[n] = "cores: max keeps only the largest count that fits"
+    for n in cores.SMALL_CORES:
+        if n in out or n in host_plan.cells:
+            continue
+        try:
+            cores.place(host_plan.topology, n, client_min=host_plan.client_min,
+                        client_ratio=host_plan.client_ratio, cross_socket=host_plan.cross_socket)
+        except cores.CoresError as e:
+            out[n] = f"does not fit: {e}"
+        else:
+            out[n] = (f"not needed: 1 and 2 are added only when fewer than {cores.MIN_POINTS} of the "
+                      f"studies' counts fit ({len(host_plan.counts)} do)")
+    return dict(sorted(out.items()))
+
+
+def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, root: str = ".",
+          with_estimate: bool = True) -> dict:
+    """The plan of a merged (unresolved) profile on `topo` (None: this host)."""
+    topo = topo if topo is not None else Topology.live()
+    resolved = config.resolve(cfg, lock_path, topo=topo)
+    lock = builds.load_lock(lock_path)
+    host_plan = cores.plan(topo, client_min=resolved["placement"]["client_cpus"])
+    asked_all = config.apply_experiment_defaults(cfg)["experiments"]
+    est = estimate.estimate(resolved, lock, root=root) if with_estimate else None
+    est_rows = {r["experiment"]: r for r in est["rows"]} if est else {}
+    exps, groups, missing = [], {}, dict(host_plan.missing)
+    for exp, spec in plan.experiments(resolved).items():
+        asked = asked_all.get(exp, {}).get("cores", "max")
+        per_count = Counter(plan.parse_cell(resolved, exp, n)["cores"] for n in plan.cell_names(resolved, lock, exp))
+        for n in spec["cores"]:
+            if n not in groups:
+                cell = host_plan.cells.get(n) or cores.place(topo, n, client_min=host_plan.client_min)
+                groups[n] = {**cell.to_dict(), "client_sockets": sorted({topo.cpu(x).package for x in cell.client}),
+                             "client_nodes": sorted({topo.cpu(x).node for x in cell.client})}
+        drop = dropped(host_plan, asked, spec["cores"])
+        missing.update({n: why.split(": ", 1)[1] for n, why in drop.items() if why.startswith("does not fit")})
+        exps.append({"experiment": exp, "study": spec.get("study", ""), "kind": spec["kind"], "asked": asked,
+                     "kept": {str(n): per_count.get(n, 0) for n in spec["cores"]},
+                     "dropped": {str(k): v for k, v in drop.items()},
+                     "cells": sum(per_count.values()), "estimate_s": est_rows.get(exp, {}).get("total_s")})
+    return {"profile": resolved.get("profile"), "topology": topo.summary(), "source": topo.source,
+            "cpus": cpulist(topo.ids), "mems": list(topo.mems), "rule": host_plan.rule(),
+            "fits": host_plan.counts, "missing": {str(n): missing[n] for n in sorted(missing)},
+            "groups": [groups[n] for n in sorted(groups)], "experiments": exps,
+            "estimate": None if est is None else {"total_s": est["total_s"], "measure_s": est["measure_s"],
+                                                  "dataset_s": est["dataset_s"], "datasets": est["datasets"]}}
+
+
+def _where(sockets, nodes, mems=None) -> str:
+    s = (f"socket{'s' if len(sockets) > 1 else ''} {cpulist(sockets)}, "
+         f"NUMA node{'s' if len(nodes) > 1 else ''} {cpulist(nodes)}")
+    if mems is not None:
+        s += f", memory on node{'s' if len(mems) > 1 else ''} {cpulist(mems)}" if mems else ", memory not bound"
+    return s
+
+
+def _short(why: str, many: bool) -> str:
+    return f"do{'' if many else 'es'} not fit (above)" if why.startswith("does not fit") else why
+
+
+def render(p: dict) -> str:
+    lines = [f"plan for profile {p['profile']} on {p['source']}",
+             f"host: {p['topology']}; usable CPUs {p['cpus']}, memory nodes {cpulist(p['mems'])}",
+             p["rule"],
+             f"core counts that fit: {', '.join(map(str, p['fits'])) or 'none'}"]
+    for n, why in p["missing"].items():
+        lines.append(f"  {n} does not fit: {why}")
+    lines.append("cell groups (every cell on n cores gets these CPUs):")
+    for g in p["groups"]:
+        ht = f", {g['threads_per_core']} threads per core" if g["threads_per_core"] > 1 else ""
+        lines.append(f"  {g['cores']:>3} core{'s' if g['cores'] > 1 else ' '}: mysqld on cpus {g['server_cpus']} "
+                     f"({_where(g['sockets'], g['nodes'], g['mems'])}{ht}); sysbench on cpus {g['client_cpus']} "
+                     f"({_where(g['client_sockets'], g['client_nodes'])})")
+    lines.append("experiments:")
+    for e in p["experiments"]:
+        asked = e["asked"] if isinstance(e["asked"], str) else "[" + ", ".join(map(str, e["asked"])) + "]"
+        est = f", about {estimate.hms(e['estimate_s'])}" if e["estimate_s"] is not None else ""
+        kept = ", ".join(f"{n} ({c} cells)" for n, c in e["kept"].items()) or "none"
+        by_why: dict = {}
+        for n, why in e["dropped"].items():
+            by_why.setdefault(_short(why, False), []).append(n)
+        drop = "; ".join(f"{', '.join(ns)}: {_short(why, len(ns) > 1) if why.endswith('(above)') else why}"
+                         for why, ns in by_why.items()) or "none"
+        lines.append(f"  {e['experiment']} ({e['study']}, {e['kind']}; cores: {asked}): {e['cells']} cells{est}")
+        lines.append(f"    kept {kept}; dropped {drop}")
+    if p["estimate"]:
+        est = p["estimate"]
+        lines.append(f"estimate: {estimate.hms(est['total_s'])} in all (measurement {estimate.hms(est['measure_s'])}, "
+                     f"{est['datasets']} datasets {estimate.hms(est['dataset_s'])}); "
+                     f"`python -m harness estimate` breaks it down")
+    return "\n".join(lines)
