@@ -13,9 +13,9 @@ STUDIES = studies.all_studies()
 
 TIDY = "data/tidy"
 # the code the generated tables and macros come from (a change re-runs them)
-REPORT_CODE = sorted(glob.glob("workflow/harness/report/*.py") + glob.glob("workflow/harness/studies/*.py")) + [
-    f"workflow/harness/{m}.py" for m in ("claims", "tidydata", "verdict", "stats", "factors")
-]
+REPORT_CODE = sorted(glob.glob("workflow/harness/report/*.py") + glob.glob("workflow/harness/analysis/*.py")
+                     + glob.glob("workflow/harness/studies/**/*.py", recursive=True)) + [
+    "workflow/harness/plan/factors.py"]
 
 
 def figure_csvs(name):
