@@ -55,7 +55,7 @@ rule published_table:
     """Every study's PUBLISHED_MARKS (harness.report.published) as CSV: the published
     numbers the figure scripts draw as labelled marks."""
     input:
-        sorted(glob.glob("workflow/harness/studies/*.py")),
+        sorted(glob.glob("workflow/harness/studies/**/*.py", recursive=True)),
     output:
         f"{TIDY}/published.csv",
     log:
