@@ -45,10 +45,8 @@ rule factor_table:
         "logs/tidy/factors.log",
     benchmark:
         "benchmarks/factor_table.tsv"
-    run:
-        from harness import atomic
-
-        atomic.write_text(output[0], hreport.factor_table_csv())
+    shell:
+        "{HARNESS} factor-table --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
 rule published_table:
@@ -62,11 +60,8 @@ rule published_table:
         "logs/tidy/published.log",
     benchmark:
         "benchmarks/published_table.tsv"
-    run:
-        from harness import atomic
-        from harness.report import published
-
-        atomic.write_text(output[0], published.published_csv())
+    shell:
+        "{HARNESS} published {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
 # The report's front page (snakemake --report, ./artifact report): figures grouped by study.
@@ -161,7 +156,7 @@ rule runinfo:
     benchmark:
         "benchmarks/runinfo.tsv"
     shell:
-        "{PY} -m harness.report.runinfo write --config {input.config} --raw-dir data/raw --out {output}"
+        "{HARNESS} runinfo write --config {input.config} --raw-dir data/raw --out {output}"
         " > {log} 2>&1 || (tail -5 {log}; exit 1)"
 
 
@@ -180,7 +175,7 @@ rule artifact_appendix:
     benchmark:
         "benchmarks/artifact_appendix.tsv"
     shell:
-        "{PY} -m harness.report.artifact --config {input.config} --claims {input.claims} --out {output}"
+        "{HARNESS} artifact --config {input.config} --claims {input.claims} --out {output}"
         " > {log} 2>&1 || (tail -5 {log}; exit 1)"
 
 
@@ -202,7 +197,7 @@ rule paper:
         "benchmarks/paper.tsv"
     shell:
         # the generated files and the resolved config must be of one profile
-        "{PY} -m harness.report.runinfo check --config {input.config} --tidy-dir {TIDY}"
+        "{HARNESS} runinfo check --config {input.config} --tidy-dir {TIDY}"
         " --generated paper/generated && "
         "latexmk -pdf -cd -interaction=nonstopmode -halt-on-error {input.tex} > {log} 2>&1"
         " || (tail -30 {log}; exit 1)"
