@@ -7,14 +7,16 @@
 # and the paper says so (\ifHasFig... flags).
 import glob  # noqa: E402
 
-from harness import report as hreport  # noqa: E402  (sys.path set in common.smk)
-from harness import studies  # noqa: E402
-STUDIES = studies.all_studies()
+from harness import report as hreport  # noqa: E402  (sys.path set in common.smk; STUDIES there)
 
 TIDY = "data/tidy"
 # the code the generated tables and macros come from (a change re-runs them)
-REPORT_CODE = sorted(glob.glob("workflow/harness/report/*.py") + glob.glob("workflow/harness/studies/*.py")) + [
-    f"workflow/harness/{m}.py" for m in ("claims", "tidydata", "verdict", "stats", "factors")
+# every registered study's package (its claims, marks, macros), wherever it lives
+STUDY_CODE = sorted(["workflow/harness/studies/__init__.py"] + [
+    p for m in STUDIES.values() for p in glob.glob(os.path.join(os.path.dirname(m.__file__), "*.py"))])
+REPORT_CODE = sorted(glob.glob("workflow/harness/report/*.py")) + STUDY_CODE + [
+    f"workflow/harness/{m}.py" for m in ("analysis/claims", "analysis/tidydata", "analysis/verdict",
+                                         "analysis/stats", "plan/factors")
 ]
 
 
@@ -53,7 +55,7 @@ rule published_table:
     """Every study's PUBLISHED_MARKS (harness.report.published) as CSV: the published
     numbers the figure scripts draw as labelled marks."""
     input:
-        sorted(glob.glob("workflow/harness/studies/*.py")),
+        STUDY_CODE,
     output:
         f"{TIDY}/published.csv",
     log:
