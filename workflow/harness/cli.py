@@ -281,7 +281,8 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_official_check)
 
     s = sub.add_parser("prepare-dataset", help="a prepared datadir (harness.measure.datasets)")
-    s.add_argument("--dataset", required=True, choices=["sbtest", "fulltext"])
+    from harness.measure import datasets
+    s.add_argument("--dataset", required=True, choices=list(datasets.all_datasets()))
     s.add_argument("--key", required=True, help="the dataset's key, e.g. InnoDB_t8_n10000")
     s.add_argument("--name", required=True, help="build name")
     s.add_argument("--lock", default=lock)
