@@ -8,12 +8,18 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/builds.smk"
 include: "workflow/rules/measure.smk"
 include: "workflow/rules/tidy.smk"
-include: "workflow/rules/fts.smk"
+# each study's own rules (harness.studies: a study package's rules.smk, if it has one)
+for _study in STUDIES.values():
+    if os.path.isfile(_rules := os.path.join(os.path.dirname(_study.__file__), "rules.smk")):
+
+        include: _rules
+
+
 include: "workflow/rules/paper.smk"
 
 
 # On a cluster (profiles/slurm) only jobs that start a server are submitted; these run here.
-localrules: all, fetch_build, corpus, official_check, repetition_done, tidy_throughput, tidy_steps, unsupported_cells, resolved_config, factor_table, published_table, fts_dataset_table, paper_figure, generated_tex, runinfo, artifact_appendix, paper
+localrules: all, fetch_build, official_check, repetition_done, tidy_throughput, tidy_steps, unsupported_cells, resolved_config, factor_table, published_table, paper_figure, generated_tex, runinfo, artifact_appendix, paper
 
 
 rule all:

@@ -57,12 +57,12 @@ def build(out: Path, raw: Path = RAW) -> dict:
         n for n in names if Path(d) == ROOT / "paper" and n not in ("main.tex", "references.bib", "sections")])
     shutil.copytree(done["generated"], paper / "generated")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow")}
-    info = subprocess.run([sys.executable, "-m", "harness.report.runinfo", "write", "--config",
+    info = subprocess.run([sys.executable, "-m", "harness", "runinfo", "write", "--config",
                            str(done["tidy"] / "config.resolved.yaml"), "--raw-dir", str(raw),
                            "--out", str(paper / "generated" / "runinfo.tex")],
                           env=env, capture_output=True, text=True)
     assert info.returncode == 0, info.stderr
-    art = subprocess.run([sys.executable, "-m", "harness.report.artifact", "--config",
+    art = subprocess.run([sys.executable, "-m", "harness", "artifact", "--config",
                           str(done["tidy"] / "config.resolved.yaml"), "--claims",
                           str(paper / "generated" / "claims.csv"), "--root", str(ROOT),
                           "--out", str(paper / "generated" / "artifact.tex")],

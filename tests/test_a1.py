@@ -72,7 +72,7 @@ def test_gate_and_load_tables_from_the_recorded_datasets(tmp_path):
 
 
 def test_export_cli_writes_both_and_refuses_a_dir_without_dataset_json(tmp_path):
-    env_py = [sys.executable, "-m", "harness.studies.a1.fts_export"]
+    env_py = [sys.executable, "-m", "harness", "fts-export"]
     env = {"PYTHONPATH": str(ROOT / "workflow")}
     ok = subprocess.run(env_py + ["--datasets", *map(str, DATASETS[:2]), "--gate-out", str(tmp_path / "g.csv"),
                                   "--load-out", str(tmp_path / "l.csv")], capture_output=True, text=True, env=env)

@@ -241,3 +241,15 @@ def test_paper_profile_plans_the_studies_cores_on_a_64_cpu_host_and_what_fits_he
     here = config.resolve(cfg, cpus=[0, 1])
     assert here["experiments"]["point_select"]["cores"] == [1]
     assert "does not fit" in here["host"]["plan"]
+
+
+def test_schema_enums_of_registry_keys_are_the_registries(monkeypatch):
+    """An experiment's study, workload, dataset and script come from the registries
+    (harness.studies and the workloads and datasets the studies bring); the schema file
+    keeps their enums for its readers, and they must not drift from the registries."""
+    monkeypatch.delenv("MYSQLBENCH_STUDY_PATH", raising=False)
+    in_file = yaml.safe_load(config.SCHEMA.read_text())["$defs"]["experiment"]["properties"]
+    registries = config.registry_enums()
+    assert set(registries) == {"study", "workload", "dataset", "script"}
+    for key, values in registries.items():
+        assert in_file[key]["enum"] == values, f"config.schema.yaml experiment.{key}: enum differs from the registry"

@@ -154,7 +154,7 @@ def test_theme_accepts_a_clean_figure():
 def runinfo(*args):
     import os
     import sys
-    return subprocess.run([sys.executable, "-m", "harness.report.runinfo", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "harness", "runinfo", *map(str, args)],
                           capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT / "workflow")})
 

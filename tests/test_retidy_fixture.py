@@ -64,11 +64,8 @@ def retidy(raw_dir: Path, out_dir: Path) -> dict:
     # study A1: the recorded fulltext datasets' dataset.json (gate and load) -> fts_gate/fts_load.csv
     datasets = sorted(str(p) for p in (raw_dir / "datasets").glob("*.json"))
     if datasets:
-        p = subprocess.run([sys.executable, "-m", "harness.studies.a1.fts_export", "--datasets", *datasets,
-                            "--gate-out", str(tidy_dir / "fts_gate.csv"),
-                            "--load-out", str(tidy_dir / "fts_load.csv")],
-                           cwd=out_dir, env=env, capture_output=True, text=True)
-        assert p.returncode == 0, f"harness.studies.a1.fts_export failed:\n{p.stderr[-3000:]}"
+        run(["fts-export", "--datasets", *datasets, "--gate-out", str(tidy_dir / "fts_gate.csv"),
+             "--load-out", str(tidy_dir / "fts_load.csv")])
     run(["report", "--tidy-dir", str(tidy_dir), "--config", str(tidy_dir / "config.resolved.yaml"),
          "--out", str(gen_dir)])
     # the figures the pipeline would draw for these experiments (workflow/rules/paper.smk)

@@ -201,6 +201,39 @@ def cmd_reap(a):
         print(f"reaped labelled servers: {' '.join(map(str, killed))}", file=sys.stderr)
 
 
+def cmd_factor_table(a):
+    from harness import atomic, report
+    atomic.write_text(a.out, report.factor_table_csv())
+
+
+def cmd_unsupported(a):
+    import csv
+    import io
+    from harness import atomic
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["experiment", "build", "engine", "variant", "reason"])
+    w.writerows(json.loads(a.rows))
+    atomic.write_text(a.out, buf.getvalue())
+
+
+def cmd_resolved_config(a):
+    from harness import atomic
+    atomic.write_text(a.out, yaml.safe_dump(json.loads(a.config_json), sort_keys=False))
+
+
+# Commands whose module parses its own options: `python -m harness <name> ...` calls
+# <module>.main(argv): harness/__main__.py is the one module run as a program.
+OWN_PARSER = {
+    "report": ("harness.report", "paper/generated/*.tex from tidy data"),
+    "estimate": ("harness.plan.estimate", "the time and disk a profile's sweep needs"),
+    "runinfo": ("harness.report.runinfo", "write the PDF's run facts, or check one profile throughout"),
+    "artifact": ("harness.report.artifact", "the artifact appendix"),
+    "published": ("harness.report.published", "every study's published marks as CSV"),
+    "fts-export": ("harness.studies.a1.fts_export", "study A1: the fulltext datasets' gate and load tables"),
+}
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="harness")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -248,7 +281,8 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_official_check)
 
     s = sub.add_parser("prepare-dataset", help="a prepared datadir (harness.measure.datasets)")
-    s.add_argument("--dataset", required=True, choices=["sbtest", "fulltext"])
+    from harness.measure import datasets
+    s.add_argument("--dataset", required=True, choices=list(datasets.all_datasets()))
     s.add_argument("--key", required=True, help="the dataset's key, e.g. InnoDB_t8_n10000")
     s.add_argument("--name", required=True, help="build name")
     s.add_argument("--lock", default=lock)
@@ -287,7 +321,22 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--extra-dir", help="also write <experiment>_{intervals,waits,explain,keycaches,status}.csv here")
     s.set_defaults(fn=cmd_tidy)
 
-    sub.add_parser("report", help="paper/generated/*.tex from tidy data (see harness.report)")
+    for name, (module, text) in OWN_PARSER.items():  # listed here, parsed by main(argv) of the module
+        sub.add_parser(name, help=f"{text} ({module}; `{name} -h` for its options)", add_help=False)
+
+    s = sub.add_parser("factor-table", help="harness.plan.factors as CSV, for the R scripts")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_factor_table)
+
+    s = sub.add_parser("unsupported", help="the cells a profile cannot run, and why, as CSV")
+    s.add_argument("--rows", required=True, help="JSON from harness.plan.cells.unsupported")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_unsupported)
+
+    s = sub.add_parser("resolved-config", help="write the resolved config (as Snakemake resolved it) as YAML")
+    s.add_argument("--config-json", required=True, help="the resolved config as JSON")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_resolved_config)
 
     s = sub.add_parser("claims-print", help="one line per claim of a claims.csv")
     s.add_argument("claims")
@@ -302,12 +351,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["report"]:  # its own argparse: harness.report
-        from harness import report
-        return report.main(argv[1:]) or 0
-    if argv[:1] == ["estimate"]:  # its own argparse: harness.plan.estimate
-        from harness.plan import estimate
-        return estimate.main(argv[1:]) or 0
+    if argv[:1] and argv[0] in OWN_PARSER:  # the module's main(argv) parses the rest
+        import importlib
+        return importlib.import_module(OWN_PARSER[argv[0]][0]).main(argv[1:]) or 0
     args = parser().parse_args(argv)
     try:
         args.fn(args)

@@ -13,6 +13,8 @@ sys.path.insert(0, os.path.join(workflow.basedir, "workflow"))
 from harness.plan import config as hconfig  # noqa: E402
 from harness.plan import cells as hplan
 from harness.measure import procs as hprocs
+from harness import studies as hstudies
+from harness.measure import datasets as hdatasets
 
 try:
     CFG = hconfig.resolve(config)
@@ -25,6 +27,9 @@ ESTIMATE_S = None  # the estimate onstart prints
 HARNESS = f"{PY} -m harness"
 EXPERIMENTS = hplan.experiments(CFG)
 LOCK = hconfig.builds.load_lock(hconfig.LOCK)
+# the registries (harness.studies): the studies (each may bring a rules.smk) and the datasets
+STUDIES = hstudies.all_studies()
+DATASETS = hdatasets.all_datasets()
 
 
 def experiments_of(kind):
@@ -44,9 +49,9 @@ def _alternatives(names):
 wildcard_constraints:
     build=r"[a-z0-9][a-z0-9.-]*",
     experiment=_alternatives(EXPERIMENTS),
-    study=r"[A-C][0-9]",
+    study=_alternatives(hstudies.codes()),
     cell=r"[A-Za-z0-9_.-]+",
-    dataset="sbtest|fulltext",
+    dataset=_alternatives(DATASETS),
     key=r"[A-Za-z0-9_.-]+",
     corpus=r"[a-z0-9-]+",
     rep=r"\d+",

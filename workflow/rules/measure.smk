@@ -3,36 +3,13 @@
 # of an experiment runs after repetition r-1 of all of them (interleaved).
 
 
-rule corpus:
-    output:
-        directory("data/corpus/{corpus}"),
-    log:
-        "logs/corpus/{corpus}.log",
-    benchmark:
-        "benchmarks/corpus/{corpus}.tsv"
-    params:
-        args=lambda wc: (
-            "--source ohsumed" + (f" --archive {a}" if (a := _corpus_spec(wc.corpus).get("archive")) else "")
-            if wc.corpus == "ohsumed"
-            else "--source standin --rows {} --seed {}".format(*wc.corpus.split("-n")[1].split("-s"))
-        ),
-    shell:
-        "{HARNESS} corpus {params.args} --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
-
-
-def _corpus_spec(key):
-    for spec in EXPERIMENTS.values():
-        if spec.get("dataset") == "fulltext" and hplan.corpus_path(spec).endswith("/" + key):
-            return spec["corpus"]
-    return {}
-
-
 def dataset_inputs(wc):
     if REPLOT:  # an existing dataset is data, never rebuilt when replotting
         return {}
     inputs = {"build": f"resources/builds/{wc.build}", "template": f"resources/templates/{wc.build}"}
-    if wc.dataset == "fulltext":
-        inputs["corpus"] = "data/corpus/" + wc.key.split("_", 1)[1]
+    mod = DATASETS[wc.dataset]
+    if hasattr(mod, "extra_inputs"):  # e.g. the fulltext dataset's corpus (its study's rules make it)
+        inputs.update(mod.extra_inputs(wc.key))
     return inputs
 
 

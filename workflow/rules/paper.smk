@@ -7,15 +7,15 @@
 # and the paper says so (\ifHasFig... flags).
 import glob  # noqa: E402
 
-from harness import report as hreport  # noqa: E402  (sys.path set in common.smk)
-from harness import studies  # noqa: E402
-STUDIES = studies.all_studies()
+from harness import report as hreport  # noqa: E402  (sys.path set in common.smk; STUDIES there)
 
 TIDY = "data/tidy"
 # the code the generated tables and macros come from (a change re-runs them)
-REPORT_CODE = sorted(glob.glob("workflow/harness/report/*.py") + glob.glob("workflow/harness/analysis/*.py")
-                     + glob.glob("workflow/harness/studies/**/*.py", recursive=True)) + [
-    "workflow/harness/plan/factors.py"]
+# every registered study's package (its claims, marks, macros), wherever it lives
+STUDY_CODE = sorted(["workflow/harness/studies/__init__.py"] + [
+    p for m in STUDIES.values() for p in glob.glob(os.path.join(os.path.dirname(m.__file__), "*.py"))])
+REPORT_CODE = (sorted(glob.glob("workflow/harness/report/*.py") + glob.glob("workflow/harness/analysis/*.py"))
+               + STUDY_CODE + ["workflow/harness/plan/factors.py"])
 
 
 def figure_csvs(name):
@@ -45,28 +45,23 @@ rule factor_table:
         "logs/tidy/factors.log",
     benchmark:
         "benchmarks/factor_table.tsv"
-    run:
-        from harness import atomic
-
-        atomic.write_text(output[0], hreport.factor_table_csv())
+    shell:
+        "{HARNESS} factor-table --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
 rule published_table:
     """Every study's PUBLISHED_MARKS (harness.report.published) as CSV: the published
     numbers the figure scripts draw as labelled marks."""
     input:
-        sorted(glob.glob("workflow/harness/studies/**/*.py", recursive=True)),
+        STUDY_CODE,
     output:
         f"{TIDY}/published.csv",
     log:
         "logs/tidy/published.log",
     benchmark:
         "benchmarks/published_table.tsv"
-    run:
-        from harness import atomic
-        from harness.report import published
-
-        atomic.write_text(output[0], published.published_csv())
+    shell:
+        "{HARNESS} published {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
 # The report's front page (snakemake --report, ./artifact report): figures grouped by study.
@@ -161,7 +156,7 @@ rule runinfo:
     benchmark:
         "benchmarks/runinfo.tsv"
     shell:
-        "{PY} -m harness.report.runinfo write --config {input.config} --raw-dir data/raw --out {output}"
+        "{HARNESS} runinfo write --config {input.config} --raw-dir data/raw --out {output}"
         " > {log} 2>&1 || (tail -5 {log}; exit 1)"
 
 
@@ -180,7 +175,7 @@ rule artifact_appendix:
     benchmark:
         "benchmarks/artifact_appendix.tsv"
     shell:
-        "{PY} -m harness.report.artifact --config {input.config} --claims {input.claims} --out {output}"
+        "{HARNESS} artifact --config {input.config} --claims {input.claims} --out {output}"
         " > {log} 2>&1 || (tail -5 {log}; exit 1)"
 
 
@@ -202,7 +197,7 @@ rule paper:
         "benchmarks/paper.tsv"
     shell:
         # the generated files and the resolved config must be of one profile
-        "{PY} -m harness.report.runinfo check --config {input.config} --tidy-dir {TIDY}"
+        "{HARNESS} runinfo check --config {input.config} --tidy-dir {TIDY}"
         " --generated paper/generated && "
         "latexmk -pdf -cd -interaction=nonstopmode -halt-on-error {input.tex} > {log} 2>&1"
         " || (tail -30 {log}; exit 1)"

@@ -46,15 +46,8 @@ rule unsupported_cells:
         "benchmarks/unsupported_cells.tsv"
     params:
         rows=json.dumps(hplan.unsupported(CFG, LOCK)),
-    run:
-        import csv, io
-        from harness import atomic
-
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["experiment", "build", "engine", "variant", "reason"])
-        w.writerows(json.loads(params.rows))
-        atomic.write_text(output[0], buf.getvalue())
+    shell:
+        "{HARNESS} unsupported --rows {params.rows:q} --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
 rule resolved_config:
@@ -66,8 +59,6 @@ rule resolved_config:
         "benchmarks/resolved_config.tsv"
     params:
         cfg=json.dumps(CFG, sort_keys=True),
-    run:
-        import yaml
-        from harness import atomic
-
-        atomic.write_text(output[0], yaml.safe_dump(json.loads(params.cfg), sort_keys=False))
+    shell:
+        "{HARNESS} resolved-config --config-json {params.cfg:q} --out {output} > {log} 2>&1"
+        " || (tail -3 {log}; exit 1)"

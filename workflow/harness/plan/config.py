@@ -99,9 +99,23 @@ def _factor_schema() -> dict:
     return props
 
 
+def registry_enums() -> dict:
+    """The experiment keys whose values the registries list (harness.studies and the
+    workloads and datasets they bring): {key: allowed values}. The schema file's enums
+    for them are these (tests/test_config.py), here filled in from the registries so that
+    a study found on $MYSQLBENCH_STUDY_PATH is accepted too."""
+    from harness import studies
+    from harness.measure import datasets, sysbench
+    return {"study": studies.codes(), "workload": list(sysbench.all_workloads()),
+            "dataset": list(datasets.all_datasets()), "script": list(studies.step_scripts())}
+
+
 def _schema() -> dict:
     schema = yaml.safe_load(SCHEMA.read_text())
-    variants = schema["$defs"]["experiment"]["properties"]["variants"]
+    experiment = schema["$defs"]["experiment"]["properties"]
+    for key, values in registry_enums().items():
+        experiment[key]["enum"] = values
+    variants = experiment["variants"]
     variants["properties"] = _factor_schema()
     variants["additionalProperties"] = False
     return schema

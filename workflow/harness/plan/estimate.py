@@ -263,7 +263,3 @@ def main(argv=None) -> int:
     est = estimate(cfg, lock, root=a.root)
     print(json.dumps(est, indent=1, default=str) if a.json else render(est))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,7 +8,7 @@ the Snakemake benchmark files (never typed):
 - what each profile in config/ covers (experiments, cells, cores, estimate), or
   what it needs that this host lacks.
 
-    python -m harness.report.artifact --config data/tidy/config.resolved.yaml \\
+    python -m harness artifact --config data/tidy/config.resolved.yaml \\
         --claims paper/generated/claims.csv --out paper/generated/artifact.tex
 """
 from __future__ import annotations
@@ -158,7 +158,7 @@ def plannable(cfg: dict, root: str = ".") -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.report.artifact", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m harness artifact", description=__doc__.splitlines()[0])
     ap.add_argument("--config", required=True, help="the resolved config (data/tidy/config.resolved.yaml)")
     ap.add_argument("--claims", required=True, help="paper/generated/claims.csv")
     ap.add_argument("--out", required=True)
@@ -175,7 +175,3 @@ def main(argv=None) -> int:
         return 1
     atomic.write_text(a.out, artifact_tex(cfg, builds.load_lock(config.LOCK), a.claims, a.root))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

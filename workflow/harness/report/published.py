@@ -2,7 +2,7 @@
 the figure scripts draw the studies' numbers from the study modules
 (PUBLISHED_MARKS, built with harness.analysis.marks) and never retype them.
 
-    python -m harness.report.published OUT.csv
+    python -m harness published OUT.csv
 
 Columns: figure, study, the key columns of harness.analysis.marks.KEYS (empty
 where a key does not apply), value, label, source.
@@ -56,11 +56,7 @@ def main(argv=None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m harness.report.published OUT.csv", file=sys.stderr)
+        print("usage: python -m harness published OUT.csv", file=sys.stderr)
         return 2
     atomic.write_text(argv[0], published_csv())
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

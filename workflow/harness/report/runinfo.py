@@ -8,9 +8,9 @@ resolved config), the host (the cells' manifests) and the measurement and build
 dates on its title page, and the paper rule refuses to build when the generated
 files, the resolved config and the tidy provenance disagree on the profile.
 
-    python -m harness.report.runinfo write --config data/tidy/config.resolved.yaml \\
+    python -m harness runinfo write --config data/tidy/config.resolved.yaml \\
         --raw-dir data/raw --out paper/generated/runinfo.tex
-    python -m harness.report.runinfo check --config data/tidy/config.resolved.yaml \\
+    python -m harness runinfo check --config data/tidy/config.resolved.yaml \\
         --tidy-dir data/tidy --generated paper/generated
 """
 from __future__ import annotations
@@ -111,7 +111,7 @@ def profile_mismatches(config_path: str, tidy_dir: str, generated: str) -> list[
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.report.runinfo", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m harness runinfo", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("write", help="write paper/generated/runinfo.tex")
     w.add_argument("--config", required=True)
@@ -133,7 +133,3 @@ def main(argv=None) -> int:
     for b in bad:
         print(f"profile mismatch: {b}; rerun ./artifact paper (or replot) with one profile", file=sys.stderr)
     return 1 if bad else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

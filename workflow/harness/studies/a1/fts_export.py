@@ -1,6 +1,6 @@
 """Study A1's datasets as tidy tables: the 30-keyword count gate and the load.
 
-    python -m harness.studies.a1.fts_export --datasets DIR... \\
+    python -m harness fts-export --datasets DIR... \\
         --gate-out data/tidy/fts_gate.csv --load-out data/tidy/fts_load.csv
 
 Every prepared `fulltext` dataset (data/datasets/<build>/fulltext/<engine>_<corpus>/)
@@ -9,8 +9,7 @@ times and the tokenizer settings the server reported. The paper's count table,
 the load figure and the section's corpus sentence read these two CSVs, never
 the dataset directories (which hold a whole datadir).
 
-Its own module (not a `harness` sub-command) so that the shared CLI is not
-touched; `python -m harness.studies.a1.fts_export` is the entry point.
+Its options are parsed here (main(argv)); `python -m harness fts-export` calls it.
 """
 from __future__ import annotations
 
@@ -102,7 +101,7 @@ def tables(dirs: list[str]) -> tuple[str, str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.studies.a1.fts_export", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m harness fts-export", description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="*", default=[], help="fulltext dataset directories (or their dataset.json files)")
     ap.add_argument("--gate-out", required=True, help="the count-gate CSV (data/tidy/fts_gate.csv)")
     ap.add_argument("--load-out", required=True, help="the load CSV (data/tidy/fts_load.csv)")
@@ -115,7 +114,3 @@ def main(argv=None) -> int:
     atomic.write_text(args.gate_out, gate)
     atomic.write_text(args.load_out, load)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

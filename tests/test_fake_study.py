@@ -1,0 +1,144 @@
+"""A study added from outside the repository goes through the whole pipeline
+with no file of the repository changed (HOUSE: the registries are the one list).
+
+A minimal study package (one experiment on the generic point_select workload
+over sbtest, one claim of an existing kind) is written to a temporary folder
+on $MYSQLBENCH_STUDY_PATH, with a profile holding its experiment block. Then:
+the profile validates with the new study code, harness.plan.cells plans its
+cells, recorded real cells renamed for it are tidied and reported by
+`python -m harness` with its claim in claims.csv, and `snakemake -n` plans its
+run_cell jobs (dry run: nothing is measured).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness import studies
+from harness.plan import cells as hplan
+from harness.plan import config
+
+from test_retidy_fixture import RAW, REPORT_INPUTS, retidy
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+CODE, EXPERIMENT, CLAIM = "Z9", "fake_ps", "Z9-fake-myisam-vs-innodb"
+# the recorded cells the fake experiment's are copies of (same design: see BLOCK)
+SOURCE = RAW / "A3" / "point_select"
+
+STUDY = f'''\
+"""A study that is not in the repository (tests/test_fake_study.py)."""
+from harness.analysis import claims as C
+
+NAME = "zz_fake"
+CODES = ("{CODE}",)
+TITLE = "Study Z: a fake study"
+SECTION = "sections/zz_fake.tex"
+EXPERIMENTS = {{"{EXPERIMENT}": ("{CODE}", "Point-Selects, MyISAM vs InnoDB")}}
+CLAIMS = [
+    C.EngineRatio(
+        id="{CLAIM}", study="{CODE}", statement="Point-Selects, 8 tables: MyISAM beats InnoDB",
+        published="MyISAM 2x InnoDB", published_ratio=2.0, rule=C.above(1.0, "a win"),
+        macro="ZFakeMyISAM", experiments=("{EXPERIMENT}",), experiment_name="{EXPERIMENT}",
+        tables=8, a="MyISAM", b="InnoDB"),
+]
+FIGURES = {{}}
+SETUP = []
+PUBLISHED_MARKS = []
+
+
+def macros(ctx, rows, fmt):
+    return []
+'''
+
+# the experiment block of the profile: the design the recorded A3 point_select cells have
+BLOCK = {"study": CODE, "workload": "point_select", "dataset": "sbtest", "engines": ["InnoDB", "MyISAM"],
+         "tables": [1, 8], "cores": [1], "users": [1, 4], "repetitions": 2}
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fake_study")
+    (d / "studies" / "zz_fake").mkdir(parents=True)
+    (d / "studies" / "zz_fake" / "__init__.py").write_text(STUDY)
+    profile = d / "fake.yaml"
+    profile.write_text(yaml.safe_dump({"experiments": {EXPERIMENT: BLOCK}}, sort_keys=False))
+    return {"dir": d, "path": str(d / "studies"), "profile": profile}
+
+
+@pytest.fixture
+def on_path(fake, monkeypatch):
+    monkeypatch.setenv(studies.PATH_VAR, fake["path"])
+    return fake
+
+
+def test_nothing_knows_the_fake_study_without_the_path(fake, monkeypatch):
+    monkeypatch.delenv(studies.PATH_VAR, raising=False)
+    assert CODE not in studies.codes()
+    cfg = config.deep_merge(yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text()),
+                            yaml.safe_load(fake["profile"].read_text()))
+    with pytest.raises(config.ConfigError, match=rf"experiments\.{EXPERIMENT}\.study"):
+        config.validate_schema(config.apply_experiment_defaults(
+            config.deep_merge(yaml.safe_load((ROOT / "config" / "default.yaml").read_text()), cfg)))
+
+
+def test_profile_validates_and_the_plan_plans_its_cells(on_path):
+    assert CODE in studies.codes() and CLAIM in [c.id for c in studies.claims()]
+    cfg = {}
+    for f in (ROOT / "config" / "default.yaml", ROOT / "config" / "smoke.yaml", on_path["profile"]):
+        config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()))
+    resolved = config.resolve(cfg, cpus=[0, 1])
+    assert resolved["experiments"][EXPERIMENT]["study"] == CODE
+    lock = config.builds.load_lock(config.LOCK)
+    planned = hplan.cells(resolved, lock, EXPERIMENT)
+    assert planned and all(p.startswith(f"data/raw/{CODE}/{EXPERIMENT}/") for p in planned)
+    # the same design as the recorded cells the next test renames
+    assert sorted(Path(p).name for p in planned) == sorted(c.name for c in SOURCE.iterdir() if c.is_dir())
+
+
+def test_its_cells_are_tidied_and_its_claim_reported(on_path, tmp_path):
+    raw = tmp_path / "raw"
+    for cell in sorted(c for c in SOURCE.iterdir() if c.is_dir()):
+        dst = raw / CODE / EXPERIMENT / cell.name
+        shutil.copytree(cell, dst)
+        m = json.loads((dst / "manifest.json").read_text())
+        m.update(study=CODE, experiment=EXPERIMENT)
+        (dst / "manifest.json").write_text(json.dumps(m, indent=2))
+    for name in REPORT_INPUTS:
+        shutil.copy(RAW / name, raw / name)
+    cfg = yaml.safe_load((RAW / "config.resolved.yaml").read_text())
+    cfg["experiments"][EXPERIMENT] = {**cfg["experiments"]["point_select"], "study": CODE}
+    (raw / "config.resolved.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+    done = retidy(raw, tmp_path / "out")
+    summary = (done["tidy"] / f"{EXPERIMENT}_summary.csv").read_text().splitlines()
+    assert len(summary) > 1
+    import csv
+    with open(done["generated"] / "claims.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["claim"] == CLAIM]
+    assert rows and rows[0]["study"] == CODE and rows[0]["experiment"] == EXPERIMENT
+    print("ROW", rows[0]); assert rows[0]["measured"], rows[0]  # judged on the renamed cells, not "no data"
+    assert "zz_fake" in (done["generated"] / "sections.tex").read_text()
+
+
+def test_snakemake_plans_its_run_cell_jobs(on_path):
+    # a dry run for the fake experiment's tidy table; --configfile takes several values: keep it last
+    res = subprocess.run([str(SNAKEMAKE), "-n", "--cores", "1", f"data/tidy/{EXPERIMENT}_summary.csv",
+                          "--configfile", "config/smoke.yaml", str(on_path["profile"])],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "workflow")})
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    n_cells = len([c for c in SOURCE.iterdir() if c.is_dir()])
+    jobs = dict(line.split()[:2] for line in out.splitlines()
+                if len(line.split()) == 2 and line.split()[1].isdigit())
+    print("JOBS", jobs); assert jobs.get("run_cell") == str(n_cells), out[-3000:]
+    assert f"data/raw/{CODE}/{EXPERIMENT}/" in out
