@@ -19,6 +19,7 @@ from harness.measure import cell
 
 from harness.plan import config
 
+from harness.measure import backends
 from harness.measure import placement
 
 from harness.measure import procs
@@ -110,6 +111,10 @@ def cmd_nix_pins(a):
         if not a.name:
             a.parser.error("pin needs --name")
         print(f"builds.{a.name}.nar_hash: {build_nix.pin_nar_hash(a.name, Path(a.lock))}")
+
+
+def cmd_watchdog(a):
+    return backends.watch(a.pid, a.run_id, a.docker, a.cgroup)
 
 
 def cmd_prepare_dataset(a):
@@ -271,6 +276,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--lock", default=lock)
     s.add_argument("--out", default=str(build_nix.PINS))
     s.set_defaults(fn=cmd_nix_pins, parser=s)
+
+    s = sub.add_parser("watchdog", help="clean up after <pid> once it is gone (the per-run watchdog, "
+                                        "started by harness.measure.backends)")
+    s.add_argument("pid", type=int)
+    s.add_argument("run_id")
+    s.add_argument("--docker", action="store_true", help="remove the run's containers")
+    s.add_argument("--cgroup", help="remove this cgroup")
+    s.set_defaults(fn=cmd_watchdog)
 
     s = sub.add_parser("prepare-dataset", help="a prepared datadir (harness.measure.datasets)")
     s.add_argument("--dataset", required=True, choices=["sbtest", "fulltext"])
