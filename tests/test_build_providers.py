@@ -27,7 +27,7 @@ import yaml
 from conftest import flip_byte, tmp_siblings, ROOT, server_pids
 
 from harness import builds
-from harness.builds import bootstrap, providers
+from harness.builds import initdb, providers
 
 from harness.plan import config
 
@@ -123,7 +123,7 @@ def test_the_lock_has_the_new_builds(lock):
             assert key in entry, f"{name}.{key}"
         assert entry["provider"] in builds.PROVIDERS
         assert set(entry["engines"]) <= STUDY_ENGINES
-        assert bootstrap._init_method(name, entry)
+        assert initdb._init_method(name, entry)
     assert lock["mysql-5.6.51"]["artifact_sha256"] is None  # pinned on first download
     for name in ("mysql-5.6.51", "mysql-5.7.44", "mysql-8.0.40", "mysql-8.4.3"):
         assert lock[name]["available_offline"] is False

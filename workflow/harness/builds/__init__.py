@@ -13,8 +13,8 @@ The package, lowest module first (each imports only those above it):
              and nix/builds.json, the lock's pins for flake.nix
              (`python -m harness nix-pins {write,check,pin --name B}`)
   providers  the direct providers npm, maven, debian, tarball: `fetch`
-  bootstrap  an empty system datadir per build family, `mysqld --verbose --help`,
-             the official-binary check
+  initdb     an empty system datadir per build family (`bootstrap`), `mysqld --verbose
+             --help`, the official-binary check
 
 The public names are re-exported here: `from harness import builds; builds.fetch(...)`.
 """
@@ -27,7 +27,7 @@ from harness.builds.nixstore import (NIX_SETTINGS, in_store, nix_env, nix_path_i
 from harness.builds.nix import (BUILD_PROVIDERS, FLAKE_FILES, choose_provider, fetch_nix, flake_copy,
                                 nix_build, nix_unpack_hash, provenance, provider_for)
 from harness.builds.providers import PROVIDERS, SERVICE_PID_FILES, fetch
-from harness.builds.bootstrap import (FAMILY_INIT, INIT_SQL, bootstrap, help_argv, mysqld_help,
+from harness.builds.initdb import (FAMILY_INIT, INIT_SQL, bootstrap, help_argv, mysqld_help,
                                       official_check)
 
 __all__ = [
