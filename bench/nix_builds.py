@@ -26,7 +26,7 @@ from harness import builds  # noqa: E402
 
 from harness.plan import config
 
-from harness.builds import nixpins
+from harness.builds import nix, nixstore
 
 
 def timed(fn) -> float:
@@ -37,15 +37,15 @@ def timed(fn) -> float:
 
 def store_paths(name: str, entry: dict) -> list[str]:
     """The build's tree and artifact paths, evaluated (not built) from the flake."""
-    attr = nixpins.attr_name(name)
-    keys = sorted(nixpins.flake_pins({name: entry})["builds"][attr]["artifacts"])
+    attr = nix.attr_name(name)
+    keys = sorted(nix.flake_pins({name: entry})["builds"][attr]["artifacts"])
     with builds.flake_copy() as flake:
         exprs = [f"path:{flake}#{attr}.outPath"] + [f"path:{flake}#{attr}.artifacts.{k}.outPath" for k in keys]
         out = []
         for e in exprs:
-            res = builds._nix(["eval", "--raw", "--no-write-lock-file", e])
+            res = nixstore._nix(["eval", "--raw", "--no-write-lock-file", e])
             if res.returncode != 0:
-                raise SystemExit(f"nix eval {e}: {builds._nix_error(res)}")
+                raise SystemExit(f"nix eval {e}: {nixstore._nix_error(res)}")
             out.append(res.stdout.strip())
     return out
 
@@ -61,7 +61,7 @@ def main() -> int:
         print(f"nix does not work here: {why}")
         return 1
     lock = builds.load_lock(config.LOCK)
-    names = a.names or [n for n, e in lock.items() if nixpins.offered(e)]
+    names = a.names or [n for n, e in lock.items() if nix.offered(e)]
     print(f"{why}; store {builds.store_dir()}")
     print(f"{'build':<18}{'empty store s':>14}{'present s (median)':>20}{'verify s (median)':>19}{'NAR MB':>8}")
     with tempfile.TemporaryDirectory(prefix="bench-nix-") as d:
@@ -71,7 +71,7 @@ def main() -> int:
             empty = "-"
             if a.empty:
                 paths = store_paths(name, entry)
-                builds._nix(["store", "delete", "--ignore-liveness", *paths])
+                nixstore._nix(["store", "delete", "--ignore-liveness", *paths])
                 empty = f"{timed(lambda: builds.fetch(name, entry, out, provider='nix')):.2f}"
             present = [timed(lambda: builds.fetch(name, entry, out, provider="nix")) for _ in range(a.reps)]
             verify = [timed(lambda: builds.verify_installed(name, entry, out)) for _ in range(a.reps)]

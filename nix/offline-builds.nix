@@ -1,7 +1,7 @@
 # The pinned server builds an ordinary package client can fetch, as store paths.
 #
 # `pins` is nix/builds.json, generated from config/builds.lock.yaml by
-# `python -m harness.nixpins write` (never edited by hand: the lock is the one
+# `python -m harness nix-pins write` (never edited by hand: the lock is the one
 # source of truth, and tests/test_nix_builds.py checks the two agree).
 #
 # Each build is two fixed-output derivations:

@@ -2,7 +2,7 @@
 # Make Debian's nix-bin usable as the build provider: a single-user Nix store
 # (/nix owned by the user who runs the pipeline, no daemon, no nixbld users).
 # Idempotent; called by scripts/setup.sh. Writes no Nix configuration: the
-# harness passes its settings itself (NIX_CONFIG, harness/builds.py
+# harness passes its settings itself (NIX_CONFIG, harness/builds/nixstore.py
 # NIX_SETTINGS), so the user's nix.conf is never edited.
 #
 # Without nix, or where a Nix daemon owns /nix (a multi-user install, whose

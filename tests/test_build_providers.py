@@ -27,6 +27,7 @@ import yaml
 from conftest import flip_byte, tmp_siblings, ROOT, server_pids
 
 from harness import builds
+from harness.builds import initdb, providers
 
 from harness.plan import config
 
@@ -122,7 +123,7 @@ def test_the_lock_has_the_new_builds(lock):
             assert key in entry, f"{name}.{key}"
         assert entry["provider"] in builds.PROVIDERS
         assert set(entry["engines"]) <= STUDY_ENGINES
-        assert builds._init_method(name, entry)
+        assert initdb._init_method(name, entry)
     assert lock["mysql-5.6.51"]["artifact_sha256"] is None  # pinned on first download
     for name in ("mysql-5.6.51", "mysql-5.7.44", "mysql-8.0.40", "mysql-8.4.3"):
         assert lock[name]["available_offline"] is False
@@ -277,7 +278,7 @@ def test_no_service_start_puts_back_the_hosts_policy_rc_d():
         pytest.skip("writing /usr/sbin/policy-rc.d needs root")
     policy = Path("/usr/sbin/policy-rc.d")
     before = policy.read_bytes() if policy.exists() else None
-    with builds._no_service_start():
+    with providers._no_service_start():
         assert subprocess.run([str(policy), "mariadb", "start"]).returncode == 101
     after = policy.read_bytes() if policy.exists() else None
     assert after == before
@@ -297,7 +298,7 @@ def test_a_service_started_anyway_is_stopped_by_its_pid_file_only(lock, tmp_path
         with started(name, lock[name], d, tpl, "service") as srv:
             pid_file = tmp_path / "mysqld.pid"
             pid_file.write_text(f"{srv.pid}\n")
-            assert builds._stop_service_by_pid_file([str(other), str(pid_file), str(tmp_path / "none")]) == [srv.pid]
+            assert providers._stop_service_by_pid_file([str(other), str(pid_file), str(tmp_path / "none")]) == [srv.pid]
             srv.proc.wait(timeout=30)
             assert not srv.alive()
         assert sleeper.poll() is None

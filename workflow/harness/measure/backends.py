@@ -15,8 +15,8 @@ go through whichever backend the profile names:
     b.info()                # backend, mechanism, cpus, image, memory limit, fallback
 
 Nothing outlives the harness: the host's process dies with it
-(PR_SET_PDEATHSIG), and a detached watchdog per run (`python -m
-harness.measure.backends watch <pid> <run>`) removes the run's container or cgroup as
+(PR_SET_PDEATHSIG), and a detached watchdog per run (`python -m harness
+watchdog <pid> <run>`, which calls `watch`) removes the run's container or cgroup as
 soon as the harness is gone, even after a SIGKILL no handler sees.
 
 `auto` is docker when an engine answers and the image can be had, else host;
@@ -353,7 +353,7 @@ def start_watchdog(run_id: str, *, docker: bool, cgroup: Path | None = None) -> 
     env = {k: v for k, v in docker_backend.cli_env().items() if k not in (procs.LABEL_VAR, procs.RUN_VAR)}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2]) + os.pathsep + env.get("PYTHONPATH", "")
     env["MYSQLBENCH_DOCKER"] = docker_backend.docker_bin()
-    argv = [sys.executable, "-m", "harness.measure.backends", "watch", str(os.getpid()), run_id]
+    argv = [sys.executable, "-m", "harness", "watchdog", str(os.getpid()), run_id]
     if docker:
         argv.append("--docker")
     if cgroup is not None:
@@ -388,7 +388,9 @@ def _wait_for_exit(pid: int) -> None:
         os.close(fd)
 
 
-def _watch(pid: int, run_id: str, docker: bool, cgroup: str | None) -> int:
+def watch(pid: int, run_id: str, docker: bool, cgroup: str | None) -> int:
+    """The watchdog (`python -m harness watchdog`): wait for `pid` to end, then remove the
+    run's containers, labelled servers and cgroup."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _wait_for_exit(pid)
     if docker:
@@ -424,20 +426,3 @@ def signals_held():
             signal.signal(sig, handler)
     if got:
         raise KeyboardInterrupt(f"signal {got[0]}")
-
-
-def main(argv: list[str]) -> int:
-    import argparse
-    p = argparse.ArgumentParser(prog="python -m harness.measure.backends")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    w = sub.add_parser("watch", help="clean up after <pid> once it is gone (the per-run watchdog)")
-    w.add_argument("pid", type=int)
-    w.add_argument("run_id")
-    w.add_argument("--docker", action="store_true", help="remove the run's containers")
-    w.add_argument("--cgroup", help="remove this cgroup")
-    a = p.parse_args(argv)
-    return _watch(a.pid, a.run_id, a.docker, a.cgroup)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,143 @@
+"""The build lock (config/builds.lock.yaml): loading it, the checksums it pins, and
+pinning a hash on first download.
+
+The lock is the only source of truth for what a build is: a mismatch of any
+checksum is an error that names the file and both hashes, raised before any
+server starts.
+"""
+from __future__ import annotations
+
+import base64
+import fcntl
+import hashlib
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from harness import atomic
+from harness import paths
+
+REQUIRED = ("family", "provider", "version", "mysqld", "mysqld_sha256")
+
+
+class BuildError(Exception):
+    """A build that cannot be used: one line, naming the file and the fix."""
+
+
+def default_lock() -> Path:
+    return paths.LOCK
+
+
+def load_lock(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise BuildError(f"{path}: cannot read the build lock ({e})") from None
+    builds = (data or {}).get("builds") or {}
+    for name, entry in builds.items():
+        for key in REQUIRED:
+            if key not in entry:
+                raise BuildError(f"{Path(path).name}: builds.{name}.{key} is missing; add it")
+    return builds
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def sri_sha512(path: Path) -> str:
+    h = hashlib.sha512()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return "sha512-" + base64.b64encode(h.digest()).decode()
+
+
+def check_checksum(name: str, what: Path, expected: str, actual: str, fix: str) -> None:
+    if expected != actual:
+        raise BuildError(f"build {name}: {what} checksum mismatch: expected {expected}, got {actual}; {fix}")
+
+
+def verify_artifact(name: str, entry: dict, artifact: Path) -> None:
+    fix = "the download is not the pinned build: delete it and fetch again, or fix config/builds.lock.yaml"
+    if "integrity" in entry:
+        check_checksum(name, artifact, entry["integrity"], sri_sha512(artifact), fix)
+    if entry.get("artifact_sha256") is not None:
+        check_checksum(name, artifact, entry["artifact_sha256"], sha256_file(artifact), fix)
+
+
+def mysqld_path(build_dir: Path, entry: dict) -> Path:
+    return Path(build_dir) / entry["mysqld"]
+
+
+
+def output_tail(res: subprocess.CompletedProcess) -> str:
+    lines = [l.strip() for l in (res.stderr + "\n" + res.stdout).splitlines() if l.strip()]
+    errors = [l for l in lines if "ERROR" in l or l.startswith("E:")]
+    return (errors or lines or ["no output"])[0 if errors else -1]
+
+
+# -- pinning on first download ------------------------------------------------------
+def _entry_block(lines: list[str], name: str) -> tuple[int, int, int]:
+    """(first, end, child indent) of builds.<name>'s lines in the lock's text."""
+    head = re.compile(rf"^(\s+)(['\"]?){re.escape(name)}\2\s*:\s*(#.*)?$")
+    for i, line in enumerate(lines):
+        m = head.match(line)
+        if not m:
+            continue
+        indent = len(m.group(1))
+        end, child = i + 1, None
+        while end < len(lines):
+            text = lines[end]
+            if text.strip() and not text.lstrip().startswith("#"):
+                ind = len(text) - len(text.lstrip())
+                if ind <= indent:
+                    break
+                child = ind if child is None else child
+            end += 1
+        if child is not None:
+            return i, end, child
+    raise BuildError(f"cannot find builds.{name} in the lock's text to pin it; write the hashes by hand")
+
+
+def pin_lock(lock_path: Path, name: str, values: dict) -> None:
+    """Write `values` (keys that are null in builds.<name>) into the lock file; the rest of
+    the file (comments, order, other entries) stays byte for byte as it was."""
+    lock_path = Path(lock_path).absolute()
+    dir_fd = os.open(lock_path.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(dir_fd, fcntl.LOCK_EX)  # one writer at a time (parallel fetch jobs)
+        text = lock_path.read_text()
+        before = yaml.safe_load(text)
+        lines = text.splitlines(keepends=True)
+        first, end, child = _entry_block(lines, name)
+        for key, value in values.items():
+            pat = re.compile(rf"^( {{{child}}}){re.escape(key)}:([ \t]*)([^#\n]*?)([ \t]*#[^\n]*)?(\n?)$")
+            for i in range(first + 1, end):
+                m = pat.match(lines[i])
+                if m:
+                    if m.group(3).strip() not in ("", "null", "~"):
+                        raise BuildError(f"{lock_path.name}: builds.{name}.{key} is already pinned "
+                                         f"({m.group(3).strip()}); not overwriting it")
+                    lines[i] = f"{m.group(1)}{key}: {value}{m.group(4) or ''}{m.group(5)}"
+                    break
+            else:
+                raise BuildError(f"{lock_path.name}: builds.{name}.{key}: null not found; add it to pin")
+        new = "".join(lines)
+        want = before
+        want["builds"][name].update(values)
+        if yaml.safe_load(new) != want:
+            raise BuildError(f"{lock_path.name}: pinning builds.{name} would change more than "
+                             f"{', '.join(values)}; write the hashes by hand: {values}")
+        mode = lock_path.stat().st_mode & 0o777
+        atomic.write_text(lock_path, new)
+        os.chmod(lock_path, mode)
+    finally:
+        os.close(dir_fd)

@@ -1,0 +1,120 @@
+"""The Nix store as the harness uses it: the settings every `nix` call gets, whether
+Nix works here, and the checks of a store path (`nix store verify` + the lock's
+`nar_hash`) and of an installed build (in the store or not) before every use.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from harness.builds.lock import BuildError, check_checksum, mysqld_path, sha256_file
+
+# Settings that work with Debian's single-user Nix 2.8 and no daemon, passed in
+# NIX_CONFIG (appended to the caller's, so they win); the user's nix.conf is not touched.
+NIX_SETTINGS = (
+    ("experimental-features", "nix-command flakes"),
+    ("flake-registry", "/dev/null"),  # no download of the global flake registry
+    ("substituters", ""),             # no binary cache: the package clients fetch
+    ("build-users-group", ""),        # single-user store: no nixbld group or users
+    ("sandbox", "false"),             # the builders run the host's npm/mvn/apt-get, python3
+)
+
+
+def store_dir() -> Path:
+    return Path(os.environ.get("NIX_STORE_DIR") or "/nix/store")
+
+
+def in_store(path: Path) -> bool:
+    """Is `path` (after symlinks) a Nix store path or inside one?"""
+    return store_dir() in Path(path).resolve().parents
+
+
+def nix_env() -> dict:
+    """The environment of every nix call: our settings, plus where the user's client
+    configuration is (the fetch builders run with HOME=$TMPDIR, so ~/.npmrc and
+    ~/.m2/settings.xml are passed by path; nix/offline-builds.nix lists what it reads)."""
+    env = dict(os.environ)
+    ours = "\n".join(f"{k} = {v}" for k, v in NIX_SETTINGS)
+    env["NIX_CONFIG"] = (env.get("NIX_CONFIG", "").rstrip("\n") + "\n" + ours + "\n").lstrip("\n")
+    home = Path.home()
+    if "NPM_CONFIG_USERCONFIG" not in env and (home / ".npmrc").is_file():
+        env["NPM_CONFIG_USERCONFIG"] = str(home / ".npmrc")
+    if "MYSQLBENCH_MAVEN_SETTINGS" not in env and (home / ".m2" / "settings.xml").is_file():
+        env["MYSQLBENCH_MAVEN_SETTINGS"] = str(home / ".m2" / "settings.xml")
+    return env
+
+
+def _nix(args: list[str], timeout: float = 3600) -> subprocess.CompletedProcess:
+    return subprocess.run(["nix", *args], capture_output=True, text=True, env=nix_env(),
+                          stdin=subprocess.DEVNULL, timeout=timeout)
+
+
+def _nix_error(res: subprocess.CompletedProcess) -> str:
+    """Nix's first `error:` line (with the last builder log line when there is one)."""
+    lines = [l.strip() for l in res.stderr.splitlines() if l.strip()]
+    first = next((l for l in lines if l.startswith("error:")), lines[-1] if lines else "no output")
+    log = [l.lstrip("> ").strip() for l in lines if l.startswith(">")]
+    return first + (f" (last log line: {log[-1]})" if log and log[-1] else "")
+
+
+_nix_state: dict = {}
+
+
+def nix_works() -> tuple[bool, str]:
+    """(True, version) when `nix` runs and can open its store with NIX_SETTINGS; else
+    (False, why). Asked once per process."""
+    if "works" not in _nix_state:
+        if shutil.which("nix") is None:
+            _nix_state["works"] = (False, "nix is not on PATH (Debian: apt-get install nix-bin)")
+        else:
+            try:
+                res = _nix(["store", "ping"], timeout=60)
+                ok = res.returncode == 0
+                version = _nix(["--version"], timeout=60).stdout.strip() if ok else ""
+                _nix_state["works"] = (ok, version if ok else _nix_error(res) + "; run scripts/nix-setup.sh")
+            except (OSError, subprocess.TimeoutExpired) as e:
+                _nix_state["works"] = (False, f"nix store ping failed ({e})")
+    return _nix_state["works"]
+
+
+def nix_path_info(path: Path) -> dict:
+    res = _nix(["path-info", "--json", str(path)], timeout=120)
+    if res.returncode != 0:
+        raise BuildError(f"{path}: not a valid Nix store path ({_nix_error(res)}); delete the link and fetch again")
+    return json.loads(res.stdout)[0]
+
+
+def verify_store_path(name: str, entry: dict, path: Path) -> dict:
+    """Before use: the store path's files are what Nix registered (`nix store verify`),
+    and what Nix registered is the lock's nar_hash. Returns its path-info."""
+    path = Path(path).resolve()
+    top = store_dir() / path.relative_to(store_dir()).parts[0]
+    res = _nix(["store", "verify", "--no-trust", str(top)], timeout=1800)
+    if res.returncode != 0:
+        raise BuildError(f"build {name}: {top} was modified after Nix made it (nix store verify: "
+                         f"{_nix_error(res)}); run `nix store repair {top}` or delete the link and fetch again")
+    info = nix_path_info(top)
+    if entry.get("nar_hash") != info.get("narHash"):
+        raise BuildError(f"build {name}: {top} has NAR hash {info.get('narHash')}, the lock's nar_hash is "
+                         f"{entry.get('nar_hash')}; this store path is not the pinned build: fetch it again "
+                         f"(build_provider nix), or fix config/builds.lock.yaml")
+    return info
+
+
+def verify_installed(name: str, entry: dict, build_dir: Path, store_checked: bool = False) -> Path:
+    """Check the unpacked server binary against the lock; return its path. A build dir
+    in the Nix store is first verified whole (verify_store_path) unless the caller just did."""
+    if not store_checked and in_store(build_dir):
+        verify_store_path(name, entry, build_dir)
+    mysqld = mysqld_path(build_dir, entry)
+    if not mysqld.is_file():
+        raise BuildError(f"build {name}: {mysqld} is missing; run the fetch_build rule again")
+    if entry.get("mysqld_sha256") is None:
+        raise BuildError(f"build {name}: mysqld_sha256 is not pinned in the lock; fetch the build "
+                         f"(which pins it) or write the sha256 of {mysqld} into config/builds.lock.yaml")
+    check_checksum(name, mysqld, entry["mysqld_sha256"], sha256_file(mysqld),
+           f"delete {build_dir} and fetch again, or fix config/builds.lock.yaml")
+    return mysqld
