@@ -127,7 +127,7 @@
           ))
           pkgs.snakemake
           pkgs.sysbench
-          # lstopo: the CPU topology the core plan is made on (harness.topology)
+          # lstopo: the CPU topology the core plan is made on (harness.plan.topology)
           pkgs.hwloc
           # Figures: workflow/R/*.R
           (pkgs.rWrapper.override {

@@ -427,6 +427,7 @@ let
 
     # Databases and benchmarks (nixos-25.05 has no mysql56/mysql57/percona-server56)
     sysbench = leaf "sysbench" "1.0.20" { };
+    hwloc = leaf "hwloc" "2.11-stub" { };
     mysql80 = leaf "mysql" "8.0-stub" { };
     mysql84 = leaf "mysql" "8.4-stub" { };
     libmysqlclient = leaf "libmysqlclient" "stub" { };
