@@ -25,12 +25,14 @@ in `info()["fallback"]`, so manifests and the paper can repeat it.
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -212,7 +214,6 @@ class DockerBackend(Backend):
             self.cidfile.parent.mkdir(parents=True, exist_ok=True)
             self.cidfile.unlink(missing_ok=True)  # docker refuses an existing cidfile
             return self.cidfile, contextlib.nullcontext()
-        import tempfile
         d = tempfile.TemporaryDirectory(prefix="mysqlbench-cid-")
         return Path(d.name) / "cid", d
 
@@ -427,7 +428,6 @@ def signals_held():
 
 
 def main(argv: list[str]) -> int:
-    import argparse
     p = argparse.ArgumentParser(prog="python -m harness.measure.backends")
     sub = p.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("watch", help="clean up after <pid> once it is gone (the per-run watchdog)")
