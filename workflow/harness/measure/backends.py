@@ -31,6 +31,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -212,7 +213,6 @@ class DockerBackend(Backend):
             self.cidfile.parent.mkdir(parents=True, exist_ok=True)
             self.cidfile.unlink(missing_ok=True)  # docker refuses an existing cidfile
             return self.cidfile, contextlib.nullcontext()
-        import tempfile
         d = tempfile.TemporaryDirectory(prefix="mysqlbench-cid-")
         return Path(d.name) / "cid", d
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -187,7 +188,6 @@ def nofile_limit() -> int:
     open_files_limit), unless this host cannot raise a hard limit (no
     CAP_SYS_RESOURCE in the bounding set, as in some VMs and containers): then
     the current hard limit, which is what the host backend's mysqld gets too."""
-    import resource
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     try:
         for line in Path("/proc/self/status").read_text().splitlines():

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1] / "builds" / "options"
@@ -116,7 +117,6 @@ def help_variables(help_text: str) -> list[str]:
 def help_flags(help_text: str) -> set[str]:
     """Every `--name` of the help's option list (also those without a row in the table,
     such as plugin-load-add)."""
-    import re
     return {_norm(m) for m in re.findall(r"^  --([A-Za-z0-9_-]+)", help_text, flags=re.M)}
 
 

@@ -22,6 +22,8 @@ from harness.measure import mycnf
 
 from harness import paths
 
+from harness.analysis import tidy
+
 ROOT = paths.ROOT
 SCHEMA = paths.SCHEMA
 LOCK = paths.LOCK
@@ -289,7 +291,6 @@ def topology(cpus: list[int] | None = None) -> "cores_mod.Topology":
 
 def tidy_captures() -> list[str]:
     """The long tables a throughput experiment's tidy step writes beside its runs."""
-    from harness.analysis import tidy
     return list(tidy.CAPTURES)
 
 

@@ -14,6 +14,7 @@ import io
 import math
 import sys
 
+from harness import atomic
 from harness import studies
 from harness.analysis.marks import KEYS
 
@@ -52,8 +53,6 @@ def published_csv() -> str:
 
 
 def main(argv=None) -> int:
-    from harness import atomic
-
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         print("usage: python -m harness published OUT.csv", file=sys.stderr)

@@ -12,6 +12,7 @@ never typed.
 from __future__ import annotations
 
 import datetime
+import glob
 import json
 import os
 from pathlib import Path
@@ -74,7 +75,6 @@ def record(cfg: dict, lock: dict, started: float, finished: float, measured_now:
 
 def newer_than(pattern: str, t: float, root: str = ".") -> int:
     """How many benchmark files matching `pattern` (under benchmarks/) this run wrote."""
-    import glob
     return sum(1 for p in glob.glob(os.path.join(root, E.BENCH, pattern), recursive=True)
                if os.path.getmtime(p) >= t)
 

@@ -1,0 +1,344 @@
+"""The kinds of published claim (Claim and its one gate; Comparison and its
+sides: EngineRatio, LevelRatio, BuildRatio, TablesRatio, ScalingRatio; Check),
+on the ground of harness.analysis.claimrules. harness.analysis.claims explains
+the verdict rule and re-exports these kinds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from harness.analysis import tidydata as T
+from harness.analysis import verdict as V
+from harness.analysis.claimrules import (
+    METRIC, NEEDS_TEXT, NOT_MEASURABLE, SCALING, VERDICTS, Context, Result, Rule, interval_text,
+    at_cores, best, cell_where, flagged, fmt_cores, levels_label, levels_of, levels_words, matches,
+    missing, pool, product_interval, ratio_or_none, ratio_result, unsupported_reason)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One published claim, one row per build (a build comparison: one row).
+
+    `statement` may use {levels} (the compared settings in words) and
+    {conditions} (the factor settings held fixed). `needs` is the gate
+    (CONTENTION / SCALING / None); `mechanism` quotes the study's explanation
+    that makes it so. `macro` (letters) names the paper's \\V<macro>/\\R<macro>."""
+    id: str
+    study: str
+    statement: str
+    published: str
+    experiments: tuple = ()
+    rule: Rule | None = None
+    published_ratio: float | None = None
+    needs: str | None = None
+    mechanism: str = ""
+    macro: str = ""
+    deviation: str = ""   # how the artifact's test differs from the study's (deviations table)
+
+    @property
+    def experiment(self) -> str:
+        return "+".join(self.experiments)
+
+    def builds(self, ctx: Context) -> list[str]:
+        return ctx.tidy.builds(*self.experiments) or [""]
+
+    def words(self, ctx: Context) -> dict:
+        """Replacements for {levels} / {conditions} in the statement."""
+        return {}
+
+    def text(self, ctx: Context) -> str:
+        try:
+            return self.statement.format(**self.words(ctx))
+        except (KeyError, IndexError):
+            return self.statement
+
+    def evaluate(self, ctx: Context, build: str) -> Result:
+        raise NotImplementedError
+
+    def gate(self, ctx: Context, cells: list[T.Cell]) -> str | None:
+        """The one rule for contention and scaling claims: the reason (cores: ...)
+        when the cells never had mysqld on contention_min_cores cores."""
+        if self.needs is None or not cells:
+            return None
+        cores = sorted({c.int("cores") for c in cells})
+        if max(cores) < ctx.min_cores:
+            why = self.mechanism or NEEDS_TEXT[self.needs]
+            return (f"cores: the published mechanism ({why}) needs mysqld on at least "
+                    f"{ctx.min_cores} cores (claims.contention_min_cores); measured on {fmt_cores(cores)}")
+        if self.needs == SCALING and len([c for c in cores if c >= 1]) < 2:
+            return f"cores: scaling needs two core counts; measured on {fmt_cores(cores)} only"
+        return None
+
+    def row(self, ctx: Context, build: str) -> dict:
+        try:
+            res = self.evaluate(ctx, build)
+        except (LookupError, ValueError, TypeError, ZeroDivisionError) as e:
+            res = missing("data", f"cannot evaluate ({type(e).__name__}: {e})")
+        if res.verdict not in VERDICTS:
+            raise ValueError(f"claim {self.id}: invalid verdict {res.verdict!r}")
+        ci, rule = res.ci, self.rule
+        return {
+            "claim": self.id, "study": self.study, "statement": self.text(ctx),
+            "published": self.published,
+            "published_ratio": "" if self.published_ratio is None else f"{self.published_ratio:.4g}",
+            "measured": res.measured,
+            "ratio": "" if ci is None else f"{ci.point:.6g}",
+            "ratio_lo": "" if ci is None else f"{ci.lo:.6g}",
+            "ratio_hi": "" if ci is None else f"{ci.hi:.6g}",
+            "coverage": "" if ci is None else f"{ci.coverage:.6g}",
+            "threshold": "" if rule is None else f"{rule.threshold:.6g}",
+            "threshold_hi": "" if rule is None or rule.threshold_hi is None else f"{rule.threshold_hi:.6g}",
+            "side": "" if rule is None else rule.side,
+            "n": "/".join(str(n) for n in res.ns),
+            "verdict": res.verdict, "reason": res.reason, "needs": self.needs or "",
+            "experiment": self.experiment, "build": build, "metric": METRIC if rule else "",
+            "cross_check": "" if res.cross_check is None else f"{res.cross_check:.6g}",
+        }
+
+
+def gated(claim: Claim, ctx: Context, res: Result, candidates: list[T.Cell]) -> Result:
+    """Apply the gate: a measured result on too few cores becomes NOT_MEASURABLE,
+    keeping what was measured."""
+    why = claim.gate(ctx, candidates)
+    if why is None:
+        return res
+    return replace(res, verdict=NOT_MEASURABLE, reason=why + flagged(res.cells))
+
+
+@dataclass(frozen=True)
+class Comparison(Claim):
+    """median(side a) / median(side b) at each side's best cell, every other
+    factor held fixed. Subclasses say what the sides are (engines, levels, ...)."""
+    experiment_name: str = ""
+    tables: int | None = None
+    levels: tuple | None = None   # the experiment's varied factors held at these levels (None: baselines)
+    same_as: tuple | None = None  # (experiment, levels): the study's conditions the cells must have
+    same_tables = True            # tables=None: compare at the most tables both sides have
+
+    def sides(self, ctx: Context, build: str, settings: dict):
+        """((label, cells of a), (label, cells of b)) or a Result saying what is missing."""
+        raise NotImplementedError
+
+    def settings(self, ctx: Context):
+        return levels_of(ctx.tidy, self.experiment_name, self.levels)
+
+    def words(self, ctx):
+        settings, _ = self.settings(ctx)
+        cond = T.fixed(ctx.tidy.spec(self.experiment_name))
+        return {"levels": levels_words(settings or {}) or "at the baselines",
+                "conditions": levels_words(cond) or "the baselines"}
+
+    def evaluate(self, ctx: Context, build: str) -> Result:
+        if ctx.tidy.experiment(self.experiment_name) is None:
+            return missing(*ctx.tidy.missing(self.experiment_name).split(": ", 1))
+        settings, why = self.settings(ctx)
+        if settings is None:
+            return missing("", why)
+        sides = self.sides(ctx, build, settings)
+        if isinstance(sides, Result):
+            return sides
+        (la, pa), (lb, pb) = sides
+        for label, p in ((la, pa), (lb, pb)):
+            if not p:
+                return self.absent(ctx, build, label)
+        if self.tables is None and self.same_tables:  # held fixed: the most tables both sides have
+            both = {c.int("tables") for c in pa} & {c.int("tables") for c in pb}
+            if not both:
+                return missing("data", f"{la} and {lb} were not measured on the same number of tables")
+            pa = [c for c in pa if c.int("tables") == max(both)]
+            pb = [c for c in pb if c.int("tables") == max(both)]
+        if self.same_as:
+            ref, why = levels_of(ctx.tidy, *self.same_as)
+            if ref is None:
+                return missing("", why)
+            pa, pb = [c for c in pa if matches(c, ref)], [c for c in pb if matches(c, ref)]
+            if not pa or not pb:
+                return missing("experiment", f"{self.experiment_name} did not run under the study's "
+                                             f"conditions ({levels_words(ref)}, as in {self.same_as[0]})")
+        if self.needs is None:
+            return self.judge(ctx, la, pa, lb, pb)
+        na, nb = at_cores(pa, ctx.min_cores), at_cores(pb, ctx.min_cores)
+        if na and nb:  # the gate: a contention claim is judged on enough cores only
+            return self.judge(ctx, la, na, lb, nb)
+        res = self.judge(ctx, la, pa, lb, pb)
+        why = self.gate(ctx, pa + pb) or (f"cores: only one side has cells with mysqld on at least "
+                                          f"{ctx.min_cores} cores (claims.contention_min_cores)")
+        return replace(res, verdict=NOT_MEASURABLE, reason=why + flagged(res.cells))
+
+    def judge(self, ctx, la, pa, lb, pb) -> Result:
+        a, b = best(pa), best(pb)
+        return ratio_result(ctx, a, b, self.rule, la, lb, cell_where(a, b))
+
+    def absent(self, ctx: Context, build: str, label: str) -> Result:
+        why = unsupported_reason(ctx, self.experiment_name, build, label.split(" ")[0])
+        if why:
+            return missing("build", why)
+        return self.absent_tables(ctx) or missing("data", f"no {self.experiment_name} cells of {label}")
+
+    def absent_tables(self, ctx: Context) -> Result | None:
+        """The profile's design lacks the claim's table count: say so (experiment: ...)."""
+        planned = ctx.tidy.spec(self.experiment_name).get("tables") or \
+            sorted({c.int("tables") for c in ctx.tidy.cells(self.experiment_name)})
+        if self.tables is not None and planned and self.tables not in planned:
+            runs = " and ".join(map(str, planned))
+            return missing("experiment", f"{self.experiment_name} runs on {runs} "
+                                         f"table{'s' if planned != [1] else ''} in this profile; the "
+                                         f"claim is about {self.tables}")
+        return None
+
+    def where(self, settings: dict) -> dict:
+        return {"tables": self.tables} if self.tables is not None else {}
+
+
+@dataclass(frozen=True)
+class EngineRatio(Comparison):
+    """Engine a / engine b in one experiment and build."""
+    a: str = ""
+    b: str = ""
+
+    def sides(self, ctx, build, settings):
+        w = self.where(settings)
+        return ((self.a, pool(ctx, self.experiment_name, build, settings, engine=self.a, **w)),
+                (self.b, pool(ctx, self.experiment_name, build, settings, engine=self.b, **w)))
+
+
+@dataclass(frozen=True)
+class LevelRatio(Comparison):
+    """One engine at the LEVELS `a` vs `b` of the factors its experiment varies
+    (tuples in factor-table order; the other varied factors, if any, at `levels`)."""
+    engine: str = ""
+    a: tuple = ()
+    b: tuple = ()
+
+    def settings(self, ctx):
+        return levels_of(ctx.tidy, self.experiment_name, self.a)
+
+    def words(self, ctx):
+        sa, _ = levels_of(ctx.tidy, self.experiment_name, self.a)
+        sb, _ = levels_of(ctx.tidy, self.experiment_name, self.b)
+        cond = T.fixed(ctx.tidy.spec(self.experiment_name))
+        return {"a": levels_words(sa or {}) or "/".join(map(str, self.a)),
+                "b": levels_words(sb or {}) or "/".join(map(str, self.b)),
+                "levels": "", "conditions": levels_words(cond) or "the baselines"}
+
+    def sides(self, ctx, build, settings):
+        sb, why = levels_of(ctx.tidy, self.experiment_name, self.b)
+        if sb is None:
+            return missing("", why)
+        w = self.where(settings)
+        la = f"{self.engine} {levels_label(settings)}".strip()
+        lb = f"{self.engine} {levels_label(sb)}".strip()
+        return ((la, pool(ctx, self.experiment_name, build, settings, engine=self.engine, **w)),
+                (lb, pool(ctx, self.experiment_name, build, sb, engine=self.engine, **w)))
+
+    def absent(self, ctx, build, label):
+        why = unsupported_reason(ctx, self.experiment_name, build, self.engine)
+        if why:
+            return missing("build", why)
+        return self.absent_tables(ctx) or missing("data", f"no {self.experiment_name} cells of {label}")
+
+
+@dataclass(frozen=True)
+class BuildRatio(Comparison):
+    """Build a / build b: one engine, the same cells otherwise (one row for both builds)."""
+    engine: str = ""
+    a: str = ""
+    b: str = ""
+
+    def builds(self, ctx):
+        return [f"{self.a} vs {self.b}"]
+
+    def sides(self, ctx, build, settings):
+        w = self.where(settings)
+        return ((self.a, pool(ctx, self.experiment_name, self.a, settings, engine=self.engine, **w)),
+                (self.b, pool(ctx, self.experiment_name, self.b, settings, engine=self.engine, **w)))
+
+    def absent(self, ctx, build, label):
+        exp = self.experiment_name
+        why = unsupported_reason(ctx, exp, label, self.engine)
+        if why:
+            return missing("build", why)
+        if label not in (ctx.tidy.spec(exp).get("builds") or ctx.tidy.config.get("builds") or [label]):
+            return missing("build", f"{label} is not a build of experiment {exp} in this profile")
+        return missing("build", f"no {exp} cells of {label} {self.engine}")
+
+
+@dataclass(frozen=True)
+class TablesRatio(Comparison):
+    """a tables / b tables for one engine at the most cores measured with both."""
+    same_tables = False
+    engine: str = ""
+    a: int = 8
+    b: int = 1
+
+    def sides(self, ctx, build, settings):
+        pa = pool(ctx, self.experiment_name, build, settings, engine=self.engine, tables=self.a)
+        pb = pool(ctx, self.experiment_name, build, settings, engine=self.engine, tables=self.b)
+        both = sorted({c.int("cores") for c in pa} & {c.int("cores") for c in pb})
+        if not both:
+            return ((f"{self.a} tables", []), (f"{self.b} table{'s' if self.b != 1 else ''}", []))
+        top = both[-1]
+        return ((f"{self.engine} {self.a} tables", [c for c in pa if c.int("cores") == top]),
+                (f"{self.b} table{'s' if self.b != 1 else ''}", [c for c in pb if c.int("cores") == top]))
+
+    def absent(self, ctx, build, label):
+        return missing("data", f"{self.experiment_name} {self.engine} needs {self.a} and {self.b} "
+                               f"tables on the same cores")
+
+
+@dataclass(frozen=True)
+class ScalingRatio(Comparison):
+    """(best at the most cores / best at the fewest, with a tables) divided by the
+    same gain with b tables, for one engine: 'a tables scale better than b'."""
+    engine: str = ""
+    a: int = 8
+    b: int = 1
+
+    def evaluate(self, ctx, build):
+        if ctx.tidy.experiment(self.experiment_name) is None:
+            return missing(*ctx.tidy.missing(self.experiment_name).split(": ", 1))
+        settings, why = self.settings(ctx)
+        if settings is None:
+            return missing("", why)
+        pools = {t: pool(ctx, self.experiment_name, build, settings, engine=self.engine, tables=t)
+                 for t in (self.a, self.b)}
+        if not pools[self.a] or not pools[self.b]:
+            return missing("data", f"{self.experiment_name} {self.engine} needs both {self.a} and "
+                                   f"{self.b} tables")
+        cores = sorted({c.int("cores") for c in pools[self.a]} & {c.int("cores") for c in pools[self.b]})
+        why = self.gate(ctx, pools[self.a] + pools[self.b])
+        if why or len(cores) < 2:
+            peak = ratio_or_none(best(pools[self.a]).median(METRIC), best(pools[self.b]).median(METRIC))
+            return missing("cores", (why or "").removeprefix("cores: ") or
+                           f"scaling needs two core counts measured with both table counts; "
+                           f"measured on {fmt_cores(cores)}",
+                           f"{self.engine}: peak {self.a}/{self.b} tables {peak:.2f}× on "
+                           f"{fmt_cores(cores)}")
+        lo, hi = cores[0], cores[-1]
+        cells = {(t, c): best([x for x in pools[t] if x.int("cores") == c]) for t in (self.a, self.b)
+                 for c in (lo, hi)}
+        groups = [(cells[(self.a, hi)].values(METRIC), 1), (cells[(self.a, lo)].values(METRIC), -1),
+                  (cells[(self.b, hi)].values(METRIC), -1), (cells[(self.b, lo)].values(METRIC), 1)]
+        ci = product_interval(groups, ctx.level)
+        verdict, reason = V.decide(ci, self.rule.threshold, self.rule.side, self.rule.threshold_hi)
+        gain = {t: cells[(t, hi)].median(METRIC) / cells[(t, lo)].median(METRIC) for t in (self.a, self.b)}
+        measured = (f"{self.engine}, {lo}→{hi} cores: {gain[self.a]:.2f}× with {self.a} tables, "
+                    f"{gain[self.b]:.2f}× with {self.b}: {interval_text(ci)}")
+        used = list(cells.values())
+        return Result(measured, verdict, reason + flagged(used), ci, None,
+                      tuple(len(g[0]) for g in groups), used)
+
+
+@dataclass(frozen=True)
+class Check(Claim):
+    """A pass/fail claim (no ratio): `fn(ctx, build) -> Result`, gated on the
+    cells it returns like any other claim."""
+    fn: Callable | None = None
+
+    def evaluate(self, ctx, build):
+        for e in self.experiments:
+            if ctx.tidy.experiment(e) is None:
+                return missing(*ctx.tidy.missing(e).split(": ", 1))
+        res = self.fn(ctx, build)
+        return gated(self, ctx, res, res.cells) if res.verdict != NOT_MEASURABLE else res

@@ -1,0 +1,306 @@
+"""The ground every claim kind stands on: the verdict names and the `claims:`
+settings, the published side of a ratio (Rule: above / below / within),
+what one claim row says (Result) and how it is formatted, the context a claim
+is judged in, and how a comparison picks its cells (levels of an experiment,
+pools of cells, the best cell, the ratio of two cells).
+
+harness.analysis.claims explains the verdict rule and re-exports these names;
+the kinds of claim are in harness.analysis.claimkinds, the wait-event claim in
+harness.analysis.waits.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+from harness.analysis import stats
+from harness.analysis import tidydata as T
+from harness.analysis import verdict as V
+
+REPRODUCED, NOT_REPRODUCED = V.REPRODUCED, V.NOT_REPRODUCED
+INCONCLUSIVE, NOT_MEASURABLE = V.INCONCLUSIVE, V.NOT_MEASURABLE
+VERDICTS = V.VERDICTS
+
+METRIC = "qps_server"     # what verdicts use: the server's own count
+CROSS_CHECK = "qps"       # sysbench's count, reported beside it
+
+# Config keys read from `claims:` (with these defaults when absent).
+DEFAULTS = {"level": 0.90, "contention_min_cores": 2}
+
+CONTENTION, SCALING = "contention", "scaling"
+NEEDS_TEXT = {CONTENTION: "contention: mysqld on several cores",
+              SCALING: "scaling: two core counts, mysqld on several cores"}
+
+CSV_FIELDS = ("claim", "study", "statement", "published", "published_ratio", "measured",
+              "ratio", "ratio_lo", "ratio_hi", "coverage", "threshold", "threshold_hi", "side",
+              "n", "verdict", "reason", "needs", "experiment", "build", "metric", "cross_check")
+
+
+def setting(config: dict | None, key: str):
+    """A `claims:` key of the resolved config, or its default (DEFAULTS)."""
+    default = DEFAULTS[key]
+    value = ((config or {}).get("claims") or {}).get(key, default)
+    try:
+        value = type(default)(value) if value is not None else default
+    except (TypeError, ValueError):
+        raise ValueError(f"claims.{key}: {value!r} is not a {type(default).__name__}; "
+                         f"set it to e.g. {default}") from None
+    if key == "level" and not 0 < value < 1:
+        raise ValueError(f"claims.level: {value} must be between 0 and 1 (e.g. 0.9)")
+    return value
+
+
+# --- rules --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rule:
+    """The published side of a ratio: side 'above'/'below' `threshold`, or
+    'within' [threshold, threshold_hi]. `why` justifies any tolerance in one line."""
+    side: str
+    threshold: float
+    threshold_hi: float | None = None
+    why: str = ""
+
+    def __post_init__(self):
+        if self.side not in V.SIDES:
+            raise ValueError(f"rule side {self.side!r}: one of {V.SIDES}")
+        if (self.side == "within") != (self.threshold_hi is not None):
+            raise ValueError("rule: threshold_hi is for side 'within' only, and it needs one")
+
+    def text(self) -> str:
+        if self.side == "within":
+            return f"in [{_g(self.threshold)}, {_g(self.threshold_hi)}]"
+        return f"{'>' if self.side == 'above' else '<'} {_g(self.threshold)}"
+
+
+def above(t, why=""):
+    return Rule("above", t, None, why)
+
+
+def below(t, why=""):
+    return Rule("below", t, None, why)
+
+
+def within(lo, hi, why=""):
+    return Rule("within", lo, hi, why)
+
+
+def _g(x) -> str:
+    return f"{x:.4g}"
+
+
+def fmt_k(q) -> str:
+    """360000 -> '360K', 22967 -> '23.0K', 3900 -> '3.90K' (published style)."""
+    if q is None:
+        return "n/a"
+    k = q / 1000
+    return f"{k:.0f}K" if k >= 100 else f"{k:.1f}K" if k >= 10 else f"{k:.2f}K"
+
+
+def fmt_cores(cores) -> str:
+    cores = sorted(set(cores))
+    if not cores:
+        return "no cores"
+    text = str(cores[0]) if len(cores) == 1 else f"{cores[0]}–{cores[-1]}"
+    return f"{text} core" + ("" if cores == [1] else "s")
+
+
+# --- results ------------------------------------------------------------------
+
+@dataclass
+class Result:
+    """What one claim row says: the measured text, the verdict and its reason,
+    and for a ratio claim its interval and the cells it came from."""
+    measured: str
+    verdict: str
+    reason: str
+    ci: V.RatioCI | None = None
+    cross_check: float | None = None
+    ns: tuple = ()
+    cells: list = field(default_factory=list)
+
+
+def missing(what: str, detail: str, measured: str = "") -> Result:
+    """NOT_MEASURABLE whose reason starts with what is missing (cores, build,
+    experiment, scale, data)."""
+    return Result(measured or "—", NOT_MEASURABLE, f"{what}: {detail}" if what else detail)
+
+
+def flagged(cells) -> str:
+    """'; unstable: <cell>, <cell>' for the flagged cells among `cells` (else '')."""
+    parts = {}
+    for c in cells:
+        for f in c.flags:
+            parts.setdefault(f, [])
+            if c.name not in parts[f]:
+                parts[f].append(c.name)
+    return "".join(f"; {f}: {', '.join(names)}" for f, names in parts.items())
+
+
+def product_interval(groups, level: float) -> V.RatioCI:
+    """Interval for prod(median_i ** e_i) over independent groups [(values, e)], e = +1/-1.
+
+    The generalisation of verdict.ratio_interval to k groups: each group's
+    order-statistic median interval at coverage >= level**(1/k) where its n
+    allows; the product lies in the product of the intervals with
+    probability >= the product of their coverages (reported)."""
+    k = len(groups)
+    per = level ** (1.0 / k)
+    lo = hi = point = cov = 1.0
+    ns = []
+    for xs, e in groups:
+        xs = [float(x) for x in xs]
+        if not xs or any(not math.isfinite(x) or x <= 0 for x in xs):
+            raise ValueError("product_interval: every group needs positive values")
+        l, h, c = stats.median_ci(xs, per)
+        m = statistics.median(xs)
+        if e > 0:
+            lo, hi, point = lo * l, hi * h, point * m
+        else:
+            lo, hi, point = lo / h, hi / l, point / m
+        cov *= c
+        ns.append(len(xs))
+    return V.RatioCI(lo=lo, hi=hi, point=point, coverage=cov,
+                     method=f"product of {k} order-statistic median intervals",
+                     n_a=min(ns), n_b=min(ns), level=level)
+
+
+# --- context ------------------------------------------------------------------
+
+@dataclass
+class Context:
+    tidy: T.Tidy
+    level: float
+    min_cores: int
+
+    @classmethod
+    def of(cls, tidy: T.Tidy) -> "Context":
+        return cls(tidy, setting(tidy.config, "level"), setting(tidy.config, "contention_min_cores"))
+
+
+# --- cells of a comparison ------------------------------------------------------
+
+def varied_factors(tidy: T.Tidy, experiment: str) -> list[str]:
+    """The factors an experiment varies: from its config, else from its data."""
+    spec = tidy.spec(experiment)
+    if spec.get("variants") is not None:
+        return T.varied(spec)
+    exp = tidy.experiment(experiment)
+    if exp is None:
+        return []
+    out = []
+    for name in exp.factor_columns:
+        values = {T.setting_of(c, name) for c in exp.cells if T.applies(name, c.engine)}
+        if len(values) > 1:
+            out.append(name)
+    return out
+
+
+def levels_of(tidy: T.Tidy, experiment: str, levels) -> tuple[dict | None, str]:
+    """{factor: level} for a claim's LEVELS of an experiment (a tuple in factor-table
+    order of the experiment's varied factors; None: each at its baseline), or
+    (None, why not) when the experiment does not vary those factors or lacks a level."""
+    names = varied_factors(tidy, experiment)
+    if levels is None:
+        spec = (tidy.spec(experiment).get("variants") or {})
+        out = {}
+        for n in names:
+            base = T.text(T.factors.FACTORS[n].baseline) if n in T.factors.FACTORS else ""
+            values = [T.text(v) for v in spec.get(n) or []]
+            out[n] = base if not values or base in values else values[0]
+        return out, ""
+    levels = tuple(T.text(v) for v in levels)
+    if len(levels) != len(names):
+        varies = ", ".join(T.words(n) for n in names) or "nothing"
+        return None, (f"experiment: {experiment} varies {varies}; the claim compares the levels "
+                      f"{'/'.join(levels)}")
+    out = dict(zip(names, levels))
+    spec = tidy.spec(experiment).get("variants") or {}
+    for n, v in out.items():
+        if spec.get(n) is not None and v not in [T.text(x) for x in spec[n]]:
+            return None, f"experiment: {experiment} does not run {T.setting_words(n, v)}"
+    return out, ""
+
+
+def levels_words(settings: dict) -> str:
+    return ", ".join(T.setting_words(n, v) for n, v in settings.items())
+
+
+def levels_label(settings: dict) -> str:
+    """A side's settings in the factor table's codes: '<code>=<value>,...'."""
+    codes = {n: (T.factors.FACTORS[n].code if n in T.factors.FACTORS else n) for n in settings}
+    return ",".join(f"{codes[n]}={v}" for n, v in settings.items())
+
+
+def matches(cell: T.Cell, settings: dict, workload: str | None = None) -> bool:
+    """Whether a cell has these factor settings (factors that do not apply to its engine match)."""
+    return all(not T.applies(n, cell.engine, workload) or T.setting_of(cell, n) == T.text(v)
+               for n, v in settings.items())
+
+
+def pool(ctx: Context, experiment: str, build: str | None, settings: dict, **where) -> list[T.Cell]:
+    """Cells of `experiment` (of `build` if given) with the key values `where` and the
+    factor `settings` that have the claim's metric."""
+    if build:
+        where["build"] = build
+    return [c for c in ctx.tidy.cells(experiment, **where)
+            if matches(c, settings) and c.values(METRIC)]
+
+
+def best(cells: list[T.Cell]) -> T.Cell | None:
+    """The cell with the highest median (the study's 'peak'); ties by name."""
+    cells = [c for c in cells if c.values(METRIC)]
+    if not cells:
+        return None
+    return max(sorted(cells, key=lambda c: c.name), key=lambda c: c.median(METRIC))
+
+
+def at_cores(cells, min_cores: int) -> list[T.Cell]:
+    return [c for c in cells if c.int("cores") >= min_cores]
+
+
+def unsupported_reason(ctx: Context, experiment: str, build: str = "", engine: str = "") -> str | None:
+    for r in ctx.tidy.unsupported:
+        if r.get("experiment") != experiment:
+            continue
+        if build and r.get("build") != build:
+            continue
+        if engine and engine not in (r.get("engine") or "").split("+"):
+            continue
+        return r.get("reason") or f"{r.get('build')} cannot run it"
+    return None
+
+
+def ratio_result(ctx: Context, a: T.Cell, b: T.Cell, rule: Rule, label_a: str, label_b: str,
+                 where: str = "") -> Result:
+    """The verdict on median(a)/median(b) from the two cells' repetitions."""
+    va, vb = a.values(METRIC), b.values(METRIC)
+    try:
+        ci = V.ratio_interval(va, vb, ctx.level)
+    except ValueError as e:
+        return missing("data", str(e))
+    verdict, reason = V.decide(ci, rule.threshold, rule.side, rule.threshold_hi)
+    cross = ratio_or_none(a.median(CROSS_CHECK), b.median(CROSS_CHECK))
+    measured = (f"{label_a} {fmt_k(statistics.median(va))} vs {label_b} {fmt_k(statistics.median(vb))} "
+                f"QPS{' (' + where + ')' if where else ''}: {interval_text(ci)}")
+    return Result(measured, verdict, reason + flagged([a, b]), ci, cross, (len(va), len(vb)), [a, b])
+
+
+def ratio_or_none(x, y):
+    return x / y if x and y else None
+
+
+def interval_text(ci: V.RatioCI) -> str:
+    if not ci.coverage:
+        return f"{ci.point:.2f}× (one repetition: no interval)"
+    return f"{ci.point:.2f}× [{ci.lo:.2f}, {ci.hi:.2f}] at {100 * ci.coverage:.0f}% coverage"
+
+
+def cell_where(a: T.Cell, b: T.Cell) -> str:
+    """'8 tables, 1 core, 4 vs 16 users': where the two compared cells ran."""
+    def part(col, word):
+        va, vb = a.int(col), b.int(col)
+        unit = word if max(va, vb) == 1 else word + "s"
+        return f"{va} {unit}" if va == vb else f"{va} vs {vb} {unit}"
+    return ", ".join(part(c, w) for c, w in (("tables", "table"), ("cores", "core"), ("users", "user")))
