@@ -18,6 +18,7 @@ from harness import builds
 from harness.plan import config
 
 from harness.measure import stepscript as steps
+from harness.measure import steps as steps_kind
 from harness.measure.server import Server
 from harness.studies.c import test_drive as C
 
@@ -50,7 +51,7 @@ def run_c(name: str, entry: dict, build_dir: Path, template: Path, engines=ENGIN
                                     params={"rows": ROWS, "varied_rows": VARIED, "scan_repeats": SCANS,
                                             **(params or {})},
                                     rec=rec, family=entry["family"])
-            steps.run(C.SCRIPT, ctx)
+            steps.run(C.run, ctx)
         assert server_pids() == [], "a server of the steps cell is still running"
         return rec
     finally:
@@ -219,7 +220,7 @@ def test_bad_parameters_and_scripts_are_one_line_errors():
     with pytest.raises(steps.StepError, match=r"realistic_rows='yes' must be true or false"):
         C.params({"realistic_rows": "yes"})
     with pytest.raises(steps.StepError, match=r"steps script 'nope' is unknown; use one of c_test_drive"):
-        steps.script("nope")
+        steps_kind.script("nope")
 
 
 def test_server_options_per_family():
