@@ -165,7 +165,7 @@ def dataset(build_dir, template, lock_entry, tmp_path_factory):
     """A small real InnoDB dataset (1 table x 1000 rows)."""
     out = tmp_path_factory.mktemp("ds") / "InnoDB_t1_n1000"
     datasets.prepare("sbtest", "InnoDB_t1_n1000", name=BUILD, entry=lock_entry, build_dir=build_dir,
-                     template=template, out=out, settings={})
+                     template=template, out=out, settings=run_settings())
     return out
 
 
@@ -175,8 +175,15 @@ POINT_SELECT = {"study": "A3", "kind": "throughput", "workload": "point_select",
                 "variants": {}}
 
 
+def run_settings(**over) -> dict:
+    """Run settings as the pipeline passes them (harness.plan.cells.run_settings: every key,
+    config/default.yaml's values), on the host backend unless `over` says otherwise."""
+    from harness.plan import cells, config
+    return {**cells.run_settings(config.with_defaults({})), "backend": "host", **over}
+
+
 def cell_spec(settings: dict, experiment: str = "point_select", **spec) -> dict:
-    return {"experiment": experiment, "spec": {**POINT_SELECT, **spec}, "settings": settings}
+    return {"experiment": experiment, "spec": {**POINT_SELECT, **spec}, "settings": run_settings(**settings)}
 
 
 def flip_byte(path: Path, offset: int | None = None) -> None:

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, ROOT, SESSION, cell_spec, copy_checkout, harness_cmd, harness_env, server_pids
+from conftest import (BUILD, ROOT, SESSION, cell_spec, copy_checkout, harness_cmd, harness_env, run_settings,
+                      server_pids)
 
 from harness.measure import backends
 
@@ -290,7 +291,7 @@ def test_mariadb_10_11_bootstraps_loads_and_measures_in_containers(runtime_image
     entry, d = maria
     tpl = builds.bootstrap(MARIADB, entry, d, tmp_path / "tpl", backend="docker")
     assert json.loads((tpl / "bootstrap.json").read_text())["method"] == "install-db"
-    settings = {"backend": "docker", "warmup_s": 1, "duration_s": 2}
+    settings = run_settings(backend="docker", warmup_s=1, duration_s=2)
     ds = datasets.prepare("sbtest", "InnoDB_t1_n1000", name=MARIADB, entry=entry, build_dir=d, template=tpl,
                           out=tmp_path / "ds", settings=settings)
     assert json.loads((ds / "dataset.json").read_text())["placement"]["backend"] == "docker"

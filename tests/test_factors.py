@@ -130,9 +130,10 @@ def test_key_cache_without_myisam_is_a_config_error():
 
 
 def test_experiment_defaults_are_filled():
+    """From config/default.yaml's experiment_defaults (the schema has no defaults)."""
     cfg = config.resolve(_exp(), cpus=[0, 1])
     assert cfg["experiments"]["x"]["variants"] == {}
-    assert cfg["experiments"]["x"]["repetitions"] == 1
+    assert cfg["experiments"]["x"]["repetitions"] == config.defaults()["experiment_defaults"]["repetitions"]
     assert cfg["experiments"]["x"]["kind"] == "throughput"
 
 
@@ -163,7 +164,7 @@ def test_a_key_of_the_other_kind_is_a_config_error():
 
 
 def test_cell_names_round_trip_through_each_kind():
-    c = _exp(variants={"ps": ["on", "off"]}, users=[1, 4])
+    c = _exp(variants={"ps": ["on", "off"]}, users=[1, 4], repetitions=1)
     c["experiments"]["c"] = {"study": "C1", "kind": "steps", "script": "c_test_drive",
                              "engines": ["InnoDB", "MyISAM"], "cores": [1], "repetitions": 2}
     cfg = config.resolve(c, cpus=[0, 1])

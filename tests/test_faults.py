@@ -43,7 +43,7 @@ import pymysql
 import pytest
 import yaml
 from conftest import (BUILD, ROOT, SESSION, cell_spec, copy_checkout, flip_byte, harness_cmd, harness_env,
-                      ours_or_orphaned, run, server_pids, tmp_siblings)
+                      ours_or_orphaned, run, run_settings, server_pids, tmp_siblings)
 from test_config import MALFORMED, _set, broken
 from test_corpus import fake_archive
 from test_e2e_server import _no_leftovers, _wait_for_server
@@ -766,7 +766,7 @@ def test_fault9_hundreds_of_short_cells_leave_nothing_growing(build_dir, lock_en
         for i in range(n):
             name = f"{BUILD}_InnoDB_base_t1_c1_u{1 + i % 8}_r{1 + i // 8}"
             cell.run_cell(experiment="point_select", spec=spec, cell=name, entry=lock_entry, build_dir=build_dir,
-                          source=dataset, settings={"warmup_s": 0, "duration_s": 1}, out=raw / name)
+                          source=dataset, settings=run_settings(warmup_s=0, duration_s=1), out=raw / name)
             samples.append(_snapshot(work, scratch, raw))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

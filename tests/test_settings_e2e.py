@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, cell_spec
+from conftest import BUILD, cell_spec, run_settings
 from harness.measure import cell
 from harness.measure import datasets
 
@@ -43,7 +43,7 @@ def _cnf(out: Path) -> dict[str, str]:
 def myisam8(build_dir, template, lock_entry, tmp_path_factory):
     out = tmp_path_factory.mktemp("ds") / "MyISAM_t8_n1000"
     datasets.prepare("sbtest", "MyISAM_t8_n1000", name=BUILD, entry=lock_entry, build_dir=build_dir,
-                     template=template, out=out, settings={})
+                     template=template, out=out, settings=run_settings())
     return out
 
 
@@ -109,7 +109,7 @@ def test_memory_btree_keeps_the_hash_primary_key_and_adds_a_btree_key(build_dir,
                                                                       tmp_path):
     ds = tmp_path / "MEMORY-BTREE_t1_n1000"
     datasets.prepare("sbtest", ds.name, name=BUILD, entry=lock_entry, build_dir=build_dir, template=template,
-                     out=ds, settings={})
+                     out=ds, settings=run_settings())
     m, out = _run(tmp_path, build_dir, lock_entry, ds, f"{BUILD}_MEMORY-BTREE_base_t1_c1_u2_r1",
                   workload="simple_ranges", engines=["MEMORY-BTREE"])
     idx = {(r["key"], r["index_type"]) for r in csv.DictReader(open(out / "indexes.tsv"), delimiter="\t")}

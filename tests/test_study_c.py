@@ -38,7 +38,7 @@ def test_c_claims_in_claims_csv_with_verdicts(real):
     rows = [r for r in read_rows(real["generated"] / "claims.csv") if r["claim"] in C_IDS]
     assert sorted({r["claim"] for r in rows}) == sorted(C_IDS)
     assert {r["build"] for r in rows} == set(BUILDS)
-    assert C.invariant_violations(rows, C.DEFAULTS["level"]) == []
+    assert C.invariant_violations(rows, C.setting({}, "level")) == []
     by = {(r["claim"], r["build"]): r for r in rows}
     for cid in C_IDS[:-1]:   # ratio claims: one repetition, so inconclusive, saying what it needs
         for b in BUILDS:
@@ -82,14 +82,14 @@ FACTORS = [1.0, 1.01, 0.99, 1.02, 0.98, 1.005, 0.995]   # seven repetitions, 2% 
 def test_repetitions_give_intervals_and_computed_verdicts(real, tmp_path):
     d = with_repetitions(real["tidy"], tmp_path / "tidy", FACTORS)
     rows = C.evaluate(tidy_of(d), S.CLAIMS)
-    assert C.invariant_violations(rows, C.DEFAULTS["level"]) == []
+    assert C.invariant_violations(rows, C.setting({}, "level")) == []
     by = {(r["claim"], r["build"]): r for r in rows}
     for b in BUILDS:
         # the recorded gaps are far larger than a 2% spread: judged, not inconclusive
         r = by[("C1-MyISAM-inserts-faster-than-InnoDB", b)]
         assert r["verdict"] == C.REPRODUCED and r["n"] == "7/7"
         assert float(r["ratio_lo"]) < float(r["ratio"]) < float(r["ratio_hi"])
-        assert float(r["coverage"]) >= C.DEFAULTS["level"]
+        assert float(r["coverage"]) >= C.setting({}, "level")
         assert by[("C3-ARCHIVE-saves-80pct-identical-rows", b)]["verdict"] == C.REPRODUCED
     # varied rows: 69.4% saved on mysql-5.6.24 (ratio 3.27, just below the 3.33--10 band): an
     # interval of +-4% straddles the band's edge, so no verdict either way
@@ -107,7 +107,7 @@ def test_overlapping_repetitions_are_inconclusive(real, tmp_path):
     d = with_repetitions(real["tidy"], tmp_path / "tidy", FACTORS, spread)
     rows = C.evaluate(tidy_of(d), [S.CLAIMS[0]])
     assert {r["verdict"] for r in rows} == {C.INCONCLUSIVE}
-    assert C.invariant_violations(rows, C.DEFAULTS["level"]) == []
+    assert C.invariant_violations(rows, C.setting({}, "level")) == []
 
 
 def test_a_failing_pluggability_row_is_not_reproduced(real, tmp_path):

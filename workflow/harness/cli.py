@@ -151,11 +151,11 @@ def _cell_request(a) -> dict:
     try:
         req = json.loads(a.cell_spec)
         spec = req["spec"]
+        kind = spec["kind"]
         req["settings"], req["experiment"]
     except (ValueError, KeyError, TypeError) as e:
         raise config.ConfigError(f"--cell-spec: not the JSON of harness.plan.cells.cell_spec ({e}); "
                                  f"let the pipeline pass it") from None
-    kind = spec.get("kind", "throughput")
     if kind not in kinds.KINDS:
         raise config.ConfigError(f"--cell-spec: kind '{kind}' is unknown; use one of {', '.join(kinds.KINDS)}")
     try:
@@ -288,7 +288,7 @@ def parser() -> argparse.ArgumentParser:
         if name == "bootstrap":
             s.add_argument("--out", required=True)
             s.add_argument("--options", default="{}")
-            s.add_argument("--backend", default="host", choices=["host", "docker", "auto"],
+            s.add_argument("--backend", required=True, choices=["host", "docker", "auto"],
                            help="where the init runs (harness.measure.backends), as the profile's servers do")
             s.add_argument("--mechanism", default="auto", help="host backend: placement.mechanism")
         s.set_defaults(fn=fn)

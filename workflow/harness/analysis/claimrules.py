@@ -14,6 +14,9 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
+import yaml
+
+from harness import paths
 from harness.analysis import stats
 from harness.analysis import tidydata as T
 from harness.analysis import verdict as V
@@ -25,8 +28,8 @@ VERDICTS = V.VERDICTS
 METRIC = "qps_server"     # what verdicts use: the server's own count
 CROSS_CHECK = "qps"       # sysbench's count, reported beside it
 
-# Config keys read from `claims:` (with these defaults when absent).
-DEFAULTS = {"level": 0.90, "contention_min_cores": 2}
+# Config keys read from `claims:`, and their types (their defaults: config/default.yaml).
+SETTINGS = {"level": float, "contention_min_cores": int}
 
 CONTENTION, SCALING = "contention", "scaling"
 NEEDS_TEXT = {CONTENTION: "contention: mysqld on several cores",
@@ -38,14 +41,16 @@ CSV_FIELDS = ("claim", "study", "statement", "published", "published_ratio", "me
 
 
 def setting(config: dict | None, key: str):
-    """A `claims:` key of the resolved config, or its default (DEFAULTS)."""
-    default = DEFAULTS[key]
-    value = ((config or {}).get("claims") or {}).get(key, default)
+    """A `claims:` key of the resolved config; what a config leaves out (a tidy without
+    config.resolved.yaml, a test's partial config) is config/default.yaml's."""
+    claims_cfg = {**yaml.safe_load((paths.CONFIG / "default.yaml").read_text())["claims"],
+                  **((config or {}).get("claims") or {})}
+    value, cast = claims_cfg[key], SETTINGS[key]
     try:
-        value = type(default)(value) if value is not None else default
+        value = cast(value)
     except (TypeError, ValueError):
-        raise ValueError(f"claims.{key}: {value!r} is not a {type(default).__name__}; "
-                         f"set it to e.g. {default}") from None
+        raise ValueError(f"claims.{key}: {value!r} is not a {cast.__name__}; "
+                         f"set it as config/default.yaml does") from None
     if key == "level" and not 0 < value < 1:
         raise ValueError(f"claims.level: {value} must be between 0 and 1 (e.g. 0.9)")
     return value

@@ -44,7 +44,7 @@ from harness.analysis import tidydata as T
 from harness.analysis.claimkinds import (  # noqa: F401
     BuildRatio, Check, Claim, Comparison, EngineRatio, LevelRatio, ScalingRatio, TablesRatio, gated)
 from harness.analysis.claimrules import (  # noqa: F401
-    CONTENTION, CROSS_CHECK, CSV_FIELDS, DEFAULTS, INCONCLUSIVE, METRIC, NEEDS_TEXT,
+    CONTENTION, CROSS_CHECK, CSV_FIELDS, INCONCLUSIVE, SETTINGS, METRIC, NEEDS_TEXT,
     NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, Rule, above,
     at_cores, below, best, cell_where, flagged, fmt_cores, fmt_k, levels_label, levels_of,
     levels_words, matches, missing, pool, product_interval, ratio_or_none, ratio_result, setting,

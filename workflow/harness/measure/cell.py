@@ -21,7 +21,7 @@ def run_cell(*, experiment: str, spec: dict, cell: str, entry: dict, build_dir: 
     `source` holds the datadir the cell starts from: a prepared dataset, or the
     build's empty template for kinds without one. Returns the manifest.
     """
-    kind_name = spec.get("kind", "throughput")
+    kind_name = spec["kind"]
     kind = kinds.KINDS[kind_name]
     d = kind.parse(cell)
     if Path(out).name != cell:
@@ -32,7 +32,7 @@ def run_cell(*, experiment: str, spec: dict, cell: str, entry: dict, build_dir: 
         raise ServerError(f"variant {d['variant']}: {why}; drop it for build {d['build']}")
     values = factors.settings(variant, d.get("engine", ""), spec.get("workload")) if "engine" in d else \
         {n: variant.get(n, f.baseline) for n, f in factors.FACTORS.items() if f.engines is None}
-    options = {**settings.get("options", {}),
+    options = {**settings["options"],
                **kind.server_options(spec, d, values, entry["family"])}
     users = d.get("users", 0)
     with Frame(out=Path(out), name=d["build"], entry=entry, build_dir=build_dir, source=source,

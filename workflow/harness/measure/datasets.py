@@ -36,9 +36,9 @@ def all_datasets() -> dict:
 
 def for_cell(spec: dict, cell: dict) -> tuple[str, str] | None:
     """(dataset kind, key) a throughput cell copies its datadir from; None for steps cells."""
-    if spec.get("kind", "throughput") != "throughput":
+    if spec["kind"] != "throughput":
         return None
-    ds = spec.get("dataset", "sbtest")
+    ds = spec["dataset"]
     return ds, all_datasets()[ds].key(spec, cell)
 
 
@@ -64,7 +64,7 @@ def prepare(dataset: str, key: str, *, name: str, entry: dict, build_dir: Path, 
     params = mod.parse_key(key)
     run_id = f"dataset-{Path(out).name}-{os.getpid()}"
     cpus = sorted(os.sched_getaffinity(0))
-    options = {**settings.get("options", {}), **mod.server_options(params, entry["family"])}
+    options = {**settings["options"], **mod.server_options(params, entry["family"])}
     if hasattr(mod, "check_inputs"):  # e.g. the corpus's checksum: refused before any server starts
         mod.check_inputs(params, corpus_dir)
     # one measurement (or load) on the host at a time, across pipelines (waits, saying so)
@@ -72,10 +72,10 @@ def prepare(dataset: str, key: str, *, name: str, entry: dict, build_dir: Path, 
         datadir = tmp / "datadir"
         shutil.copytree(Path(template) / "datadir", datadir, symlinks=True)
         with Server(name=name, entry=entry, build_dir=build_dir, datadir=datadir, rundir=run,
-                    run_id=run_id, cpus=cpus, mechanism=settings.get("mechanism", "auto"),
-                    backend=settings.get("backend", "host"), options=options, max_connections=64,
-                    startup_timeout=settings.get("startup_timeout_s", 120),
-                    shutdown_timeout=settings.get("shutdown_timeout_s", 120)) as srv:
+                    run_id=run_id, cpus=cpus, mechanism=settings["mechanism"],
+                    backend=settings["backend"], options=options, max_connections=64,
+                    startup_timeout=settings["startup_timeout_s"],
+                    shutdown_timeout=settings["shutdown_timeout_s"]) as srv:
             info = mod.load(srv, params, cpus=cpus, run_id=run_id, corpus_dir=corpus_dir, out=tmp)
             backend, where = srv.backend, srv.placement_info()
         (tmp / "dataset.json").write_text(json.dumps({

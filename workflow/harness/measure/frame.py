@@ -70,7 +70,7 @@ class Frame:
         # the host plan (harness.plan.cores): server CPUs on one socket without SMT siblings,
         # the client disjoint and sized from the server's cores
         self.host_plan = cores_mod.plan(cores_mod.Topology.live(),
-                                        client_min=settings.get("client_cpus", 1))
+                                        client_min=settings["client_cpus"])
         self.server_cpus, self.client_cpus = cores_mod.cpus_for(cores, self.host_plan)
         self.run_id = f"{self.out.name}-{os.getpid()}"
         self.server: Server | None = None
@@ -82,10 +82,10 @@ class Frame:
         s = self.settings
         return Server(name=self.name, entry=self.entry, build_dir=self.build_dir, datadir=self.datadir,
                       rundir=self.run / "run", run_id=self.run_id, cpus=self.server_cpus,
-                      mechanism=s.get("mechanism", "auto"), backend=s.get("backend", "host"),
+                      mechanism=s["mechanism"], backend=s["backend"],
                       options=options, max_connections=self.max_connections,
-                      startup_timeout=s.get("startup_timeout_s", 120),
-                      shutdown_timeout=s.get("shutdown_timeout_s", 120))
+                      startup_timeout=s["startup_timeout_s"],
+                      shutdown_timeout=s["shutdown_timeout_s"])
 
     def _start(self, options: dict) -> Server:
         srv = self._server(options)

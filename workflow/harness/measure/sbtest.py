@@ -47,7 +47,7 @@ def server_options(params: dict, family: str) -> dict:
     """Buffers sized from the dataset so it fits in memory (checked per cell:
     collect.memory_fit): the InnoDB buffer pool and MyISAM's default key cache
     at least 1.5x the estimate, and MEMORY tables allowed to hold it."""
-    est = params.get("tables", 1) * params.get("table_size", 0) * ROW_BYTES
+    est = params["tables"] * params["table_size"] * ROW_BYTES
     mib = max(256, -(-int(est * 1.5) // (1 << 20)))
     return {"innodb_buffer_pool_size": f"{mib}M", "key_buffer_size": f"{max(64, mib // 4)}M",
             "max_heap_table_size": f"{max(1024, mib)}M"}

@@ -71,7 +71,7 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
         return fr.restart(options)
 
     ctx = steps.StepContext(server=fr.server, restart=restart, engines=list(spec["engines"]),
-                            params={"rows": spec.get("rows", 10000)}, rec=rec, family=fr.entry["family"])
+                            params={"rows": spec["rows"]}, rec=rec, family=fr.entry["family"])
     ctx.refresh_engines()
     steps.run(mod.run, ctx)
     server_version = fr.server.version()

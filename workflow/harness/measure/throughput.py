@@ -97,7 +97,7 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     srv, tmp = fr.server, fr.tmp
     workload, users, engine = spec["workload"], d["users"], d["engine"]
     captures: dict[str, str] = {}
-    if spec.get("dataset", "sbtest") == "sbtest":
+    if spec["dataset"] == "sbtest":
         if engine in sbtest.VOLATILE:
             sbtest.fill(srv, engine=engine, tables=d["tables"], table_size=spec["table_size"],
                         cpus=fr.client_cpus, run_id=fr.run_id)
@@ -106,16 +106,16 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
         if engine == "MyISAM":
             captures["key_caches.tsv"] = collect.tsv(
                 ["table", "cache", "key_buffer_size", "load_index"],
-                collect.key_caches(srv, d["tables"], values.get("key_cache", "shared")))
+                collect.key_caches(srv, d["tables"], values["key_cache"]))
         captures["explain.tsv"] = collect.tsv(*collect.explain(srv, workload))
     pfs = collect.pfs_enabled(srv)
     common = _driver_common(spec, srv, d)
-    seed = settings.get("seed", 42) + d["rep"]
+    seed = settings["seed"] + d["rep"]
 
     def run(duration: int, run_seed: int):
         extra = sysbench.run_args(threads=users, duration=duration, seed=run_seed,
-                                  rand_type=settings.get("rand_type", "uniform"),
-                                  interval=settings.get("report_interval_s", 1))
+                                  rand_type=settings["rand_type"],
+                                  interval=settings["report_interval_s"])
         extra += factors.driver_args(values)
         if workload == "fts" and values.get("ps") == "on":
             extra.append("--fts-ps=on")  # one server-side prepared statement, the word bound
@@ -134,7 +134,7 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
         return text, argv, cpu_s
 
     timing = fr.timing
-    timing.update(warmup_s=settings.get("warmup_s", 5), duration_s=settings.get("duration_s", 30))
+    timing.update(warmup_s=settings["warmup_s"], duration_s=settings["duration_s"])
     if timing["warmup_s"] > 0:
         (tmp / "warmup.out").write_text(run(timing["warmup_s"], seed + WARMUP_SEED_OFFSET)[0])
     if pfs:

@@ -20,7 +20,7 @@ from harness import paths
 
 def experiments(cfg: dict) -> dict:
     """The enabled experiments of a resolved profile, by name."""
-    return {k: v for k, v in cfg["experiments"].items() if v.get("enabled", True)}
+    return {k: v for k, v in cfg["experiments"].items() if v["enabled"]}
 
 
 def builds_of(cfg: dict, exp: str) -> list[str]:

@@ -1,5 +1,9 @@
 """Load, default-fill and validate a pipeline profile.
 
+The defaults are config/default.yaml and nothing else: a profile is merged onto it
+(`with_defaults`), each experiment takes experiment_defaults' keys it leaves out
+(`apply_experiment_defaults`), and the schema only checks types and ranges.
+
 Every error is one line that names the offending key and says how to fix it,
 and is raised before anything is fetched or any server starts.
 """
@@ -28,6 +32,7 @@ ROOT = paths.ROOT
 SCHEMA = paths.SCHEMA
 LOCK = paths.LOCK
 BUILDS = paths.BUILDS
+DEFAULTS_FILE = paths.CONFIG / "default.yaml"
 
 
 
@@ -63,24 +68,29 @@ def _hint(err: jsonschema.ValidationError) -> str:
     return "see workflow/schemas/config.schema.yaml"
 
 
-def _fill_defaults(schema: dict, node, root: dict):
-    """Insert schema `default:` values for absent keys (recursively)."""
-    if "$ref" in schema:
-        name = schema["$ref"].split("/")[-1]
-        schema = root["$defs"][name]
-    if not isinstance(node, dict):
-        return
-    props = schema.get("properties", {})
-    for key, sub in props.items():
-        if key not in node and "default" in sub:
-            node[key] = copy.deepcopy(sub["default"])
-        if key in node:
-            _fill_defaults(sub, node[key], root)
-    extra = schema.get("additionalProperties")
-    if isinstance(extra, dict):
-        for key in node:
-            if key not in props:
-                _fill_defaults(extra, node[key], root)
+def defaults() -> dict:
+    """config/default.yaml: the one place a default value lives."""
+    return yaml.safe_load(DEFAULTS_FILE.read_text())
+
+
+def with_defaults(cfg: dict) -> dict:
+    """`cfg` merged onto config/default.yaml (as Snakemake merges a --configfile onto it), less
+    the keys the schema requires of a profile (its name, builds and experiments: a profile's
+    own, never filled in). Merging a profile already merged onto default.yaml changes nothing."""
+    base = defaults()
+    for key in _schema()["required"]:
+        base.pop(key, None)
+    return _fill(copy.deepcopy(cfg), base)
+
+
+def _fill(node: dict, base: dict) -> dict:
+    """deep_merge(base, node) in node's key order (keys only base has come last)."""
+    for k, v in base.items():
+        if k not in node:
+            node[k] = copy.deepcopy(v)
+        elif isinstance(v, dict) and isinstance(node[k], dict):
+            _fill(node[k], v)
+    return node
 
 
 # Keys of an experiment each kind uses (experiment_defaults fills only these).
@@ -124,18 +134,25 @@ def _schema() -> dict:
 
 
 def apply_experiment_defaults(cfg: dict) -> dict:
-    """Each experiment takes the experiment_defaults keys its kind uses and it does not set."""
+    """Each experiment takes its kind (experiment_defaults.kind unless it sets one), then the
+    experiment_defaults keys its kind uses and it does not set; a dict it sets (corpus) takes the
+    keys it leaves out. `cfg` is a profile merged onto config/default.yaml."""
     out = copy.deepcopy(cfg)
-    defaults = out.get("experiment_defaults") or {}
+    defaults = out.get("experiment_defaults")
     if not isinstance(defaults, dict):
         return out
     for name, spec in (out.get("experiments") or {}).items():
         if not isinstance(spec, dict):
             continue
-        keys = KIND_KEYS.get(spec.get("kind", "throughput"), set())
+        kind = spec["kind"] if "kind" in spec else defaults.get("kind")
+        keys = KIND_KEYS.get(kind, set()) | {"kind"}
         for k, v in defaults.items():
-            if k in keys and k not in spec:
+            if k not in keys:
+                continue
+            if k not in spec:
                 spec[k] = copy.deepcopy(v)
+            elif isinstance(v, dict) and isinstance(spec[k], dict):
+                spec[k] = deep_merge(copy.deepcopy(v), spec[k])
     return out
 
 
@@ -157,9 +174,7 @@ def validate_schema(cfg: dict) -> dict:
         else:
             msg = err.message
         raise ConfigError(f"{_path(path)}: {msg}; {_hint(err)}")
-    out = copy.deepcopy(cfg)
-    _fill_defaults(schema, out, schema)
-    return out
+    return copy.deepcopy(cfg)
 
 
 def deep_merge(base: dict, over: dict) -> dict:
@@ -178,14 +193,15 @@ def host_cpus() -> list[int]:
 
 def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
             topo: "cores_mod.Topology | None" = None) -> dict:
-    """Schema check, defaults, then the checks that need the host and the lock."""
+    """Defaults (config/default.yaml), schema check, then the checks that need the host and the lock."""
     if not isinstance(cfg, dict) or not cfg:
         raise ConfigError("<top level>: empty config; pass a profile, e.g. --configfile config/smoke.yaml")
+    cfg = with_defaults(cfg)
     if isinstance(cfg.get("experiment_defaults"), dict):
+        allowed = set().union(*KIND_KEYS.values()) | {"kind"}
         for k in cfg["experiment_defaults"]:
-            if not any(k in keys for keys in KIND_KEYS.values()):
-                raise ConfigError(f"experiment_defaults.{k}: unknown key; allowed: "
-                                  f"{', '.join(sorted(set().union(*KIND_KEYS.values())))}")
+            if k not in allowed:
+                raise ConfigError(f"experiment_defaults.{k}: unknown key; allowed: {', '.join(sorted(allowed))}")
     out = validate_schema(apply_experiment_defaults(cfg))
     cpus_given = cpus is not None
     cpus = host_cpus() if cpus is None else cpus
@@ -221,7 +237,7 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
     for exp, spec in out["experiments"].items():
         if "builds" in spec:
             check_builds(spec["builds"], f"experiments.{exp}.builds")
-    used = set(out["builds"]) | {b for spec in out["experiments"].values() for b in spec.get("builds", [])}
+    used = set(out["builds"]) | {b for spec in out["experiments"].values() for b in spec.get("builds", out["builds"])}
     for key in out["server"]["options"]:
         if mycnf.reserved(key):
             raise ConfigError(f"server.options.{key}: is set by the harness for every instance; remove it")
@@ -238,8 +254,6 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
             if key not in KIND_KEYS[kind] | {"kind", "study"}:
                 raise ConfigError(f"experiments.{exp}.{key}: not a key of a {kind} experiment; remove it "
                                   f"(a {kind} experiment uses: {', '.join(sorted(KIND_KEYS[kind]))})")
-        for key in [k for k in spec if k not in KIND_KEYS[kind] | {"kind", "study"}]:
-            del spec[key]  # schema defaults of the other kind
         for name in spec["variants"]:
             f = factors.FACTORS[name]
             if f.workloads is not None and spec.get("workload") not in f.workloads:
@@ -250,7 +264,6 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
                 raise ConfigError(f"experiments.{exp}.variants.{name}: applies only to {', '.join(f.engines)}; "
                                   f"add one to experiments.{exp}.engines or remove it")
         if kind == "throughput":
-            spec.setdefault("tables", [1])
             if (spec["workload"] == "fts") != (spec["dataset"] == "fulltext"):
                 raise ConfigError(f"experiments.{exp}.dataset: the fts workload runs on the fulltext dataset "
                                   f"and only it; set workload fts with dataset fulltext, or neither")
@@ -295,4 +308,4 @@ def tidy_captures() -> list[str]:
 
 
 def enabled_experiments(cfg: dict) -> dict:
-    return {k: v for k, v in cfg["experiments"].items() if v.get("enabled", True)}
+    return {k: v for k, v in cfg["experiments"].items() if v["enabled"]}

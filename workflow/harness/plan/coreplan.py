@@ -51,12 +51,12 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
     resolved = config.resolve(cfg, lock_path, topo=topo)
     lock = builds.load_lock(lock_path)
     host_plan = cores.plan(topo, client_min=resolved["placement"]["client_cpus"])
-    asked_all = config.apply_experiment_defaults(cfg)["experiments"]
+    asked_all = config.apply_experiment_defaults(config.with_defaults(cfg))["experiments"]
     est = estimate.estimate(resolved, lock, root=root) if with_estimate else None
     est_rows = {r["experiment"]: r for r in est["rows"]} if est else {}
     exps, groups, missing = [], {}, dict(host_plan.missing)
     for exp, spec in plan.experiments(resolved).items():
-        asked = asked_all.get(exp, {}).get("cores", "max")
+        asked = asked_all[exp]["cores"]
         per_count = Counter(plan.parse_cell(resolved, exp, n)["cores"] for n in plan.cell_names(resolved, lock, exp))
         for n in spec["cores"]:
             if n not in groups:
@@ -65,7 +65,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                              "client_nodes": sorted({topo.cpu(x).node for x in cell.client})}
         drop = dropped(host_plan, asked, spec["cores"])
         missing.update({n: why.split(": ", 1)[1] for n, why in drop.items() if why.startswith("does not fit")})
-        exps.append({"experiment": exp, "study": spec.get("study", ""), "kind": spec["kind"], "asked": asked,
+        exps.append({"experiment": exp, "study": spec["study"], "kind": spec["kind"], "asked": asked,
                      "kept": {str(n): per_count.get(n, 0) for n in spec["cores"]},
                      "dropped": {str(k): v for k, v in drop.items()},
                      "cells": sum(per_count.values()), "estimate_s": est_rows.get(exp, {}).get("total_s")})

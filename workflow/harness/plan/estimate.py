@@ -176,19 +176,19 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
     seconds still to go (cells not yet measured), disk bytes."""
     ov = overheads(os.path.join(root, bench_dir), os.path.join(root, raw))
     cb, cb_src = cell_bytes(os.path.join(root, raw))
-    sb = cfg.get("sysbench") or {}
+    sb = cfg["sysbench"]
     rows = []
     for exp, spec in plan.experiments(cfg).items():
         dirs = plan.cells(cfg, lock, exp, raw=os.path.join(root, raw))
         n = len(dirs)
         todo = sum(1 for d in dirs if not os.path.isdir(d))
         if spec["kind"] == "throughput":
-            per = float(spec.get("warmup_s", sb.get("warmup_s", 0))) + float(spec.get("duration_s", sb.get("duration_s", 0)))
+            per = float(sb["warmup_s"]) + float(sb["duration_s"])
             over = ov["cell_overhead_s"]
         else:
             per = 0.0  # rows at the rate measured on smaller runs: an extrapolation, linear in rows
             over = ov["cell_overhead_s"] + int(spec.get("rows") or 0) * ov["steps_row_s"].get(exp, DEFAULT_STEPS_ROW_S)
-        rows.append({"experiment": exp, "study": spec.get("study", ""), "kind": spec["kind"],
+        rows.append({"experiment": exp, "study": spec["study"], "kind": spec["kind"],
                      "cells": n, "todo": todo, "per_cell_s": per,
                      "measure_s": n * per, "overhead_s": n * over,
                      "total_s": n * (per + over), "todo_s": todo * (per + over),

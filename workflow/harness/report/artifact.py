@@ -60,9 +60,9 @@ def experiment_rows(cfg: dict, lock: dict, claims_csv: str, root: str = ".") -> 
     by_exp = claims_by_experiment(claims_csv)
     rows = []
     for exp, spec in plan.experiments(cfg).items():
-        secs, n = measured_time(spec.get("study", ""), exp, os.path.join(root, E.BENCH))
-        disk = E._dir_bytes(os.path.join(root, E.RAW, spec.get("study", ""), exp))
-        rows.append({"experiment": exp, "study": spec.get("study", ""), "claims": by_exp.get(exp, []),
+        secs, n = measured_time(spec["study"], exp, os.path.join(root, E.BENCH))
+        disk = E._dir_bytes(os.path.join(root, E.RAW, spec["study"], exp))
+        rows.append({"experiment": exp, "study": spec["study"], "claims": by_exp.get(exp, []),
                      "cells": est[exp]["cells"], "estimate_s": est[exp]["total_s"],
                      "measured_s": secs if n else None, "disk": disk})
     return rows
@@ -117,7 +117,7 @@ def artifact_tex(cfg: dict, lock: dict, claims_csv: str, root: str = ".") -> str
     # requirements
     exps = plan.experiments(cfg)
     max_cores = max((c for s in exps.values() for c in (s.get("cores") or [])), default=1)
-    client = (cfg.get("placement") or {}).get("client_cpus", 1)
+    client = cfg["placement"]["client_cpus"]
     blds = sorted({b for e in exps for b in plan.builds_of(cfg, e)})
     L += [r"\subsection*{Requirements}",
           r"\emph{Hardware:} an x86-64 Linux host with at least %d logical CPUs for this profile "

@@ -35,7 +35,7 @@ def summarize(cfg: dict, lock: dict, root: str = ".") -> dict:
     their summed seconds, raw-cell disk; the same for its datasets."""
     exps = {}
     for exp, spec in plan.experiments(cfg).items():
-        study = spec.get("study", "")
+        study = spec["study"]
         names = plan.cell_names(cfg, lock, exp)
         secs = [s for n in names if (s := _bench(root, "run_cell", study, exp, n)) is not None]
         exps[exp] = {"study": study, "kind": spec["kind"], "cells": len(names), "benchmarked": len(secs),

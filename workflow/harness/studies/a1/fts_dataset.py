@@ -19,9 +19,9 @@ DB = "fts"
 
 
 def corpus_key(corpus: dict) -> str:
-    if corpus.get("source", "standin") == "ohsumed":
+    if corpus["source"] == "ohsumed":
         return "ohsumed"
-    return f"standin-n{corpus.get('rows', 20000)}-s{corpus.get('seed', 1)}"
+    return f"standin-n{corpus['rows']}-s{corpus['seed']}"
 
 
 def table(engine: str) -> str:

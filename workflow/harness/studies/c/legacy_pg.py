@@ -409,12 +409,12 @@ def legacy(fr, spec: dict, rec) -> dict:
     """The study's "legacy commercial RDBMS" row, stood in for by a real PostgreSQL
     (Debian's) on the same CPUs: its PL/pgSQL loop inserting the same rows one
     statement each, committed per row, then the same scan. Labelled as a stand-in."""
-    rows = spec.get("rows", 10000)
+    rows = spec["rows"]
     with scratch("pg") as run, _pg_parent(fr._work) as parent:
         pgdata = parent / "pgdata"
         with PgServer(datadir=pgdata, rundir=run, run_id=fr.run_id + "-pg", cpus=fr.server_cpus,
-                               mechanism=fr.settings.get("mechanism", "auto"),
-                               startup_timeout=fr.settings.get("startup_timeout_s", 120)) as pg:
+                               mechanism=fr.settings["mechanism"],
+                               startup_timeout=fr.settings["startup_timeout_s"]) as pg:
             version = pg.server_version()
             secs = legacy_insert(pg, rows)
             rec.value("C1", LEGACY_ENGINE, "insert_s", round(secs, 6), "s",

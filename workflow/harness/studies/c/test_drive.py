@@ -37,7 +37,7 @@ import pymysql
 from harness.measure.stepscript import StepContext, cursor
 from harness.studies.c import legacy_pg
 from harness.studies.c.drivebase import (  # noqa: F401 - names of the script (C.params, C.STUDY_ENGINES, ...)
-    ARCHIVE_PLUGIN, COLUMNS, CONVERSIONS, DB, DEFAULTS, ER_ILLEGAL_HA, PAPER_ROWS, SCAN, SCRIPT,
+    ARCHIVE_PLUGIN, COLUMNS, CONVERSIONS, DB, ER_ILLEGAL_HA, KNOBS, PAPER_ROWS, SCAN, SCRIPT,
     STUDY_ENGINES, STUDY_ROW, TABLE, durability_options, ensure_engine, expected_matches,
     explain, fsync_latencies, load_procedure, numbers, one, params, rnd_next, server_options,
     skip_innodb_options, usable_engines, varied_values)
