@@ -1,0 +1,344 @@
+"""Every command the README gives works as written.
+
+The commands are every line of the README's ```sh blocks (a trailing `\\`
+joins lines, `#` starts a comment) and every inline `./artifact ...` code
+span of its prose and tables. COMMANDS below classifies each one:
+
+- run: run exactly as written, in a copy of the checkout (conftest.copy_checkout,
+  the venv linked in) prepared as the README's context has it, and its
+  output checked;
+- dry-run: run as written plus the dry-run flag given (Snakemake's `-n`,
+  clean.sh's `--dry-run`, pytest's `--collect-only`) where the real run
+  measures for minutes to days, or reaches beyond the copy; the plan is checked;
+- exclude: not run, for the reason given (shown as the skip reason).
+
+A README command that is not in COMMANDS fails
+test_every_readme_command_is_classified, and so does an entry of COMMANDS
+the README no longer has: a new command has to be classified here.
+
+`./artifact claims` is run after a real run: tests/fixtures/raw holds the
+cells of a real smoke run (its README), copied to data/raw as
+`./artifact smoke` leaves them; `./artifact claims --configfile
+config/smoke.yaml` (the same command with arguments) makes the claims from
+them through the pipeline's own rules (replot: nothing is measured), then
+`./artifact claims` as the README gives it prints them.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, copy_checkout
+from test_e2e_pipeline import planned_jobs
+
+README = ROOT / "README.md"
+RAW = ROOT / "tests" / "fixtures" / "raw"
+EXPECTED = ROOT / "tests" / "fixtures" / "retidy" / "expected"
+
+RUN, DRY, EXCLUDE = "run", "dry-run", "exclude"
+# rules that start a server or fetch data to measure: none may be planned by replot or claims
+MEASURING = {"run_cell", "dataset", "bootstrap_template", "corpus", "repetition_done"}
+
+# README command (as written, whitespace collapsed) -> (how, extra arguments of a dry run, why)
+COMMANDS: dict[str, tuple[str, list[str], str]] = {
+    "./artifact claims": (
+        RUN, [], "after the recorded cells of a real smoke run (tests/fixtures/raw) made the claims with "
+                 "`./artifact claims --configfile config/smoke.yaml`; prints one line per claim"),
+    "./artifact setup": (RUN, [], "once set up, a quick check that installs nothing"),
+    "./artifact clean-runs": (RUN, [], "in a copy of the checkout holding recorded cells: removes only the "
+                                       "copy's run outputs"),
+    "./artifact paper": (DRY, ["-n"], "measures the default profile: hours (README time table)"),
+    "./artifact paper --rerun-incomplete": (DRY, ["-n"], "the same sweep, resumed: hours"),
+    "./artifact paper --configfile config/midsize.yaml": (DRY, ["-n"], "measures for hours"),
+    "./artifact paper --configfile config/paper.yaml": (DRY, ["-n"], "measures for days"),
+    "./artifact paper data/raw/A3/point_select/<cell>": (
+        DRY, ["-n"], "measures one cell (with its build, template and dataset); <cell> is the first "
+                     "Point-Selects cell the default profile plans"),
+    "./artifact paper --profile profiles/slurm --configfile config/paper.yaml "
+    "--default-resources slurm_partition=NAME slurm_account=NAME": (
+        DRY, ["-n"], "submits to a SLURM cluster (NAME: placeholders); tests/test_slurm_e2e.py runs this "
+                     "profile on a one-node SLURM"),
+    "./artifact smoke": (DRY, ["-n"], "measures for ~12 min; tests/test_e2e_pipeline.py runs the smoke profile"),
+    "./artifact smoke --config backend=host": (DRY, ["-n"], "measures for ~12 min"),
+    "./artifact replot": (
+        DRY, ["-n"], "redraws every figure and the PDF (minutes; tests/test_e2e_pipeline.py runs it after a "
+                     "smoke run); the dry run on the recorded cells checks that it plans no measurement"),
+    "./artifact clean-images": (DRY, ["--dry-run"], "would remove the host's project images, which other "
+                                                    "tests and clones use"),
+    "./artifact clean-all": (DRY, ["--dry-run"], "would also remove the host's project images and "
+                                                 "the builds"),
+    "./artifact test": (DRY, ["--collect-only", "-q"], "the default suite this test is part of (~30 min)"),
+    "./artifact test-long": (DRY, ["--collect-only", "-q"], "the load test: hundreds of cells"),
+    "./artifact report": (
+        EXCLUDE, [], "needs a finished pipeline's outputs (the PDF, every figure) and has no dry run; "
+                     "tests/test_report_html.py builds it after a smoke run and opens it in a browser"),
+    "./artifact bench": (
+        EXCLUDE, [], "benchmarks real servers for minutes and asserts nothing (prints figures); no dry run"),
+    "sudo scripts/check-fresh-debian.sh -- -x -q tests/test_builds.py tests/test_config.py "
+    "tests/test_e2e_server.py -k \"not docker\"": (
+        EXCLUDE, [], "root and mmdebstrap: bootstraps a Debian 12 root and runs setup and tests inside "
+                     "(6-7 min); no dry run"),
+    "sudo scripts/check-fresh-debian.sh": (
+        EXCLUDE, [], "root and mmdebstrap: bootstraps a Debian 12 root and runs the whole suite inside; "
+                     "no dry run"),
+}
+
+
+# -- the README's commands ---------------------------------------------------------------------
+def strip_comment(line: str) -> str:
+    """The line without a shell comment (`#` at the start of a word, outside quotes)."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i]
+    return line
+
+
+def sh_block_commands(markdown: str) -> list[str]:
+    """Every command of the ```sh blocks, continuation lines joined, comments dropped."""
+    out = []
+    for block in re.findall(r"^```sh[^\n]*\n(.*?)^```", markdown, flags=re.S | re.M):
+        block = re.sub(r"\\\n", " ", block)
+        for line in block.splitlines():
+            cmd = " ".join(strip_comment(line).split())
+            if cmd:
+                out.append(cmd)
+    return out
+
+
+def inline_spans(markdown: str) -> list[str]:
+    """Inline code spans outside fenced blocks, whitespace collapsed; a span may go on over a
+    line break, as Markdown allows (tests/test_docs_paths.code_spans takes one line each)."""
+    text = re.sub(r"^(```|~~~).*?^\1[^\n]*$", "", markdown, flags=re.S | re.M)
+    return [" ".join(m.group(2).split()) for m in re.finditer(r"(`+)(.+?)\1", text, flags=re.S)]
+
+
+def readme_commands(markdown: str) -> list[str]:
+    """The ```sh blocks' commands, then the inline `./artifact ...` spans, each once."""
+    inline = [s for s in inline_spans(markdown) if s.startswith("./artifact")]
+    return list(dict.fromkeys(sh_block_commands(markdown) + inline))
+
+
+def test_every_readme_command_is_classified():
+    found = readme_commands(README.read_text(encoding="utf-8"))
+    new = [c for c in found if c not in COMMANDS]
+    gone = [c for c in COMMANDS if c not in found]
+    assert not new, ("README commands not classified in tests/test_readme_commands.py COMMANDS (run, "
+                     "dry-run or exclude, with the reason): " + "; ".join(new))
+    assert not gone, "COMMANDS lists commands the README no longer gives: " + "; ".join(gone)
+
+
+def test_the_extraction_sees_blocks_continuations_comments_and_inline_spans():
+    md = ("Run `./artifact smoke` then `./artifact\nclaims`; `python -m harness` is no entry point.\n\n"
+          "```sh\n./artifact paper     # main job\n./artifact paper --profile p \\\n    --x a=b\n"
+          "sudo s.sh -- -k \"not #docker\"\n```\n\n```\nconfig error: not a command\n```\n")
+    assert readme_commands(md) == ["./artifact paper", "./artifact paper --profile p --x a=b",
+                                   'sudo s.sh -- -k "not #docker"', "./artifact smoke", "./artifact claims"]
+
+
+# -- copies of the checkout ------------------------------------------------------------------------
+def venv_ready() -> str | None:
+    """Why ./artifact cannot run here without installing, or None."""
+    venv = ROOT / ".venv"
+    if not (venv / "bin" / "snakemake").exists():
+        return "no .venv: run ./artifact setup first"
+    stamp = venv / ".pyproject.sha256"
+    want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if not stamp.exists() or stamp.read_text().strip() != want:
+        return ".venv is older than pyproject.toml: run ./artifact setup first"
+    return None
+
+
+def make_copy(dest: Path) -> Path:
+    """A copy of the checkout as a clone has it, with this checkout's venv linked in (its
+    setup stamp matches, so the copy's ./artifact installs nothing)."""
+    why = venv_ready()
+    if why:
+        pytest.skip(why)
+    copy_checkout(dest)
+    (dest / ".venv").symlink_to(ROOT / ".venv")
+    return dest
+
+
+def with_recorded_cells(work: Path, build_dir: Path) -> Path:
+    """data/raw as a smoke run leaves it (the recorded cells), and the verified default build
+    hard-linked in (official_check reads it; nothing is fetched)."""
+    (work / "data" / "raw").mkdir(parents=True, exist_ok=True)
+    for study in sorted(p for p in RAW.iterdir() if p.is_dir() and re.fullmatch(r"[A-C]\d", p.name)):
+        subprocess.run(["cp", "-r", str(study), str(work / "data" / "raw")], check=True)
+    (work / "resources" / "builds").mkdir(parents=True)
+    subprocess.run(["cp", "-al", str(build_dir), str(work / "resources" / "builds")], check=True)
+    return work
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    return make_copy(tmp_path_factory.mktemp("fresh"))
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory, build_dir):
+    return with_recorded_cells(make_copy(tmp_path_factory.mktemp("recorded")), build_dir)
+
+
+def artifact(work: Path, argv: list[str], timeout: float = 600, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def tail(res: subprocess.CompletedProcess) -> str:
+    return f"exit {res.returncode}\nstdout:\n{res.stdout[-2500:]}\nstderr:\n{res.stderr[-2500:]}"
+
+
+_DRY: dict = {}
+
+
+def dry(work: Path, argv: list[str], **kw) -> subprocess.CompletedProcess:
+    key = (str(work), tuple(argv))
+    if key not in _DRY:
+        _DRY[key] = artifact(work, argv, **kw)
+    return _DRY[key]
+
+
+def first_cell(fresh: Path, experiment: str = "point_select") -> str:
+    """The first cell of an experiment that `./artifact paper -n` plans (repetition 1)."""
+    res = dry(fresh, ["./artifact", "paper", "-n"])
+    assert res.returncode == 0, tail(res)
+    cells = re.findall(rf"data/raw/[A-C]\d/{experiment}/(\S+_r1)\b", res.stdout + res.stderr)
+    assert cells, f"`./artifact paper -n` plans no {experiment} cell"
+    return cells[0]
+
+
+def claim_rows(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def rows_of(path: Path) -> int:
+    return len(claim_rows(path)) if path.exists() else -1
+
+
+# -- each command -------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_readme_command(command, request):
+    how, extra, why = COMMANDS[command]
+    if how == EXCLUDE:
+        pytest.skip(f"excluded: {why}")
+    argv = shlex.split(command)
+    if how == RUN:
+        {"./artifact claims": run_claims, "./artifact setup": run_setup,
+         "./artifact clean-runs": run_clean_runs}[command](request, argv)
+        return
+    sub = argv[1]
+    work = request.getfixturevalue("recorded" if sub in ("replot", "clean-images", "clean-all") else "fresh")
+    if "<cell>" in command:
+        argv = [a.replace("<cell>", first_cell(work)) for a in argv]
+    env = {"MYSQLBENCH_SESSION": "readme-collect"} if sub.startswith("test") else None  # its own reaping
+    res = dry(work, argv + extra, env=env)
+    assert res.returncode == 0, tail(res)
+    out = res.stdout + res.stderr
+    if sub in ("paper", "smoke", "replot"):
+        assert "This was a dry-run" in out, tail(res)
+        jobs = planned_jobs(out)
+        if "<cell>" in command:  # one cell, and nothing after it
+            assert jobs.get("run_cell") == 1 and "paper" not in jobs, jobs
+        elif sub == "replot":  # never measures: only the recorded cells, re-tidied, to the PDF
+            assert jobs.get("paper") == 1 and not MEASURING & set(jobs), jobs
+            assert re.search(r"^replot: \d+ cell\(s\) of profile default are not measured", res.stderr, re.M)
+        else:  # a sweep that ends in the PDF
+            assert jobs.get("paper") == 1 and jobs.get("run_cell", 0) > 0, jobs
+    elif sub.startswith("clean-"):
+        assert (work / "data" / "raw").is_dir() and any((work / "data" / "raw").iterdir()), "a dry run removed"
+        if sub == "clean-all":
+            assert "would remove data/raw" in res.stdout and "would remove resources" in res.stdout, tail(res)
+    elif sub.startswith("test"):
+        m = re.search(r"(\d+)(?:/\d+)? tests? collected", res.stdout)
+        assert m and int(m.group(1)) > 0, tail(res)
+
+
+def run_claims(request, argv):
+    """After a smoke run: its claims through the pipeline, then printed as the README says."""
+    work = request.getfixturevalue("recorded")
+    cells = sorted(str(p.relative_to(work)) for p in (work / "data" / "raw").glob("*/*/*"))
+    claims = work / "paper" / "generated" / "claims.csv"
+    # what a smoke run leaves: the claims made from its cells (the command with arguments)
+    made = artifact(work, argv + ["--configfile", "config/smoke.yaml"])
+    assert made.returncode == 0, tail(made)
+    ran = set(re.findall(r"\(Rule: (\w+)\)", made.stderr))
+    assert claims.exists() and "generated_tex" in ran and not ran & MEASURING, (ran, tail(made))
+    # as written: prints the claims there are, makes and measures nothing
+    stamp = claims.stat().st_mtime_ns
+    res = artifact(work, argv)
+    assert res.returncode == 0, tail(res)
+    assert "Nothing to be done" in res.stderr and claims.stat().st_mtime_ns == stamp, tail(res)
+    assert sorted(str(p.relative_to(work)) for p in (work / "data" / "raw").glob("*/*/*")) == cells
+    rows = claim_rows(claims)
+    lines = res.stdout.splitlines()
+    assert res.stdout == made.stdout and len(lines) == len(rows) > 0, tail(res)
+    for row, line in zip(rows, lines):  # one line per claim: its id, its verdict, what was measured
+        assert line.split()[0] == row["claim"] and row["verdict"] in line and row["measured"] in line, line
+    assert re.search(r"\d+ (reproduced|not reproduced|inconclusive|not measurable here)",
+                     res.stderr.strip().splitlines()[-1]), tail(res)
+    # the claims of a real run: for every experiment whose recorded cells all entered, what the
+    # harness computed from them when they were recorded (tests/fixtures/retidy/expected)
+    tidy = work / "data" / "tidy"
+    whole = {p.name[:-len("_summary.csv")] for p in EXPECTED.glob("*_summary.csv")
+             if rows_of(tidy / f"{p.name[:-len('_summary.csv')]}.csv")
+             == rows_of(EXPECTED / f"{p.name[:-len('_summary.csv')]}.csv")}
+    assert len(whole) >= 10, f"only {sorted(whole)} of the recorded experiments entered whole"
+    key = lambda r: (r["claim"], r.get("build", ""), r["verdict"], r["measured"])  # noqa: E731  (a reason may
+    # quote the profile, which has grown since the recording: simple_ranges on 1 and 8 tables)
+    want = sorted(key(r) for r in claim_rows(EXPECTED / "claims.csv") if r.get("experiment") in whole)
+    got = sorted(key(r) for r in rows if r.get("experiment") in whole)
+    assert want and got == want
+
+
+def run_setup(request, argv):
+    work = request.getfixturevalue("fresh")
+    res = artifact(work, argv, timeout=300)
+    assert res.returncode == 0, tail(res)
+    assert re.search(r"^setup: ok \(snakemake 9\.", res.stderr, re.M), tail(res)
+    assert "creating .venv" not in res.stdout + res.stderr and (work / ".venv").is_symlink()
+
+
+def run_clean_runs(request, argv):
+    tmp = request.getfixturevalue("tmp_path")
+    work = with_recorded_cells(make_copy(tmp / "clean"), request.getfixturevalue("build_dir"))
+    for f in ("data/tidy/point_select.csv", "paper/generated/claims.csv", "figures/a3_point_select.pdf",
+              "paper/main.pdf", "logs/paper.log"):
+        (work / f).parent.mkdir(parents=True, exist_ok=True)
+        (work / f).write_text("x\n")
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split("\n")
+    res = artifact(work, argv, timeout=120, env={"MYSQLBENCH_WORK": str(tmp / "no-work")})
+    assert res.returncode == 0, tail(res)
+    for gone in ("data/raw", "data/tidy", "paper/generated", "figures/a3_point_select.pdf", "paper/main.pdf",
+                 "logs"):
+        assert not (work / gone).exists(), f"{gone} left: {tail(res)}"
+    kept = [f for f in filter(None, tracked) if (ROOT / f).is_file() and not (work / f).exists()]
+    assert not kept, f"tracked files removed: {kept[:10]}"
+    assert (work / "resources" / "builds").is_dir() and (work / ".venv").is_symlink()
+
+
+# -- replot=True survives the caller's own --config ------------------------------------------------
+def test_replot_and_claims_keep_replot_with_a_config_of_the_callers(recorded):
+    """Snakemake keeps only the last --config (a profile's `config:` included): ./artifact puts
+    replot=True into the caller's own, so a replot given --config still never measures."""
+    for argv in (["./artifact", "replot", "--configfile", "config/smoke.yaml", "--config", "backend=host", "-n"],
+                 ["./artifact", "replot", "--configfile", "config/smoke.yaml", "--config=backend=host", "-n"]):
+        res = dry(recorded, argv)
+        assert res.returncode == 0, tail(res)
+        jobs = planned_jobs(res.stdout + res.stderr)
+        assert jobs.get("paper") == 1 and not MEASURING & set(jobs), (argv, jobs)
+        assert "of profile smoke are not measured" in res.stderr, tail(res)
