@@ -24,7 +24,9 @@ from test_retidy_fixture import RAW, retidy  # noqa: E402
 
 
 def rscript(script: str, *args) -> subprocess.CompletedProcess:
-    return subprocess.run(["Rscript", str(ROOT / "workflow" / "R" / script), *map(str, args)],
+    """`script`: a repository path (a figure's `path`) or a shared script of workflow/R/."""
+    path = ROOT / script if "/" in script else ROOT / "workflow" / "R" / script
+    return subprocess.run(["Rscript", str(path), *map(str, args)],
                           capture_output=True, text=True, timeout=300)
 
 
@@ -34,7 +36,7 @@ def draw_figures(tidy: Path, generated: Path, figures: Path, names: list[str]) -
     (tidy / report.FACTOR_TABLE).write_text(report.factor_table_csv())
     (tidy / published.PUBLISHED_TABLE).write_text(published.published_csv())  # as rule published_table
     experiments = sorted(d.name for d in RAW.glob("*/*") if d.is_dir())
-    jobs = {n: (report.FIGURES[n]["script"], *report.figure_inputs(n, experiments, str(tidy)),
+    jobs = {n: (report.FIGURES[n]["path"], *report.figure_inputs(n, experiments, str(tidy)),
                 figures / f"{n}.pdf") for n in names}
     for n, spec in report.PAPER_FIGURES.items():
         jobs[n] = (spec["script"], generated / Path(spec["input"]).name, figures / f"{n}.pdf")
@@ -54,7 +56,7 @@ def build(out: Path, raw: Path = RAW) -> dict:
     # the paper's sources only: a checkout that built its own paper also holds main.aux,
     # main.fdb_latexmk, ... whose state would mislead latexmk here
     shutil.copytree(ROOT / "paper", paper, ignore=lambda d, names: [
-        n for n in names if Path(d) == ROOT / "paper" and n not in ("main.tex", "references.bib", "sections")])
+        n for n in names if Path(d) == ROOT / "paper" and n not in ("main.tex", "references.bib")])
     shutil.copytree(done["generated"], paper / "generated")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow")}
     info = subprocess.run([sys.executable, "-m", "harness", "runinfo", "write", "--config",

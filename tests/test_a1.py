@@ -121,8 +121,8 @@ def test_a1_claims_in_claims_csv_with_verdicts(real):
 
 
 def test_a1_section_is_first_and_its_figures_are_registered():
-    assert list(studies.all_studies())[0] == "a1" and a1.SECTION == "sections/a1.tex"
-    assert (ROOT / "paper" / a1.SECTION).exists()
+    assert list(studies.all_studies())[0] == "a1" and a1.SECTION == "section.tex"
+    assert studies.section_path(a1).is_file()
     for name, spec in a1.FIGURES.items():
         assert report.FIGURES[name]["study"] == "a1"
         assert (ROOT / "workflow" / "R" / spec["script"]).exists()
@@ -249,7 +249,6 @@ def test_section_compiles_in_the_paper(real, tmp_path):
     paper = tmp_path / "paper"
     shutil.copytree(real["generated"], paper / "generated")
     shutil.copy(ROOT / "paper" / "main.tex", paper / "main.tex")
-    shutil.copytree(ROOT / "paper" / "sections", paper / "sections")
     if (ROOT / "paper" / "references.bib").exists():
         shutil.copy(ROOT / "paper" / "references.bib", paper / "references.bib")
     figures = tmp_path / "figures"

@@ -541,7 +541,7 @@ def test_no_factor_name_in_claims_report_studies_or_r_code():
 def test_every_study_declares_its_parts():
     for name, mod in studies.all_studies().items():
         assert mod.NAME == name
-        assert (ROOT / "paper" / mod.SECTION).exists(), mod.SECTION
+        assert studies.section_path(mod).is_file(), mod.SECTION
         assert mod.CLAIMS and all(c.study for c in mod.CLAIMS)
         for fig in mod.FIGURES.values():
             assert (ROOT / "workflow" / "R" / fig["script"]).exists()

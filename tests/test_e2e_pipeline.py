@@ -137,7 +137,7 @@ def test_second_run_schedules_nothing(work, first_run):
 
 
 def test_touching_the_r_script_replots_without_remeasuring(work, first_run):
-    script = work / "workflow/R/fig_point_select.R"
+    script = work / "workflow/harness/studies/a2_a3/R/fig_point_select.R"
     os.utime(script)  # same content: Snakemake 9 compares checksums, so at most a replot
     jobs = planned_jobs(snakemake(work, "-n", *SMOKE).stdout)
     assert set(jobs) - {"all"} <= {"figure_a2_a3", "paper"}, jobs
@@ -157,7 +157,7 @@ def test_replot_after_code_changes_rebuilds_the_paper_and_measures_nothing(work,
     """./artifact replot: an edited R script and an edited harness module (which a
     normal run would treat as changed code) rebuild the PDF from the existing raw
     cells; the executed jobs include no measurement."""
-    for f in ("workflow/R/fig_point_select.R", "workflow/harness/analysis/tidy.py"):
+    for f in ("workflow/harness/studies/a2_a3/R/fig_point_select.R", "workflow/harness/analysis/tidy.py"):
         (work / f).write_text((work / f).read_text() + "\n# an edit\n")
     pdf = work / "paper/main.pdf"
     before = pdf.stat().st_mtime

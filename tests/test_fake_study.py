@@ -41,7 +41,7 @@ from harness.analysis import claims as C
 NAME = "zz_fake"
 CODES = ("{CODE}",)
 TITLE = "Study Z: a fake study"
-SECTION = "sections/zz_fake.tex"
+SECTION = "section.tex"
 EXPERIMENTS = {{"{EXPERIMENT}": ("{CODE}", "Point-Selects, MyISAM vs InnoDB")}}
 CLAIMS = [
     C.EngineRatio(

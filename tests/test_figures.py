@@ -1,4 +1,4 @@
-"""Tests of the figure scripts (workflow/R/fig_*.R) on real tidy data: the 58
+"""Tests of the figure scripts (workflow/R/fig_*.R and each study's R/fig_*.R) on real tidy data: the 58
 recorded smoke cells of tests/fixtures/raw tidied by this checkout
 (test_retidy_fixture.retidy), plus the factor table (harness.report's
 factors.csv): each writes a PDF, copes with a single users or cores value,
@@ -21,6 +21,9 @@ from test_retidy_fixture import RAW, retidy
 
 ROOT = Path(__file__).resolve().parents[1]
 R_DIR = ROOT / "workflow" / "R"
+# every figure script: the shared ones and each study package's R/
+SCRIPT_PATHS = {p.name: p for p in [*R_DIR.glob("fig_*.R"),
+                                    *(ROOT / "workflow" / "harness" / "studies").glob("*/R/fig_*.R")]}
 
 pytestmark = pytest.mark.skipif(not shutil.which("Rscript"), reason="Rscript not installed")
 
@@ -45,7 +48,7 @@ def inputs(name, tidy, experiments=ALL_EXPERIMENTS):
 
 
 def rscript(script, *args, cwd=None):
-    return subprocess.run(["Rscript", str(R_DIR / script), *map(str, args)],
+    return subprocess.run(["Rscript", str(SCRIPT_PATHS[script]), *map(str, args)],
                           capture_output=True, text=True, timeout=180, cwd=cwd)
 
 

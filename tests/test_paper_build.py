@@ -201,7 +201,8 @@ def test_a_series_measured_at_one_x_is_drawn_as_points(built, tmp_path):
         w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
         w.writeheader()
         w.writerows(r for r in rows if not (r["engine"] == "MyISAM" and r["users"] == "1"))
-    for script in ("fig_point_select.R", "fig_sysbench_ro.R"):
-        out = tmp_path / f"{script}.pdf"
+    for script in ("workflow/harness/studies/a2_a3/R/fig_point_select.R",
+                   "workflow/harness/studies/a2_a3/R/fig_sysbench_ro.R"):
+        out = tmp_path / f"{Path(script).name}.pdf"
         p = paper_build.rscript(script, part, out)
         assert p.returncode == 0 and out.exists(), p.stderr

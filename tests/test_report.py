@@ -320,7 +320,7 @@ def test_memory_sentence_only_from_the_check(tmp_path, tidy_copy, real):
 
 def test_sections_follow_the_registry(real):
     tex = (real["generated"] / "sections.tex").read_text()
-    assert re.findall(r"\\input\{(.*)\}", tex) == [m.SECTION for m in studies.all_studies().values()]
+    assert re.findall(r'\\input\{"(.*)"\}', tex) == [str(studies.section_path(m)) for m in studies.all_studies().values()]
 
 
 def test_a_study_plugs_in_with_one_registration(tmp_path, real, monkeypatch):
@@ -328,7 +328,8 @@ def test_a_study_plugs_in_with_one_registration(tmp_path, real, monkeypatch):
     claim = C.EngineRatio(id="Z1-new-claim", study="Z1", statement="new", published="p",
                           experiments=("point_select",), experiment_name="point_select", tables=8,
                           a="MyISAM", b="InnoDB", rule=C.above(1.0), macro="ZNew")
-    study = types.SimpleNamespace(NAME="z", TITLE="Study Z: new", SECTION="sections/z.tex",
+    study = types.SimpleNamespace(NAME="z", TITLE="Study Z: new", SECTION="section.tex",
+                                  __file__=str(tmp_path / "z" / "__init__.py"),
                                   EXPERIMENTS={"point_select": ("Z1", "again")}, CLAIMS=[claim],
                                   FIGURES={}, SETUP=[("zeta", "z", "users")],
                                   macros=lambda ctx, rows, fmt: [("ZNumber", "42")])
@@ -337,7 +338,7 @@ def test_a_study_plugs_in_with_one_registration(tmp_path, real, monkeypatch):
     assert read_claims_csv(out)[-1]["claim"] == "Z1-new-claim"
     m = dict(macros_of(out))
     assert m["ZNumber"] == "42" and m["VerdictZNew"] == "inconclusive"
-    assert (out / "sections.tex").read_text().endswith("\\input{sections/z.tex}\n")
+    assert (out / "sections.tex").read_text().endswith(f'\\input{{"{tmp_path / "z" / "section.tex"}"}}\n')
     assert "zeta" in (out / "deviations.tex").read_text()
 
 
@@ -388,7 +389,7 @@ def test_figure_inputs_follow_enabled_experiments():
     assert report.figure_inputs("a3_knobs", {"oltp_ro"}) == []
     assert report.figure_inputs("a3_timeseries", {"point_select"}, "t") == ["t/point_select_intervals.csv"]
     for name, f in report.FIGURES.items():
-        assert (ROOT / "workflow" / "R" / f["script"]).exists(), name
+        assert (ROOT / f["path"]).is_file() and Path(f["path"]).name == f["script"], name
         assert re.fullmatch(r"[A-Za-z]+", f["flag"]) and f["study"] in studies.all_studies()
 
 
@@ -447,7 +448,6 @@ def test_paper_compiles_with_generated_inputs(real, tmp_path, disabled):
     paper.mkdir()
     run_report(paper / "generated", real["tidy"], write_config(tmp_path, cfg))
     shutil.copy(ROOT / "paper" / "main.tex", paper / "main.tex")
-    shutil.copytree(ROOT / "paper" / "sections", paper / "sections")
     figures = tmp_path / "figures"
     figures.mkdir()
     (figures / "dummy.tex").write_text(r"\documentclass{article}\pagestyle{empty}\begin{document}x\end{document}")

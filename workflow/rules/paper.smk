@@ -30,7 +30,7 @@ def figure_pdfs():
 def figure_input(name):
     return {
         "csvs": figure_csvs(name),
-        "script": "workflow/R/" + hreport.FIGURES[name]["script"],
+        "script": hreport.FIGURES[name]["path"],
         "theme": "workflow/R/theme.R",
     }
 
@@ -182,7 +182,7 @@ rule artifact_appendix:
 rule paper:
     input:
         tex="paper/main.tex",
-        sections=[f"paper/{m.SECTION}" for m in STUDIES.values()],
+        sections=[str(studies.section_path(m)) for m in STUDIES.values()],
         generated=rules.generated_tex.output,
         figures=figure_pdfs(),
         paper_figures=[f"figures/{name}.pdf" for name in hreport.PAPER_FIGURES],

@@ -16,17 +16,15 @@ import resource
 from pathlib import Path
 
 from harness.measure import captures as collect
-
-from harness.plan import factors
-
-from harness.measure import sysbench
-from harness.measure import datasets
+from harness.measure import datasets, sbtest, sysbench
+from harness.measure.naming import CellName
 from harness.measure.server import ServerError, _err_tail as err_tail
+from harness.plan import factors
 
 
 def server_tail(srv) -> str:
     return err_tail(srv.error_log)
-from harness.measure.naming import CellName
+
 
 NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_u{users}_r{rep}")
 CLIENT_SATURATED = 0.9  # a load generator busier than this on its CPUs may measure itself

@@ -12,7 +12,7 @@ import csv
 import io
 
 from harness.plan import factors
-from harness import studies
+from harness import paths, studies
 
 
 def _table() -> dict:
@@ -21,11 +21,20 @@ def _table() -> dict:
         for name, spec in mod.FIGURES.items():
             if name in out:
                 raise ValueError(f"figure {name} declared by studies {out[name]['study']} and {study}")
-            out[name] = {**spec, "study": study}
+            path = studies.figure_script(mod, spec["script"])
+            out[name] = {**spec, "study": study, "path": _repo_relative(path)}
     return out
 
 
-# figures/<name>.pdf: script (workflow/R/), flag (\ifHasFig<flag>), inputs
+def _repo_relative(path) -> str:
+    """A path inside the repository as Snakemake names it (relative), else absolute."""
+    try:
+        return str(path.relative_to(paths.ROOT))
+    except ValueError:
+        return str(path)
+
+
+# figures/<name>.pdf: script (its study's R/, else workflow/R/) and its path, flag (\ifHasFig<flag>), inputs
 # [(experiment, kind)] -> <tidy>/<experiment>_<kind>.csv, extra [tidy files], study
 FIGURES = _table()
 

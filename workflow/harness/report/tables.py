@@ -476,5 +476,5 @@ def unsupported_tex(rows) -> str:
 
 def sections_tex() -> str:
     """\\input of every study's section, in the registry's order."""
-    return GENERATED + "".join(f"\\input{{{m.SECTION}}}\n" for m in studies.all_studies().values())
+    return GENERATED + "".join(f'\\input{{"{studies.section_path(m)}"}}\n' for m in studies.all_studies().values())
 

@@ -10,11 +10,12 @@ A study package declares, in its `__init__.py`:
 
     NAME, TITLE        its key and its title in the paper
     CODES              the config `study:` codes of its experiments (e.g. ("A2", "A3"))
-    SECTION            its paper section (paper/sections/<NAME>.tex; main.tex
+    SECTION            its paper section, a file of the package (section.tex; main.tex
                        \\input's them in this registry's order: generated/sections.tex)
     EXPERIMENTS        {experiment: (studies, what it measures)} it reads (design table)
     CLAIMS             its claims (harness.analysis.claims kinds), in the order of the table
-    FIGURES            {figure: dict(script, flag, inputs, extra)} (harness.report.figures)
+    FIGURES            {figure: dict(script, flag, inputs, extra)} (harness.report.figures);
+                       a script is the package's R/<script>, else a shared one of workflow/R/
     SETUP              what the study used, for the generated deviations table:
                        a list of (aspect, the study's value, key)
     PUBLISHED_MARKS    its published numbers a figure draws (harness.analysis.marks)
@@ -114,6 +115,21 @@ def datasets() -> dict:
 
 def step_scripts() -> dict:
     return _merged("STEP_SCRIPTS")
+
+
+def package_dir(study) -> Path:
+    return Path(study.__file__).resolve().parent
+
+
+def section_path(study) -> Path:
+    """The study's paper section (a file of its package)."""
+    return package_dir(study) / study.SECTION
+
+
+def figure_script(study, script: str) -> Path:
+    """A figure script of the study: its package's R/<script>, else the shared workflow/R/<script>."""
+    own = package_dir(study) / "R" / script
+    return own if own.is_file() else Path(__file__).resolve().parents[2] / "R" / script
 
 
 def claims() -> list:

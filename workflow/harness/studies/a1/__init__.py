@@ -24,7 +24,7 @@ CODES = ("A1",)
 DATASETS = {"fulltext": fts_dataset}
 WORKLOADS = {"fts": {"script": str(Path(__file__).resolve().parent / "fts.lua"), "args": [], "statements": []}}
 TITLE = "Study A1: full-text search, InnoDB vs MyISAM"
-SECTION = "sections/a1.tex"
+SECTION = "section.tex"
 
 EXPERIMENTS = {
     "fts": ("A1", "full-text search, InnoDB vs MyISAM, cores x users"),

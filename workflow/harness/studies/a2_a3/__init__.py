@@ -14,7 +14,7 @@ from harness.analysis import marks as _marks
 NAME = "a2_a3"
 CODES = ("A2", "A3")
 TITLE = "Study A: InnoDB vs MyISAM on MySQL 5.6 (sysbench parts A2, A3)"
-SECTION = "sections/a2_a3.tex"
+SECTION = "section.tex"
 
 EXPERIMENTS = {
     "point_select": ("A2, A3, B4", "Point-Selects, 1 vs 8 tables"),

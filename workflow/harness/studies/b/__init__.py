@@ -13,7 +13,7 @@ from harness.analysis import marks as _marks
 NAME = "b"
 CODES = ("B1", "B2", "B3", "B4")
 TITLE = "Study B: the MEMORY engine"
-SECTION = "sections/b.tex"
+SECTION = "section.tex"
 
 EXPERIMENTS = {
     "simple_ranges_scale": ("B1", "Simple-Ranges, MEMORY HASH vs BTREE on tables where a full scan costs"),

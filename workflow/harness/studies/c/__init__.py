@@ -29,7 +29,7 @@ from harness.studies.c import test_drive
 NAME = "c"
 CODES = ("C1",)
 TITLE = "Study C: MySQL 5.0's pluggable storage engines, a test drive"
-SECTION = "sections/c.tex"
+SECTION = "section.tex"
 
 EXPERIMENT = "test_drive"
 STEP_SCRIPTS = {test_drive.SCRIPT: test_drive}

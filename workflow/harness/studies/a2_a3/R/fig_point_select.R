@@ -3,9 +3,19 @@
 # Published marks (published.csv): the study's engine ratio, at the marked
 # engine's peak in a panel, placed on the other engine's peak there.
 #
-# Usage: Rscript workflow/R/fig_point_select.R <point_select_summary.csv> [published.csv] <out.pdf>
+# Usage: Rscript workflow/harness/studies/a2_a3/R/fig_point_select.R <point_select_summary.csv> [published.csv] <out.pdf>
 
-source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
+# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
+# own figure scripts in their package), or $ARTIFACT_R_THEME
+source(local({
+  t <- Sys.getenv("ARTIFACT_R_THEME")
+  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
+  while (!nzchar(t) && d != dirname(d)) {
+    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
+    d <- dirname(d)
+  }
+  t
+}))
 REQUIRED <- c(SUMMARY_COLUMNS, "study", "workload", "n", "qps_cv")
 
 read_summary <- function(path) {

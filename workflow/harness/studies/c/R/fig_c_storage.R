@@ -4,9 +4,19 @@
 # MEMORY keeps its rows in RAM and has no file: not drawn. The published saving
 # (published.csv) is a mark on ARCHIVE at that share of MyISAM's bytes per build.
 #
-# Usage: Rscript workflow/R/fig_c_storage.R <test_drive_summary.csv> [published.csv] <out.pdf>
+# Usage: Rscript workflow/harness/studies/c/R/fig_c_storage.R <test_drive_summary.csv> [published.csv] <out.pdf>
 
-source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
+# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
+# own figure scripts in their package), or $ARTIFACT_R_THEME
+source(local({
+  t <- Sys.getenv("ARTIFACT_R_THEME")
+  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
+  while (!nzchar(t) && d != dirname(d)) {
+    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
+    d <- dirname(d)
+  }
+  t
+}))
 
 STORAGE_COLUMNS <- c("build", "step", "engine", "metric", "value_median")
 ORDER <- c("InnoDB", "MyISAM", "ARCHIVE", "Aria")

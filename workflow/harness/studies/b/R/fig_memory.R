@@ -11,12 +11,22 @@
 # Published marks (published.csv): the study's ratio to InnoDB (B2's +8%),
 # placed on InnoDB's measured peak.
 #
-# Usage: Rscript workflow/R/fig_memory.R <summary.csv>... [factors.csv] [published.csv] <out.pdf>
+# Usage: Rscript workflow/harness/studies/b/R/fig_memory.R <summary.csv>... [factors.csv] [published.csv] <out.pdf>
 #   (any of simple_ranges_summary.csv, simple_ranges_scale_summary.csv,
 #    oltp_ro_summary.csv, read_write_summary.csv; recognised by their workload
 #    column, one panel per experiment)
 
-source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
+# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
+# own figure scripts in their package), or $ARTIFACT_R_THEME
+source(local({
+  t <- Sys.getenv("ARTIFACT_R_THEME")
+  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
+  while (!nzchar(t) && d != dirname(d)) {
+    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
+    d <- dirname(d)
+  }
+  t
+}))
 PANELS <- c(simple_ranges = "Simple-Ranges (log scale)",
             oltp_ro = "OLTP_RO (read-only)",
             oltp_rw = "OLTP read-write")

@@ -5,9 +5,19 @@
 # Published marks (published.csv): the study's time ratios placed on this host's
 # reference (InnoDB's scan; the ARCHIVE-to-MyISAM conversion), median over builds.
 #
-# Usage: Rscript workflow/R/fig_c_scans.R <test_drive_summary.csv> [published.csv] <out.pdf>
+# Usage: Rscript workflow/harness/studies/c/R/fig_c_scans.R <test_drive_summary.csv> [published.csv] <out.pdf>
 
-source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
+# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
+# own figure scripts in their package), or $ARTIFACT_R_THEME
+source(local({
+  t <- Sys.getenv("ARTIFACT_R_THEME")
+  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
+  while (!nzchar(t) && d != dirname(d)) {
+    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
+    d <- dirname(d)
+  }
+  t
+}))
 
 ORDER <- c("PostgreSQL (legacy stand-in)", "InnoDB", "MyISAM", "ARCHIVE", "MEMORY", "Aria",
            "ARCHIVE>MyISAM", "MyISAM>InnoDB", "InnoDB>MyISAM", "MyISAM>ARCHIVE")

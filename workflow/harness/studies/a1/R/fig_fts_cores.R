@@ -5,9 +5,19 @@
 # input has several. Published marks (published.csv): the study's InnoDB/MyISAM
 # factor on a core count, placed on MyISAM's best on those cores.
 #
-# Usage: Rscript workflow/R/fig_fts_cores.R <fts_summary.csv> [published.csv] <out.pdf>
+# Usage: Rscript workflow/harness/studies/a1/R/fig_fts_cores.R <fts_summary.csv> [published.csv] <out.pdf>
 
-source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
+# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
+# own figure scripts in their package), or $ARTIFACT_R_THEME
+source(local({
+  t <- Sys.getenv("ARTIFACT_R_THEME")
+  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
+  while (!nzchar(t) && d != dirname(d)) {
+    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
+    d <- dirname(d)
+  }
+  t
+}))
 
 best_per_cores <- function(d) {
   vf <- varied_factors(d)

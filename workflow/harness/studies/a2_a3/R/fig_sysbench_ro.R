@@ -7,11 +7,21 @@
 # the marked engine's peak in a panel, placed on the other engine's peak there
 # (median over builds).
 #
-# Usage: Rscript workflow/R/fig_sysbench_ro.R <summary.csv>... [factors.csv] [published.csv] <out.pdf>
+# Usage: Rscript workflow/harness/studies/a2_a3/R/fig_sysbench_ro.R <summary.csv>... [factors.csv] [published.csv] <out.pdf>
 #   (any of point_select_summary.csv, oltp_ro_summary.csv,
 #    simple_ranges_summary.csv; the workload column says which is which)
 
-source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
+# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
+# own figure scripts in their package), or $ARTIFACT_R_THEME
+source(local({
+  t <- Sys.getenv("ARTIFACT_R_THEME")
+  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
+  while (!nzchar(t) && d != dirname(d)) {
+    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
+    d <- dirname(d)
+  }
+  t
+}))
 WORKLOADS <- c(oltp_ro = "OLTP_RO", simple_ranges = "Simple-Ranges",
                point_select = "Point-Selects")
 

@@ -4,10 +4,20 @@
 # end on one time axis, ordered by cores then users; each step is labelled
 # with its users count (cores/users when several core counts were measured).
 #
-# Usage: Rscript workflow/R/fig_timeseries.R <intervals.csv>... <out.pdf>
+# Usage: Rscript workflow/harness/studies/a2_a3/R/fig_timeseries.R <intervals.csv>... <out.pdf>
 #   (e.g. data/tidy/point_select_intervals.csv)
 
-source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
+# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
+# own figure scripts in their package), or $ARTIFACT_R_THEME
+source(local({
+  t <- Sys.getenv("ARTIFACT_R_THEME")
+  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
+  while (!nzchar(t) && d != dirname(d)) {
+    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
+    d <- dirname(d)
+  }
+  t
+}))
 REQUIRED <- c("experiment", "build", "engine", "tables", "cores", "users",
               "rep", "time", "qps")
 NUMERIC <- c("tables", "cores", "users", "rep", "time", "qps")

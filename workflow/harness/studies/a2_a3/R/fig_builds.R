@@ -4,9 +4,19 @@
 # each only when it varies. A build that cannot run a cell (no such engine,
 # an option it lacks) is listed as absent in its panel, never drawn as zero.
 #
-# Usage: Rscript workflow/R/fig_builds.R <build_compare_summary.csv> [unsupported.csv] <out.pdf>
+# Usage: Rscript workflow/harness/studies/a2_a3/R/fig_builds.R <build_compare_summary.csv> [unsupported.csv] <out.pdf>
 
-source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
+# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
+# own figure scripts in their package), or $ARTIFACT_R_THEME
+source(local({
+  t <- Sys.getenv("ARTIFACT_R_THEME")
+  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
+  while (!nzchar(t) && d != dirname(d)) {
+    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
+    d <- dirname(d)
+  }
+  t
+}))
 suppressPackageStartupMessages(library(ggplot2))
 
 main <- function(args) {
