@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from harness.analysis import claims as C
-from harness.plan import factors
+from harness.plan import factors, repetitions
 from harness.analysis import tidydata as T
 from harness import studies
 from harness.report.latex import (GENERATED, NA, distinct, fmt_coverage, fmt_int, fmt_num, join_words,
@@ -241,8 +241,8 @@ def design_text(spec: dict) -> str:
     if spec.get("builds"):
         parts.append("builds " + ", ".join(tex_tt(b) for b in spec["builds"]))
     if spec.get("repetitions"):
-        n = spec["repetitions"]
-        parts.append(f"{n} {_plural(n, 'repetition')}")
+        lo, hi, _ = repetitions.bounds(spec["repetitions"])
+        parts.append(f"{lo} {_plural(lo, 'repetition')}" if lo == hi else f"{lo}--{hi} blocks")
     return "; ".join(parts) or NA
 
 
