@@ -587,3 +587,26 @@ def test_at_a_low_level_noise_reproduces_no_more_often_than_the_level_allows(rea
     assert all(h / len(splits) <= 1 - level for h in hits.values()), hits
     if level == 0.5:
         assert hits[0] > 0   # the test can see a verdict reached by noise
+
+
+# --- experiment_decided: the stopping rule's question (decide-blocks asks it at each look) ---------
+
+def test_experiment_decided_on_the_recorded_cells(real):
+    cfg = T.read_yaml(real["tidy"] / "config.resolved.yaml")
+    # as recorded: 1-2 repetitions is the profile's max, so more blocks cannot change a verdict
+    assert C.experiment_decided(T.load(real["tidy"], cfg), "oltp_ro") is True
+    # the same cells in a profile that looks at 6 and 12 blocks: A3-TRX (oltp_ro, inconclusive on one
+    # block) may still be decided by more blocks
+    cfg["experiments"]["oltp_ro"]["repetitions"] = {"min": 6, "max": 12, "looks": 2}
+    tidy = T.load(real["tidy"], cfg)
+    rows = [r for r in C.evaluate(tidy, studies.claims()) if "oltp_ro" in r["experiment"].split("+")]
+    assert any(r["verdict"] == C.INCONCLUSIVE and "1 blocks measured" in r["reason"] for r in rows)
+    assert C.experiment_decided(tidy, "oltp_ro") is False
+    # an experiment no claim reads, and a profile that does not decide: nothing to wait for
+    assert C.experiment_decided(tidy, "no_such_experiment") is True
+    cfg["claims"] = {"decide": False}
+    tidy = T.load(real["tidy"], cfg)
+    assert C.experiment_decided(tidy, "oltp_ro") is True
+    by_design = [r for r in C.evaluate(tidy, studies.claims()) if r["verdict"] == C.INCONCLUSIVE
+                 and r["side"]]
+    assert by_design and all(r["reason"].startswith("by design") for r in by_design)
