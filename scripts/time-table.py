@@ -40,6 +40,8 @@ from harness import markers
 
 from harness.plan import cells as plan
 
+from harness.plan import repetitions
+
 from harness.report import runlog
 
 BEGIN, END = "<!-- times:begin -->", "<!-- times:end -->"
@@ -67,7 +69,7 @@ def describe(cfg: dict, lock: dict) -> str:
     durs = {int(s.get("duration_s", sb.get("duration_s", 0))) for s in thr}
     warm = {int(s.get("warmup_s", sb.get("warmup_s", 0))) for s in thr}
     sizes = [int(s["table_size"]) for s in thr if s.get("table_size")]
-    reps = [int(s.get("repetitions") or 1) for s in exps.values()]
+    reps = [repetitions.bounds(s["repetitions"])[1] for s in exps.values()]
     users = [u for s in thr for u in (s.get("users") or [])]
     cores = [c for s in exps.values() for c in (s.get("cores") or [])]
     blds = {b for e in exps for b in plan.builds_of(cfg, e)}

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness.analysis import claims as C
+from harness.analysis import intervals
 from harness.plan import factors
 from harness.analysis import stats
 from harness.analysis import tidy as htidy
@@ -102,6 +103,8 @@ def levels_claim(**kw):
 
 SEVEN_HI = [110, 111, 112, 113, 114, 115, 116]
 SEVEN_LO = [100, 101, 102, 103, 104, 105, 106]
+# the Hodges-Lehmann ratio of their first six blocks (default.yaml's first look)
+HL_SIX = intervals.paired_interval(SEVEN_HI[:6], SEVEN_LO[:6]).point
 
 
 # --- the verdict paths, on constructed cells ---------------------------------------------
@@ -112,7 +115,10 @@ def test_seven_repetitions_clearly_apart_are_reproduced(tmp_path):
     r = rows[0]
     assert r["verdict"] == C.REPRODUCED, r["reason"]
     assert float(r["ratio_lo"]) > 1.0 and float(r["coverage"]) >= 0.9
-    assert r["n"] == "7/7" and r["side"] == "above" and r["threshold"] == "1"
+    # default.yaml's repetitions {min: 6, max: 12, looks: 2}: decided, and frozen, at the first look
+    assert r["n"] == "6/6" and r["look"] == "1/2" and r["side"] == "above" and r["threshold"] == "1"
+    assert float(r["level"]) == pytest.approx(0.95) and "signed-rank" in r["method"]
+    assert float(r["sign_lo"]) <= float(r["sign_hi"]) and float(r["sign_coverage"]) >= 0.95
     assert r["metric"] == "qps_server" and r["cross_check"]
 
 
@@ -138,16 +144,17 @@ def test_too_few_repetitions_are_inconclusive_however_large_the_gap(tmp_path, n)
                                + runs("InnoDB", [100 + i for i in range(n)])},
                     config({"x": {}}), engines_claim())
     assert rows[0]["verdict"] == C.INCONCLUSIVE
-    assert f"needs {V.reps_needed(0.9)} repetitions" in rows[0]["reason"]
-    assert float(rows[0]["coverage"]) < 0.9
+    assert f"{n} blocks measured, the first look is at 6 (of max 12)" in rows[0]["reason"]
+    assert float(rows[0]["coverage"]) < 0.95
 
 
 def test_level_comes_from_the_config(tmp_path):
-    """With claims.level 0.5, three repetitions per side (coverage 0.75 each) decide."""
+    """With claims.level 0.5, three paired blocks (signed-rank coverage 0.75) decide."""
     exps = {"x": runs("MyISAM", [1000, 1001, 1002]) + runs("InnoDB", [100, 101, 102])}
-    assert evaluate(tmp_path / "a", exps, config({"x": {}}, level=0.5), engines_claim())[0]["verdict"] \
+    three = {"x": {"study": "A3", "workload": "point_select", "variants": {}, "repetitions": 3}}
+    assert evaluate(tmp_path / "a", exps, config(three, level=0.5), engines_claim())[0]["verdict"] \
         == C.REPRODUCED
-    assert evaluate(tmp_path / "b", exps, config({"x": {}}), engines_claim())[0]["verdict"] == C.INCONCLUSIVE
+    assert evaluate(tmp_path / "b", exps, config(three), engines_claim())[0]["verdict"] == C.INCONCLUSIVE
     assert C.setting({}, "level") == 0.9  # config/default.yaml's, for a tidy without a config
     with pytest.raises(ValueError, match="claims.level"):
         C.setting({"claims": {"level": 1.5}}, "level")
@@ -173,7 +180,7 @@ def test_best_cell_per_side_and_its_repetitions(tmp_path):
     r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim())[0]
     assert r["verdict"] == C.REPRODUCED
     assert "16 vs 4 users" in r["measured"]
-    assert float(r["ratio"]) == pytest.approx(113 / 103, rel=1e-5)
+    assert float(r["ratio"]) == pytest.approx(HL_SIX, rel=1e-5)
 
 
 def test_other_factors_held_fixed(tmp_path):
@@ -183,7 +190,7 @@ def test_other_factors_held_fixed(tmp_path):
             + runs("InnoDB", SEVEN_LO, trx="on") + runs("InnoDB", [10] * 7, trx="off")}
     cfg = config({"x": {"trx": ["on", "off"]}})
     on = evaluate(tmp_path / "a", exps, cfg, engines_claim(levels=("on",)))[0]
-    assert float(on["ratio"]) == pytest.approx(113 / 103, rel=1e-5)
+    assert float(on["ratio"]) == pytest.approx(HL_SIX, rel=1e-5)
     off = evaluate(tmp_path / "b", exps, cfg, engines_claim(levels=("off",)))[0]
     assert float(off["ratio"]) == pytest.approx(50)
     base = evaluate(tmp_path / "c", exps, cfg, engines_claim(levels=None))[0]  # the factor's baseline
@@ -244,7 +251,7 @@ def test_scaling_needs_two_core_counts(tmp_path):
            + runs("InnoDB", SEVEN_LO, tables=1, cores=1) + runs("InnoDB", SEVEN_LO, tables=1, cores=4)}
     r = evaluate(tmp_path / "b", two, config({"x": {}}), claim)[0]
     assert r["verdict"] == C.REPRODUCED, r["reason"]   # 8 tables gain ~4.4x, 1 table ~1x
-    assert r["n"] == "7/7/7/7"
+    assert r["n"] == "6/6" and "ratios of ratios" in r["method"]   # per-block, paired by repetition
 
 
 def test_every_contention_and_scaling_claim_declares_its_mechanism():
@@ -310,13 +317,16 @@ def test_same_as_checks_the_studys_conditions(tmp_path):
                                   "statements on, Performance Schema off")
 
 
-def test_product_interval_generalises_the_ratio_interval():
-    a, b = [10, 11, 12, 13, 14, 15, 16], [5, 6, 7, 8, 9, 10, 11]
-    r2, rp = V.ratio_interval(a, b, 0.9), C.product_interval([(a, 1), (b, -1)], 0.9)
-    assert (rp.lo, rp.hi, rp.point, rp.coverage) == pytest.approx((r2.lo, r2.hi, r2.point, r2.coverage))
-    four = C.product_interval([(a, 1), (b, -1), (b, -1), (a, 1)], 0.9)
-    per = stats.median_ci(a, 0.9 ** 0.25)[2]
-    assert four.coverage == pytest.approx(per ** 4) and four.lo <= four.point <= four.hi
+def test_scaling_is_the_per_block_ratio_of_ratios():
+    """One interval on d_i = log((a1/b1)/(a2/b2)) per block, not four intervals multiplied."""
+    from harness.analysis import blockverdict as BV, intervals as I
+    a1, b1, a2, b2 = ([v * k for v in SEVEN_HI] for k in (4.0, 1.0, 1.05, 1.0))
+    reps = dict.fromkeys(range(1, 8))
+    j = BV.judge_scaling(*({r: x for r, x in zip(reps, v)} for v in (a1, b1, a2, b2)), C.above(1.1),
+                         0.9, (7, 7, 1))
+    ref = I.ratio_of_ratios(a1, b1, a2, b2, 0.9)
+    assert (j.ci.lo, j.ci.hi, j.ci.coverage) == pytest.approx((ref.lo, ref.hi, ref.coverage))
+    assert j.verdict == C.REPRODUCED and j.ci.method == I.RATIO_OF_RATIOS
 
 
 # --- the invariant on random constructed data -----------------------------------------------
@@ -342,10 +352,12 @@ def test_invariant_on_random_cells(tmp_path, seed):
 
 def test_invariant_check_itself_finds_a_violation():
     row = dict(claim="c", build="b", verdict=C.REPRODUCED, side="above", threshold="1", threshold_hi="",
-               ratio_lo="0.9", ratio_hi="1.3", coverage="0.95")
+               ratio_lo="0.9", ratio_hi="1.3", coverage="0.95", level="0.95")
     assert C.invariant_violations([row], 0.9)
     assert C.invariant_violations([dict(row, ratio_lo="1.01", coverage="0.5")], 0.9)
     assert not C.invariant_violations([dict(row, ratio_lo="1.01")], 0.9)
+    # a look's coverage must reach the per-look level it was asked at, not only claims.level
+    assert C.invariant_violations([dict(row, ratio_lo="1.01", coverage="0.92")], 0.9)
 
 
 # --- real data: the recorded smoke cells ----------------------------------------------------------
@@ -400,7 +412,8 @@ def test_real_claims_every_study_claim_present(real):
     assert by["A3-SR-innodb-much-faster"]["reason"].startswith("experiment: simple_ranges runs on 1 table")
     # single repetitions: no verdict either way, and the cells are named as unstable
     trx = by["A3-TRX-beats-autocommit-InnoDB"]
-    assert trx["verdict"] == C.INCONCLUSIVE and trx["reason"].startswith("one repetition")
+    assert trx["verdict"] == C.INCONCLUSIVE and "(1 paired blocks)" in trx["reason"]
+    assert "repetitions (max 1 blocks) cannot decide it" in trx["reason"]
     assert "unstable: mysql-5.6.24_InnoDB_trx-on_t8_c1_u4" in trx["reason"]
     # the build claim: one row for the two builds
     assert by["A3-BUILD-rc1-rc2-MyISAM"]["build"] == "mysql-5.6.24 vs mysql-5.5.9"
@@ -561,7 +574,9 @@ def test_at_a_low_level_noise_reproduces_no_more_often_than_the_level_allows(rea
     same = same_configuration_runs(real["tidy"])
     idx = range(len(same))
     splits = [set(s) for k in range(2, len(same) - 1) for s in itertools.combinations(idx, k)]
-    cfg = config({"same": {"pfs": ["on", "off"]}}, level=level)
+    # 3 blocks, one look: the fewest a signed-rank interval at 0.5 and 0.75 needs
+    cfg = config({"same": {"study": "A3", "workload": "point_select", "variants": {"pfs": ["on", "off"]},
+                           "repetitions": 3}}, level=level)
     hits = {i: 0 for i in range(len(RULES))}
     for i, s in enumerate(splits):
         a = [same[j] for j in idx if j in s]
@@ -572,3 +587,26 @@ def test_at_a_low_level_noise_reproduces_no_more_often_than_the_level_allows(rea
     assert all(h / len(splits) <= 1 - level for h in hits.values()), hits
     if level == 0.5:
         assert hits[0] > 0   # the test can see a verdict reached by noise
+
+
+# --- experiment_decided: the stopping rule's question (decide-blocks asks it at each look) ---------
+
+def test_experiment_decided_on_the_recorded_cells(real):
+    cfg = T.read_yaml(real["tidy"] / "config.resolved.yaml")
+    # as recorded: 1-2 repetitions is the profile's max, so more blocks cannot change a verdict
+    assert C.experiment_decided(T.load(real["tidy"], cfg), "oltp_ro") is True
+    # the same cells in a profile that looks at 6 and 12 blocks: A3-TRX (oltp_ro, inconclusive on one
+    # block) may still be decided by more blocks
+    cfg["experiments"]["oltp_ro"]["repetitions"] = {"min": 6, "max": 12, "looks": 2}
+    tidy = T.load(real["tidy"], cfg)
+    rows = [r for r in C.evaluate(tidy, studies.claims()) if "oltp_ro" in r["experiment"].split("+")]
+    assert any(r["verdict"] == C.INCONCLUSIVE and "1 blocks measured" in r["reason"] for r in rows)
+    assert C.experiment_decided(tidy, "oltp_ro") is False
+    # an experiment no claim reads, and a profile that does not decide: nothing to wait for
+    assert C.experiment_decided(tidy, "no_such_experiment") is True
+    cfg["claims"] = {"decide": False}
+    tidy = T.load(real["tidy"], cfg)
+    assert C.experiment_decided(tidy, "oltp_ro") is True
+    by_design = [r for r in C.evaluate(tidy, studies.claims()) if r["verdict"] == C.INCONCLUSIVE
+                 and r["side"]]
+    assert by_design and all(r["reason"].startswith("by design") for r in by_design)

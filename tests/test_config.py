@@ -149,15 +149,16 @@ def test_smoke_overrides_only_what_it_names():
 def test_defaults_are_filled_when_omitted():
     """What a profile leaves out comes from config/default.yaml (the schema has no defaults)."""
     cfg = smoke()
-    for key in ("stats", "placement", "claims", "backend"):
+    for key in ("stats", "placement", "backend"):
         del cfg[key]
+    cfg["claims"] = {"decide": False}   # smoke's 1-2 repetitions decide nothing: it must opt out
     del cfg["sysbench"]["seed"]
     ps(cfg).pop("enabled", None)
     del cfg["server"]["options"]
     out = config.resolve(cfg)
     assert out["stats"]["cv_threshold"] == 0.05
     assert out["placement"] == {"client_cpus": 1, "mechanism": "auto"}
-    assert out["claims"] == {"level": 0.9, "contention_min_cores": 2}
+    assert out["claims"] == {"level": 0.9, "decide": False, "contention_min_cores": 2}
     assert out["backend"] == load("default.yaml")["backend"]
     assert ps(out)["enabled"] is True and ps(out)["variants"] == {}
     assert out["sysbench"]["seed"] == 42
@@ -254,3 +255,49 @@ def test_schema_enums_of_registry_keys_are_the_registries(monkeypatch):
     assert set(registries) == {"study", "workload", "dataset", "script"}
     for key, values in registries.items():
         assert in_file[key]["enum"] == values, f"config.schema.yaml experiment.{key}: enum differs from the registry"
+
+
+# --- repetitions that can decide (harness.plan.repetitions) ----------------------------------
+
+@pytest.mark.parametrize("profile, bounds", [("default.yaml", (6, 12, 2)), ("paper.yaml", (6, 24, 2))])
+def test_paper_and_default_profiles_validate_and_decide(profile, bounds):
+    from harness.analysis import intervals
+    from harness.plan import repetitions
+    cfg = config.deep_merge(load("default.yaml"), load(profile)) if profile != "default.yaml" \
+        else load("default.yaml")
+    out = config.resolve(cfg, cpus=[0, 1, 2, 3])
+    assert out["claims"]["decide"] is True
+    for name, spec in out["experiments"].items():
+        lo, hi, looks = repetitions.bounds(spec["repetitions"])
+        assert (lo, hi, looks) == bounds, name
+        assert lo >= intervals.min_blocks(out["claims"]["level"], looks)
+
+
+@pytest.mark.parametrize("where, value, key, fix", [
+    ("defaults", 3, "experiment_defaults.repetitions", "set it to at least 5"),
+    ("defaults", {"min": 5, "max": 12, "looks": 2}, "experiment_defaults.repetitions",
+     "set min to at least 6"),
+    ("point_select", {"min": 6, "max": 24, "looks": 4}, "experiments.point_select.repetitions",
+     "set min to at least 7"),
+    ("point_select", {"min": 8, "max": 6, "looks": 1}, "experiments.point_select.repetitions",
+     "1 <= min <= max"),
+    ("point_select", {"min": 6, "max": 7, "looks": 3}, "experiments.point_select.repetitions",
+     "use at most 2 looks"),
+])
+def test_repetitions_too_few_for_the_level_are_refused(where, value, key, fix):
+    cfg = load("default.yaml")
+    if where == "defaults":
+        cfg["experiment_defaults"]["repetitions"] = value
+    else:
+        cfg["experiments"][where]["repetitions"] = value
+    with pytest.raises(config.ConfigError) as e:
+        config.resolve(cfg, cpus=[0, 1, 2, 3])
+    msg = str(e.value)
+    assert msg.startswith(key + ":") and fix in msg and "\n" not in msg
+
+
+def test_decide_false_accepts_too_few_repetitions():
+    cfg = load("default.yaml")
+    cfg["experiment_defaults"]["repetitions"] = 1
+    cfg["claims"]["decide"] = False
+    assert config.resolve(cfg, cpus=[0, 1, 2, 3])["claims"]["decide"] is False

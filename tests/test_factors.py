@@ -140,10 +140,10 @@ def test_experiment_defaults_are_filled():
 def test_experiment_defaults_fill_only_what_an_experiment_leaves_out():
     c = _exp()
     del c["experiments"]["x"]["users"]
-    c["experiment_defaults"] = {"users": [2, 8], "repetitions": 3, "table_size": 500, "cores": [1]}
+    c["experiment_defaults"] = {"users": [2, 8], "repetitions": 7, "table_size": 500, "cores": [1]}
     c["experiments"]["x"]["table_size"] = 700
     x = config.resolve(c, cpus=[0, 1])["experiments"]["x"]
-    assert (x["users"], x["repetitions"], x["table_size"]) == ([2, 8], 3, 700)
+    assert (x["users"], x["repetitions"], x["table_size"]) == ([2, 8], 7, 700)
 
 
 def test_experiment_defaults_skip_keys_a_kind_does_not_use():
@@ -167,6 +167,7 @@ def test_cell_names_round_trip_through_each_kind():
     c = _exp(variants={"ps": ["on", "off"]}, users=[1, 4], repetitions=1)
     c["experiments"]["c"] = {"study": "C1", "kind": "steps", "script": "c_test_drive",
                              "engines": ["InnoDB", "MyISAM"], "cores": [1], "repetitions": 2}
+    c["claims"] = {"decide": False}   # 1-2 repetitions decide nothing (harness.plan.repetitions)
     cfg = config.resolve(c, cpus=[0, 1])
     lock = config.builds.load_lock(config.LOCK)
     names = plan.cell_names(cfg, lock, "x")

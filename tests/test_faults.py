@@ -331,6 +331,7 @@ def tiny_profile(work: Path) -> str:
     exps["point_select"] = {"engines": ["InnoDB"], "tables": [1], "table_size": 100, "cores": [1],
                             "users": TINY_USERS, "repetitions": 1}
     (work / "faults.yaml").write_text(yaml.safe_dump({"profile": "faults", "sysbench": {"warmup_s": 0, "duration_s": 3},
+                                                      "claims": {"decide": False},   # one repetition
                                                       "experiments": exps}))
     return "faults.yaml"
 

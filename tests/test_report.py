@@ -109,8 +109,9 @@ def test_macro_values_from_the_real_cells(real):
     assert m["NumUnstable"] == "63"          # one or two repetitions: none shown stable
     assert m["ConfigProfile"] == "smoke" and m["PrimaryBuild"].startswith(r"\texttt{mysql-")
     assert m["PrimaryBuildVersion"] == "5.6.24"
-    assert m["ClaimLevel"] == "90" and m["RepsNeeded"] == "6" and m["ContentionMinCores"] == "2"
-    assert "order-statistic" in m["IntervalMethod"] and r"90\%" in m["IntervalMethod"]
+    assert m["ClaimLevel"] == "90" and m["RepsNeeded"] == "5" and m["ContentionMinCores"] == "2"
+    assert "signed-rank" in m["IntervalMethod"] and "Bonferroni" in m["IntervalMethod"]
+    assert "sign-test" in m["IntervalMethod"] and "PowerCaption" in m
     assert m["CovPointSelect"] == r"50\%"    # two repetitions: [min, max] covers the median half the time
     assert m["CellCoverage"] == r"0--50\%"
     # the A1 cells were recorded with the memory check, the older ones without
@@ -123,7 +124,7 @@ def test_macro_values_from_the_real_cells(real):
                                   "NumClaimsInconclusive", "NumClaimsNotMeasurable")]
     assert sum(counts) == int(m["NumClaims"]) == len(read_claims_csv(real["generated"]))
     assert m["VerdictMemoryHashScan"] == "reproduced"
-    assert m["RatioPSMyISAMWins"].startswith("0.80 [0.57, 1.16]") and r"25\% coverage" in m["RatioPSMyISAMWins"]
+    assert m["RatioPSMyISAMWins"].startswith("0.81 [0.77, 0.86]") and r"50\% coverage" in m["RatioPSMyISAMWins"]
     assert m["RatioMdlHash"] == "n/a" and m["VerdictMdlHash"] == "not measurable here"
 
 
@@ -187,7 +188,8 @@ def test_claims_csv_and_table(real):
     tex = (real["generated"] / "claims.tex").read_text()
     assert tex.count(r"\begin{table*}") == -(-len(rows) // tables.CLAIMS_PER_FLOAT)
     assert r"\label{tab:claims}" in tex and "real coverage" in tex
-    assert r"0.80 [0.57, 1.16]\newline{\scriptsize 25\% coverage}" in tex
+    assert r"0.81 [0.77, 0.86]\newline{\scriptsize 50\% coverage}" in tex   # two paired blocks
+    assert r"1.71\newline{\scriptsize MyISAM 360K vs InnoDB 210K (1.71$\times$)}\newline{\scriptsize above the interval}" in tex
     assert r"not measurable here$^\dagger$\newline{\scriptsize (cores)}" in tex
     assert r"inconclusive$^\dagger$\newline{\scriptsize (one repetition)}" in tex
     assert r"0.48\newline{\scriptsize no interval (one repetition)}" in tex

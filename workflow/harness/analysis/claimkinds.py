@@ -8,12 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from harness.analysis import blockverdict as BV
+from harness.analysis import intervals as I
 from harness.analysis import tidydata as T
-from harness.analysis import verdict as V
 from harness.analysis.claimrules import (
     METRIC, NEEDS_TEXT, NOT_MEASURABLE, SCALING, VERDICTS, Context, Result, Rule, interval_text,
     at_cores, best, cell_where, flagged, fmt_cores, levels_label, levels_of, levels_words, matches,
-    missing, pool, product_interval, ratio_or_none, ratio_result, unsupported_reason)
+    missing, pool, ratio_or_none, ratio_result, unsupported_reason)
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,14 @@ class Claim:
             "ratio_lo": "" if ci is None else f"{ci.lo:.6g}",
             "ratio_hi": "" if ci is None else f"{ci.hi:.6g}",
             "coverage": "" if ci is None else f"{ci.coverage:.6g}",
+            "level": "" if ci is None else f"{ci.level:.6g}",
+            "method": "" if ci is None else ci.method,
+            "look": res.look,
+            "sign_lo": "" if res.sign is None else f"{res.sign.lo:.6g}",
+            "sign_hi": "" if res.sign is None else f"{res.sign.hi:.6g}",
+            "sign_coverage": "" if res.sign is None else f"{res.sign.coverage:.6g}",
+            "magnitude": ("" if ci is None or self.published_ratio is None else
+                          I.magnitude(self.published_ratio, ci)),
             "threshold": "" if rule is None else f"{rule.threshold:.6g}",
             "threshold_hi": "" if rule is None or rule.threshold_hi is None else f"{rule.threshold_hi:.6g}",
             "side": "" if rule is None else rule.side,
@@ -318,16 +327,14 @@ class ScalingRatio(Comparison):
         lo, hi = cores[0], cores[-1]
         cells = {(t, c): best([x for x in pools[t] if x.int("cores") == c]) for t in (self.a, self.b)
                  for c in (lo, hi)}
-        groups = [(cells[(self.a, hi)].values(METRIC), 1), (cells[(self.a, lo)].values(METRIC), -1),
-                  (cells[(self.b, hi)].values(METRIC), -1), (cells[(self.b, lo)].values(METRIC), 1)]
-        ci = product_interval(groups, ctx.level)
-        verdict, reason = V.decide(ci, self.rule.threshold, self.rule.side, self.rule.threshold_hi)
+        # (a tables at hi / at lo) / (b tables at hi / at lo), per block (the four cells paired by rep)
+        four = [cells[k].by_rep(METRIC) for k in ((self.a, hi), (self.a, lo), (self.b, hi), (self.b, lo))]
+        j = BV.judge_scaling(*four, self.rule, ctx.level, BV.bounds_of(ctx.tidy, self.experiment_name),
+                             ctx.decide)
         gain = {t: cells[(t, hi)].median(METRIC) / cells[(t, lo)].median(METRIC) for t in (self.a, self.b)}
         measured = (f"{self.engine}, {lo}→{hi} cores: {gain[self.a]:.2f}× with {self.a} tables, "
-                    f"{gain[self.b]:.2f}× with {self.b}: {interval_text(ci)}")
-        used = list(cells.values())
-        return Result(measured, verdict, reason + flagged(used), ci, None,
-                      tuple(len(g[0]) for g in groups), used)
+                    f"{gain[self.b]:.2f}× with {self.b}: {interval_text(j.ci)}")
+        return Result.judged(measured, j, list(cells.values()))
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,14 @@ harness.analysis.waits.
 """
 from __future__ import annotations
 
-import math
 import statistics
 from dataclasses import dataclass, field
 
 import yaml
 
 from harness import paths
-from harness.analysis import stats
+from harness.analysis import blockverdict as BV
+from harness.analysis import intervals as I
 from harness.analysis import tidydata as T
 from harness.analysis import verdict as V
 
@@ -29,14 +29,15 @@ METRIC = "qps_server"     # what verdicts use: the server's own count
 CROSS_CHECK = "qps"       # sysbench's count, reported beside it
 
 # Config keys read from `claims:`, and their types (their defaults: config/default.yaml).
-SETTINGS = {"level": float, "contention_min_cores": int}
+SETTINGS = {"level": float, "contention_min_cores": int, "decide": bool}
 
 CONTENTION, SCALING = "contention", "scaling"
 NEEDS_TEXT = {CONTENTION: "contention: mysqld on several cores",
               SCALING: "scaling: two core counts, mysqld on several cores"}
 
 CSV_FIELDS = ("claim", "study", "statement", "published", "published_ratio", "measured",
-              "ratio", "ratio_lo", "ratio_hi", "coverage", "threshold", "threshold_hi", "side",
+              "ratio", "ratio_lo", "ratio_hi", "coverage", "level", "method", "look", "sign_lo",
+              "sign_hi", "sign_coverage", "magnitude", "threshold", "threshold_hi", "side",
               "n", "verdict", "reason", "needs", "experiment", "build", "metric", "cross_check")
 
 
@@ -120,10 +121,18 @@ class Result:
     measured: str
     verdict: str
     reason: str
-    ci: V.RatioCI | None = None
+    ci: I.Interval | V.RatioCI | None = None
     cross_check: float | None = None
     ns: tuple = ()
     cells: list = field(default_factory=list)
+    sign: I.Interval | None = None   # the sign-test interval beside ci (not used for the verdict)
+    look: str = ""                   # the look that froze the verdict, of the schedule's ("1/2")
+    pending: bool = False            # undecided with fewer blocks than max: more blocks may decide it
+
+    @classmethod
+    def judged(cls, measured: str, j: "BV.Judged", cells=(), cross_check=None) -> "Result":
+        return cls(measured, j.verdict, j.reason + flagged(cells), j.ci, cross_check, j.n, list(cells),
+                   j.sign, j.look, j.pending)
 
 
 def missing(what: str, detail: str, measured: str = "") -> Result:
@@ -143,34 +152,6 @@ def flagged(cells) -> str:
     return "".join(f"; {f}: {', '.join(names)}" for f, names in parts.items())
 
 
-def product_interval(groups, level: float) -> V.RatioCI:
-    """Interval for prod(median_i ** e_i) over independent groups [(values, e)], e = +1/-1.
-
-    The generalisation of verdict.ratio_interval to k groups: each group's
-    order-statistic median interval at coverage >= level**(1/k) where its n
-    allows; the product lies in the product of the intervals with
-    probability >= the product of their coverages (reported)."""
-    k = len(groups)
-    per = level ** (1.0 / k)
-    lo = hi = point = cov = 1.0
-    ns = []
-    for xs, e in groups:
-        xs = [float(x) for x in xs]
-        if not xs or any(not math.isfinite(x) or x <= 0 for x in xs):
-            raise ValueError("product_interval: every group needs positive values")
-        l, h, c = stats.median_ci(xs, per)
-        m = statistics.median(xs)
-        if e > 0:
-            lo, hi, point = lo * l, hi * h, point * m
-        else:
-            lo, hi, point = lo / h, hi / l, point / m
-        cov *= c
-        ns.append(len(xs))
-    return V.RatioCI(lo=lo, hi=hi, point=point, coverage=cov,
-                     method=f"product of {k} order-statistic median intervals",
-                     n_a=min(ns), n_b=min(ns), level=level)
-
-
 # --- context ------------------------------------------------------------------
 
 @dataclass
@@ -178,10 +159,17 @@ class Context:
     tidy: T.Tidy
     level: float
     min_cores: int
+    decide: bool = True
 
     @classmethod
     def of(cls, tidy: T.Tidy) -> "Context":
-        return cls(tidy, setting(tidy.config, "level"), setting(tidy.config, "contention_min_cores"))
+        return cls(tidy, setting(tidy.config, "level"), setting(tidy.config, "contention_min_cores"),
+                   setting(tidy.config, "decide"))
+
+    def judge(self, experiment: str, va: dict, vb: dict, rule) -> "BV.Judged":
+        """The verdict on two sides' {rep: value}, paired by repetition, looked at on the
+        experiment's schedule (harness.analysis.blockverdict)."""
+        return BV.judge_sides(va, vb, rule, self.level, BV.bounds_of(self.tidy, experiment), self.decide)
 
 
 # --- cells of a comparison ------------------------------------------------------
@@ -279,24 +267,23 @@ def unsupported_reason(ctx: Context, experiment: str, build: str = "", engine: s
 
 def ratio_result(ctx: Context, a: T.Cell, b: T.Cell, rule: Rule, label_a: str, label_b: str,
                  where: str = "") -> Result:
-    """The verdict on median(a)/median(b) from the two cells' repetitions."""
+    """The verdict on median(a)/median(b) from the two cells' blocks, paired by repetition."""
     va, vb = a.values(METRIC), b.values(METRIC)
     try:
-        ci = V.ratio_interval(va, vb, ctx.level)
+        j = ctx.judge(a["experiment"] or b["experiment"], a.by_rep(METRIC), b.by_rep(METRIC), rule)
     except ValueError as e:
         return missing("data", str(e))
-    verdict, reason = V.decide(ci, rule.threshold, rule.side, rule.threshold_hi)
     cross = ratio_or_none(a.median(CROSS_CHECK), b.median(CROSS_CHECK))
     measured = (f"{label_a} {fmt_k(statistics.median(va))} vs {label_b} {fmt_k(statistics.median(vb))} "
-                f"QPS{' (' + where + ')' if where else ''}: {interval_text(ci)}")
-    return Result(measured, verdict, reason + flagged([a, b]), ci, cross, (len(va), len(vb)), [a, b])
+                f"QPS{' (' + where + ')' if where else ''}: {interval_text(j.ci)}")
+    return Result.judged(measured, j, [a, b], cross)
 
 
 def ratio_or_none(x, y):
     return x / y if x and y else None
 
 
-def interval_text(ci: V.RatioCI) -> str:
+def interval_text(ci) -> str:
     if not ci.coverage:
         return f"{ci.point:.2f}× (one repetition: no interval)"
     return f"{ci.point:.2f}× [{ci.lo:.2f}, {ci.hi:.2f}] at {100 * ci.coverage:.0f}% coverage"

@@ -6,16 +6,21 @@ comparison picks its cells, the one gate for claims a small host cannot
 test, and the verdict rule.
 
 Verdict rule. A comparison claim declares a side (above / below / within) and
-a threshold for the ratio of two settings' medians of the server's own
-statement count (`qps_server`, without BEGIN/COMMIT; sysbench's `qps` is a
-cross-check column only). The ratio's interval comes from the repetitions of
-the compared cells (harness.analysis.verdict.ratio_interval at `claims.level`), every
-other factor held fixed; "at best" compares each side's cell with the highest
-median (its peak over users and cores). harness.analysis.verdict.decide turns the
-interval into *reproduced* / *not reproduced* / *inconclusive*: reproduced
-only when the whole interval lies on the published side at a coverage of at
-least the level. Cells flagged unstable are named in the reason of every
-verdict they feed.
+a threshold for the ratio of two settings of the server's own statement
+count (`qps_server`, without BEGIN/COMMIT; sysbench's `qps` is a cross-check
+column only), every other factor held fixed; "at best" compares each side's
+cell with the highest median (its peak over users and cores). The two cells'
+repetitions are blocks, paired by `rep`: the exact Wilcoxon signed-rank
+interval of the per-block log ratios (Hodges-Lehmann point; the sign-test
+interval beside it; Mann-Whitney where the sides share no repetition; a
+scaling claim's per-block ratio of ratios), looked at on the experiment's
+`repetitions` schedule at the Bonferroni per-look level and frozen at the
+first look that decides it (harness.analysis.blockverdict). *reproduced* only
+when the whole interval lies on the published side at a coverage of at least
+that level, *not reproduced* when wholly on the other side, *inconclusive*
+otherwise (with how many blocks of max were measured). Every ratio row also
+says where the published ratio lies against the interval (`magnitude`).
+Cells flagged unstable are named in the reason of every verdict they feed.
 
 One gate (NEEDS). A claim whose published mechanism is contention between
 threads running on several cores (a named lock or mutex) is judged only on
@@ -37,6 +42,7 @@ the claims into rows.
 """
 from __future__ import annotations
 
+from harness import studies
 from harness.analysis import tidydata as T
 
 # The names study packages use as C.<name>: the ground (claimrules), the kinds
@@ -47,7 +53,7 @@ from harness.analysis.claimrules import (  # noqa: F401
     CONTENTION, CROSS_CHECK, CSV_FIELDS, INCONCLUSIVE, SETTINGS, METRIC, NEEDS_TEXT,
     NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, Rule, above,
     at_cores, below, best, cell_where, flagged, fmt_cores, fmt_k, levels_label, levels_of,
-    levels_words, matches, missing, pool, product_interval, ratio_or_none, ratio_result, setting,
+    levels_words, matches, missing, pool, ratio_or_none, ratio_result, setting,
     unsupported_reason, varied_factors, within)
 from harness.analysis.waits import (  # noqa: F401
     LOCK_WAITS, TopWait, event_label, short_event, top_waits)
@@ -68,7 +74,9 @@ def evaluate(tidy: T.Tidy, claims: list[Claim]) -> list[dict]:
 
 def invariant_violations(rows: list[dict], level: float | None = None) -> list[str]:
     """Rows that say reproduced (or not reproduced) without their interval lying
-    entirely on the published (other) side at the coverage asked for: must be none."""
+    entirely on the published (other) side at a coverage of at least the level the
+    interval was asked at (its `level` column: the per-look level, Bonferroni over
+    the looks) and at least `level` (claims.level): must be none."""
     bad = []
     for r in rows:
         if r["verdict"] not in (REPRODUCED, NOT_REPRODUCED) or not r.get("side"):
@@ -79,8 +87,30 @@ def invariant_violations(rows: list[dict], level: float | None = None) -> list[s
         on = (lo > t if side == "above" else hi < t if side == "below" else t <= lo and hi <= th)
         off = (hi <= t if side == "above" else lo >= t if side == "below" else hi < t or lo > th)
         ok = on if r["verdict"] == REPRODUCED else off
-        if level is not None and float(r["coverage"]) < level:
+        asked = float(r["level"]) if r.get("level") else (level or 0.0)
+        if float(r["coverage"]) < asked or (level is not None and (asked < level or
+                                                                   float(r["coverage"]) < level)):
             ok = False
         if not ok:
-            bad.append(f"{r['claim']} ({r['build']}): {r['verdict']} with [{lo}, {hi}] vs {side} {t}")
+            bad.append(f"{r['claim']} ({r['build']}): {r['verdict']} with [{lo}, {hi}] at coverage "
+                       f"{r['coverage']} (asked {r.get('level')}) vs {side} {t}")
     return bad
+
+
+def experiment_decided(tidy: T.Tidy, experiment: str) -> bool:
+    """Whether more blocks of `experiment` can change no claim reading it: every claim
+    whose experiments include it is decided on the blocks measured so far, or can never
+    be decided by more blocks (not measurable here, a pass/fail check, all max blocks
+    measured, or claims.decide false). decide-blocks' stopping rule asks this at each look."""
+    ctx = Context.of(tidy)
+    for c in studies.claims():
+        if experiment not in c.experiments:
+            continue
+        for build in c.builds(ctx):
+            try:
+                res = c.evaluate(ctx, build)
+            except (LookupError, ValueError, TypeError, ZeroDivisionError):
+                continue   # a claim that cannot be evaluated is not helped by more blocks
+            if res.verdict == INCONCLUSIVE and res.pending:
+                return False
+    return True

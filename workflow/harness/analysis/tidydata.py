@@ -113,6 +113,15 @@ class Cell:
                 out.append(v)
         return out
 
+    def by_rep(self, metric: str) -> dict:
+        """{rep: the metric} of every repetition that has it (a repetition is a block)."""
+        out = {}
+        for r in self.runs:
+            v = number(r.get(metric))
+            if v is not None:
+                out[r.get("rep", "")] = v
+        return out
+
     def median(self, metric: str):
         xs = self.values(metric)
         return statistics.median(xs) if xs else None

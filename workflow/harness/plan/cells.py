@@ -13,6 +13,8 @@ from harness.measure import datasets
 
 from harness.plan import factors
 
+from harness.plan import repetitions
+
 from harness.measure import kinds
 
 from harness import paths
@@ -49,7 +51,7 @@ def combos(cfg: dict, lock: dict, exp: str):
 def cell_names(cfg: dict, lock: dict, exp: str, rep: int | None = None) -> list[str]:
     spec = cfg["experiments"][exp]
     kind = kinds.KINDS[spec["kind"]]
-    reps = [rep] if rep is not None else range(1, spec["repetitions"] + 1)
+    reps = [rep] if rep is not None else range(1, repetitions.bounds(spec["repetitions"])[1] + 1)
     return [kind.name({**d, "rep": r}) for r in reps for d, reason in combos(cfg, lock, exp) if reason is None]
 
 

@@ -22,6 +22,8 @@ from harness.plan import cores as cores_mod
 
 from harness.plan import factors
 
+from harness.plan import repetitions
+
 from harness.measure import mycnf
 
 from harness import paths
@@ -65,6 +67,8 @@ def _hint(err: jsonschema.ValidationError) -> str:
         return "give at least one entry"
     if v == "pattern":
         return f"match the pattern {err.validator_value}"
+    if v in ("oneOf", "anyOf"):
+        return "give one of the forms workflow/schemas/config.schema.yaml describes (as config/default.yaml)"
     return "see workflow/schemas/config.schema.yaml"
 
 
@@ -247,9 +251,15 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
                 raise ConfigError(
                     f"server.options.{key}: not a mysqld option of build family {family} ({name}); "
                     f"check the spelling against `mysqld --verbose --help` or remove it")
+    level, decide = out["claims"]["level"], out["claims"]["decide"]
     for exp, spec in out["experiments"].items():
         kind = spec["kind"]
         raw = cfg["experiments"][exp]
+        where = (f"experiments.{exp}.repetitions" if "repetitions" in raw else
+                 "experiment_defaults.repetitions")
+        why = spec["enabled"] and repetitions.check(spec["repetitions"], level, where, decide)
+        if why:
+            raise ConfigError(why)
         for key in raw:
             if key not in KIND_KEYS[kind] | {"kind", "study"}:
                 raise ConfigError(f"experiments.{exp}.{key}: not a key of a {kind} experiment; remove it "

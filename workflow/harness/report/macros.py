@@ -3,10 +3,11 @@ and per claim \\Verdict<M>, \\Ratio<M>, \\Measured<M> (M: the claim's macro)."""
 from __future__ import annotations
 
 from harness.analysis import claims as C
-from harness.analysis import verdict as V
+from harness.analysis import blockverdict as BV
+from harness.analysis import intervals as I
 from harness import studies
 from harness.report import latex as L
-from harness.report import tables
+from harness.report import method, tables
 from harness.report.figures import FIGURES, coverage_range, figure_inputs
 
 
@@ -123,9 +124,11 @@ def build_macros(ctx, rows) -> list:
         ("NumClaimsNotMeasurable", str(verdicts.count(C.NOT_MEASURABLE))),
         ("ClaimLevel", f"{100 * ctx.level:.0f}"),
         ("ClaimLevelSide", f"{100 * ctx.level ** 0.5:.2f}"),
-        ("RepsNeeded", str(V.reps_needed(ctx.level))),
+        ("RepsNeeded", str(max([I.min_blocks(ctx.level, BV.bounds_of(tidy, e)[2]) for e in tidy.experiments]
+                               or [I.min_blocks(ctx.level)]))),
         ("ContentionMinCores", str(ctx.min_cores)),
-        ("IntervalMethod", L.tex_escape(V.describe_method(ctx.level))),
+        ("IntervalMethod", L.tex_escape(method.describe(ctx.level, ctx.decide))),
+        ("PowerCaption", L.tex_escape(method.power_caption(ctx.level))),
         ("CellCoverage", _coverage_text((min(covs), max(covs)) if covs else None)),
         ("MemoryCheck", L.tex_escape(tables.memory_sentence(tidy))),
     ]

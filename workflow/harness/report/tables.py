@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from harness.analysis import claims as C
-from harness.plan import factors
+from harness.plan import factors, repetitions
 from harness.analysis import tidydata as T
 from harness import studies
 from harness.report.latex import (GENERATED, NA, distinct, fmt_coverage, fmt_int, fmt_num, join_words,
@@ -104,11 +104,16 @@ def short_reason(row, level) -> str:
     if v == C.NOT_MEASURABLE:
         return reason.split(":", 1)[0] if ":" in reason else ""
     if v == C.INCONCLUSIVE:
-        if reason.startswith("one repetition"):
+        if reason.startswith("by design"):
+            return "by design"
+        if _f(row.get("coverage")) == 0:
             return "one repetition"
-        cov = _f(row.get("coverage"))
-        if cov is not None and cov < level:
-            return f"coverage {100 * cov:.0f}% < {100 * level:.0f}%"
+        m = re.search(r"(\d+) blocks measured(?:,| of)", reason)
+        cov, asked = _f(row.get("coverage")), _f(row.get("level")) or level
+        if cov is not None and cov < asked:
+            return f"coverage {100 * cov:.0f}% < {100 * asked:.0f}%"
+        if m and "may decide" in reason:
+            return f"{m.group(1)} blocks so far"
         return "interval straddles"
     return ""
 
@@ -137,7 +142,8 @@ def published_cell(row) -> str:
     words below it (small); the words alone otherwise."""
     words = r"{\scriptsize %s}" % tex_escape(row.get("published") or NA)
     r = _f(row.get("published_ratio"))
-    return f"{r:.2f}\\newline{words}" if r is not None else words
+    mag = r"\newline{\scriptsize %s the interval}" % row["magnitude"] if row.get("magnitude") else ""
+    return f"{r:.2f}\\newline{words}{mag}" if r is not None else words
 
 
 def cores_cell(row) -> str:
@@ -170,8 +176,9 @@ def claims_tex(rows, level, per_float=CLAIMS_PER_FLOAT) -> str:
         caption = (r"\caption{Published claims and the verdicts the pipeline computed from this "
                    r"host's measurements (%s). Measured: the ratio of the two settings' medians of the "
                    r"server's statement count with its interval and that interval's real coverage "
-                   r"(Section~\ref{sec:method}); rule: the published side of the threshold; n: "
-                   r"repetitions of each compared cell; cores: mysqld's cores in the compared cells. The "
+                   r"(Section~\ref{sec:method}); published ratio: below, inside or above that interval; "
+                   r"rule: the published side of the threshold; n: "
+                   r"blocks (paired repetitions) the verdict used; cores: mysqld's cores in the compared cells. The "
                    r"claims' statements are in Appendix~\ref{app:reasons}. $\dagger$: the verdict rests on a cell "
                    r"flagged unstable. Reasons: Appendix~\ref{app:reasons}.}\label{tab:claims}" % summary
                    if n == 0 else r"\caption{Published claims (continued).}")
@@ -241,8 +248,8 @@ def design_text(spec: dict) -> str:
     if spec.get("builds"):
         parts.append("builds " + ", ".join(tex_tt(b) for b in spec["builds"]))
     if spec.get("repetitions"):
-        n = spec["repetitions"]
-        parts.append(f"{n} {_plural(n, 'repetition')}")
+        lo, hi, _ = repetitions.bounds(spec["repetitions"])
+        parts.append(f"{lo} {_plural(lo, 'repetition')}" if lo == hi else f"{lo}--{hi} blocks")
     return "; ".join(parts) or NA
 
 

@@ -6,11 +6,12 @@ experiment (harness.studies.c.test_drive).
 Its tidy rows are one per (step, engine, metric) and repetition, not a
 throughput metric per cell, so this module reads them itself (`values`) and
 judges times as ratios in the published direction: a ratio above 1 means the
-first-named engine took longer. The interval of every ratio comes from the
-repetitions of the cell (one value per repetition; a step timed several times
-within a repetition counts once, by its median), the verdict from
-harness.analysis.verdict at `claims.level`: with one repetition it is inconclusive and
-says how many repetitions an interval needs.
+first-named engine took longer. The engines run in one cell, so a repetition
+holds both sides of a ratio: the two are paired by repetition (one value per
+repetition; a step timed several times within a repetition counts once, by its
+median) and judged like every ratio claim (harness.analysis.blockverdict: exact
+signed-rank interval, frozen at the first look that decides it); with too few
+repetitions it is inconclusive and says how many a look needs.
 
 Published numbers are those of docs/studies.md (Study C).
 """
@@ -22,7 +23,8 @@ from dataclasses import dataclass
 
 from harness.analysis import claims as C
 from harness.analysis import tidydata as T
-from harness.analysis import verdict as V
+from harness.analysis import blockverdict as BV
+from harness.analysis import intervals as I
 from harness.analysis import marks as _marks
 from harness.studies.c import test_drive
 
@@ -74,14 +76,19 @@ def ok(row: dict) -> bool:
     return T.flag(row.get("ok", ""))
 
 
-def values(ctx, build: str, step: str, engine: str, metric: str) -> list[float]:
-    """One value per repetition (the median of the step's passing values in it)."""
-    by_rep = {}
+def by_rep(ctx, build: str, step: str, engine: str, metric: str) -> dict:
+    """{rep: the median of the step's passing values in that repetition} (a repetition is a block)."""
+    out = {}
     for r in step_rows(ctx, build, step, engine, metric):
         v = T.number(r.get("value"))
         if ok(r) and v is not None:
-            by_rep.setdefault(r.get("rep", ""), []).append(v)
-    return [statistics.median(v) for _, v in sorted(by_rep.items())]
+            out.setdefault(r.get("rep", ""), []).append(v)
+    return {rep: statistics.median(v) for rep, v in sorted(out.items())}
+
+
+def values(ctx, build: str, step: str, engine: str, metric: str) -> list[float]:
+    """One value per repetition (the median of the step's passing values in it)."""
+    return list(by_rep(ctx, build, step, engine, metric).values())
 
 
 def median(ctx, build, step, engine, metric):
@@ -110,7 +117,7 @@ def fmt_bytes(x) -> str:
     return "n/a" if x is None else f"{x:,.0f} B"
 
 
-def interval_text(ci: V.RatioCI) -> str:
+def interval_text(ci) -> str:
     if not ci.coverage:
         return f"{ci.point:.2f}× (one repetition: no interval)"
     return f"{ci.point:.2f}× [{ci.lo:.2f}, {ci.hi:.2f}] at {100 * ci.coverage:.0f}% coverage"
@@ -129,15 +136,17 @@ class StepRatio(C.Claim):
     unit: str = "s"                # "s" or "bytes" (the metric column of the row)
 
     def series(self, ctx, build):
-        a = values(ctx, build, *self.a)
+        """({rep: a}, b's (step, engine, metric), {rep: b}): the engines run in one cell, so
+        a repetition holds both sides (a block)."""
+        a = by_rep(ctx, build, *self.a)
         if not self.b_any:
-            return a, self.b, values(ctx, build, *self.b)
+            return a, self.b, by_rep(ctx, build, *self.b)
         step, _, metric = self.b
-        cands = [(e, values(ctx, build, step, e, metric)) for e in self.b_any]
+        cands = [(e, by_rep(ctx, build, step, e, metric)) for e in self.b_any]
         cands = [(e, v) for e, v in cands if v]
         if not cands:
-            return a, self.b, []
-        e, v = max(cands, key=lambda ev: statistics.median(ev[1]))
+            return a, self.b, {}
+        e, v = max(cands, key=lambda ev: statistics.median(ev[1].values()))
         return a, (step, e, metric), v
 
     def evaluate(self, ctx, build):
@@ -150,13 +159,12 @@ class StepRatio(C.Claim):
                 if why:
                     return C.missing("build", why[0])
                 return C.missing("data", f"no passing {step} {metric} of {engine} in {build}")
-        ci = V.ratio_interval(va, vb, ctx.level)
-        verdict, reason = V.decide(ci, self.rule.threshold, self.rule.side, self.rule.threshold_hi)
+        j = ctx.judge(EXPERIMENT, va, vb, self.rule)
         fmt = fmt_s if self.unit == "s" else fmt_bytes
         rows = f" ({rows_loaded(ctx):,} rows)" if rows_loaded(ctx) else ""
-        measured = (f"{self.a[1]} {fmt(statistics.median(va))} vs {b[1]} {fmt(statistics.median(vb))}"
-                    f"{rows}: {interval_text(ci)}")
-        return C.Result(measured, verdict, reason, ci, None, (len(va), len(vb)))
+        measured = (f"{self.a[1]} {fmt(statistics.median(va.values()))} vs {b[1]} "
+                    f"{fmt(statistics.median(vb.values()))}{rows}: {interval_text(j.ci)}")
+        return C.Result.judged(measured, j)
 
     def row(self, ctx, build):
         r = super().row(ctx, build)
@@ -402,7 +410,7 @@ def macros(ctx, rows, fmt):
         ("CRows", fmt.fmt_int(rows_loaded(ctx)) if rows_loaded(ctx) else fmt.NA),
         ("CBuilds", ", ".join(fmt.tex_tt(b) for b in builds) or fmt.NA),
         ("CReps", fmt.join_words(reps) if reps else fmt.NA),
-        ("CRepsNeeded", str(V.reps_needed(ctx.level))),
+        ("CRepsNeeded", str(I.min_blocks(ctx.level, BV.bounds_of(ctx.tidy, EXPERIMENT)[2]))),
         ("CPostgres", fmt.tex_escape(postgres_version(ctx)) or fmt.NA),
         ("CDurability", durability(ctx, fmt)),
         ("CScanTable", scan_table(ctx, fmt)),

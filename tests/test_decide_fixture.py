@@ -1,0 +1,85 @@
+"""The new verdict rule against the old one, on recorded real cells with at least six repetitions per side.
+
+tests/fixtures/raw6/ is to hold real cells of one run (the layout of tests/fixtures/raw/, with
+its config.resolved.yaml, official_check.json and unsupported.csv beside them) whose
+experiments measured >= 6 repetitions (blocks) per cell, e.g. the default profile's oltp_ro and
+ps_pfs. Until it is recorded this test skips, saying so: no cells are made up for it.
+
+Both rules read the same tidy data: the new one is this checkout's report; the old one
+(per-group order-statistic median intervals multiplied, harness.analysis.verdict) is the
+report of the harness at OLD_RULE_COMMIT, extracted with `git archive` into a temporary
+directory. Must show: the new rule decides claims the old one left inconclusive, and no claim
+flips between reproduced and not reproduced.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import tarfile
+import io
+from pathlib import Path
+
+import pytest
+
+from test_retidy_fixture import retidy
+
+ROOT = Path(__file__).resolve().parents[1]
+RAW6 = ROOT / "tests" / "fixtures" / "raw6"
+OLD_RULE_COMMIT = "cd5639f69105f5f3de222e17064ffd61b52f5894"   # main before the DECIDE verdicts
+MIN_REPS = 6
+
+
+def _reps_per_cell(raw: Path) -> list[int]:
+    """Repetitions of every cell (cell directories named ..._r<rep>)."""
+    counts = {}
+    for d in raw.glob("*/*/*"):
+        if d.is_dir() and "_r" in d.name:
+            key = (d.parent, d.name.rsplit("_r", 1)[0])
+            counts[key] = counts.get(key, 0) + 1
+    return list(counts.values())
+
+
+def _old_harness(dst: Path) -> Path | None:
+    """The harness at OLD_RULE_COMMIT under dst/workflow, or None without that commit."""
+    p = subprocess.run(["git", "-C", str(ROOT), "archive", OLD_RULE_COMMIT, "workflow", "config"],
+                       capture_output=True)
+    if p.returncode != 0:
+        return None
+    with tarfile.open(fileobj=io.BytesIO(p.stdout)) as tar:
+        tar.extractall(dst)
+    return dst / "workflow"
+
+
+def _claims(path: Path) -> dict:
+    with open(path, newline="") as f:
+        return {(r["claim"], r["build"]): r for r in csv.DictReader(f)}
+
+
+def test_the_new_rule_decides_more_and_flips_nothing(tmp_path):
+    if not (RAW6 / "config.resolved.yaml").exists():
+        pytest.skip(f"{RAW6.relative_to(ROOT)} is not recorded yet: it needs real cells with >= {MIN_REPS} "
+                    f"repetitions per side (a default-profile run of oltp_ro and ps_pfs)")
+    reps = _reps_per_cell(RAW6)
+    assert reps and min(reps) >= MIN_REPS, f"{RAW6}: cells with fewer than {MIN_REPS} repetitions"
+    new = retidy(RAW6, tmp_path / "new")
+    old_workflow = _old_harness(tmp_path / "old")
+    if old_workflow is None:
+        pytest.skip(f"commit {OLD_RULE_COMMIT[:7]} (the old rule) is not in this clone's history")
+    out = tmp_path / "old_generated"
+    tidy = new["tidy"]
+    env = {**os.environ, "PYTHONPATH": str(old_workflow)}
+    subprocess.run([sys.executable, "-m", "harness", "report", "--tidy-dir", str(tidy), "--config",
+                    str(tidy / "config.resolved.yaml"), "--out", str(out)],
+                   cwd=tmp_path, env=env, check=True, capture_output=True)
+    before, after = _claims(out / "claims.csv"), _claims(new["generated"] / "claims.csv")
+    assert set(before) == set(after)
+    decisive = {"reproduced", "not reproduced"}
+    flips = [k for k in before if before[k]["verdict"] in decisive and after[k]["verdict"] in decisive
+             and before[k]["verdict"] != after[k]["verdict"]]
+    assert flips == [], f"verdicts flipped between reproduced and not reproduced: {flips}"
+    newly = [k for k in before if before[k]["verdict"] == "inconclusive" and after[k]["verdict"] in decisive]
+    assert newly, "the new rule decided no claim the old rule left inconclusive"
+    lost = [k for k in before if before[k]["verdict"] in decisive and after[k]["verdict"] not in decisive]
+    print(f"decided by the new rule only: {newly}; decided by the old rule only: {lost}")

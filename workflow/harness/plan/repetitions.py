@@ -1,0 +1,59 @@
+"""An experiment's `repetitions`: how many blocks it measures and when its claims are looked at.
+
+`repetitions: {min, max, looks}` (config/default.yaml): blocks 1..min first, then
+more up to max, the claims looked at after each count of
+harness.analysis.intervals.look_schedule(min, max, looks) and frozen at the first
+look that decides them. An integer n is accepted as {min: n, max: n, looks: 1}.
+
+`check` is the validation: a profile whose claims decide (claims.decide) must
+give every look an interval at the per-look level
+(harness.analysis.intervals.per_look_level: Bonferroni over the looks), i.e.
+min >= intervals.min_blocks(level, looks); otherwise it is refused before
+anything runs, with the key and the smallest usable min.
+"""
+from __future__ import annotations
+
+from harness.analysis import intervals
+
+KEYS = ("min", "max", "looks")
+
+
+def bounds(value) -> tuple[int, int, int]:
+    """(min, max, looks) of a `repetitions` value: an int n or {min, max, looks}."""
+    if isinstance(value, bool):
+        raise ValueError(f"repetitions: {value!r} is not a number of blocks; give an integer or "
+                         f"{{min, max, looks}}")
+    if isinstance(value, int):
+        return value, value, 1
+    if isinstance(value, dict) and all(isinstance(value.get(k), int) for k in KEYS):
+        return value["min"], value["max"], value["looks"]
+    raise ValueError(f"repetitions: {value!r} is neither an integer nor {{min, max, looks}} "
+                     f"(integers, as config/default.yaml)")
+
+
+def schedule(value) -> list[int]:
+    """The block counts at which the claims are looked at (the last is max)."""
+    return intervals.look_schedule(*bounds(value))
+
+
+def check(value, level: float, key: str, decide: bool = True) -> str | None:
+    """None if `value` is usable, else a one-line error naming `key` and the fix."""
+    lo, hi, looks = bounds(value)
+    if not 1 <= lo <= hi:
+        return f"{key}: min {lo} and max {hi} need 1 <= min <= max; set max to at least min"
+    try:
+        intervals.look_schedule(lo, hi, looks)
+    except ValueError:
+        return (f"{key}: {looks} looks do not fit between {lo} and {hi} blocks; use at most "
+                f"{hi - lo + 1} looks, or a larger max")
+    if not decide:
+        return None
+    need = intervals.min_blocks(level, looks)
+    if lo < need:
+        per = intervals.per_look_level(level, looks)
+        fix = (f"set it to at least {need}" if isinstance(value, int) else
+               f"set min to at least {need}, e.g. {{min: {need}, max: {max(hi, 2 * need)}, looks: {looks}}}")
+        return (f"{key}: {lo} blocks cannot reach claims.level {level:g} (each of {looks} "
+                f"look{'s' if looks > 1 else ''} at level {per:.4g} needs >= {need} blocks); {fix}; "
+                f"or set claims.decide: false to measure without verdicts")
+    return None
