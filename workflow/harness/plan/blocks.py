@@ -128,3 +128,13 @@ def set_aside(cell_dirs: list[str], attempt_no: int, raw: str = "data/raw",
         os.replace(d, dest)
         moved.append(dest)
     return moved
+
+
+def blocks_reached(cfg: dict, lock: dict, exp: str, raw: str = "data/raw") -> int:
+    """The blocks a run of the experiment planned, as its cells on disk show: its min, or
+    the last block (up to max) with a cell, if later."""
+    lo, hi, _ = plan.repetition_bounds(cfg["experiments"][exp])
+    for r in range(hi, lo, -1):
+        if any(os.path.isdir(c) for c in plan.cells(cfg, lock, exp, r, raw)):
+            return r
+    return lo

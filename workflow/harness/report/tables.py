@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from harness.analysis import claims as C
+from harness.plan import cells as plan_cells
 from harness.plan import factors
 from harness.analysis import tidydata as T
 from harness import studies
@@ -241,8 +242,8 @@ def design_text(spec: dict) -> str:
     if spec.get("builds"):
         parts.append("builds " + ", ".join(tex_tt(b) for b in spec["builds"]))
     if spec.get("repetitions"):
-        n = spec["repetitions"]
-        parts.append(f"{n} {_plural(n, 'repetition')}")
+        lo, hi, _ = plan_cells.repetition_bounds(spec)
+        parts.append(f"{lo} {_plural(lo, 'repetition')}" if lo == hi else f"{lo}--{hi} repetitions")
     return "; ".join(parts) or NA
 
 
