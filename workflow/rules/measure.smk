@@ -51,8 +51,9 @@ def cell_inputs(wc):
     # next attempt's .open (not there yet) makes Snakemake re-run every cell of the block
     inputs["open"] = opened if st == hblocks.INTERRUPTED else ancient(opened)
     pos = names.index(wc.cell)
-    if pos > 0:  # ordering only: ancient, so a re-measured cell re-runs nothing else
-        inputs["after"] = ancient(hplan.cell_dir(CFG, wc.experiment, names[pos - 1]))
+    if pos > 0:  # ordering only, on the predecessor's marker (ancient and there even while the
+        # predecessor itself is re-measured), so a re-measured cell re-runs nothing else
+        inputs["after"] = ancient(f"data/order/{wc.experiment}/{names[pos - 1]}.measured")
     return inputs
 
 
@@ -79,6 +80,15 @@ rule run_cell:
     shell:
         "{HARNESS} run-cell --cell {wildcards.cell} --cell-spec '{params.spec}' --block '{params.block}'"
         " --build-dir {input.build} --source {input.source} --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
+
+
+# A cell's marker: the next cell of its block waits for it (not for the cell's directory,
+# which is absent while the cell is measured again).
+rule cell_measured:
+    input:
+        lambda wc: hplan.cell_dir(CFG, wc.experiment, wc.cell),
+    output:
+        touch("data/order/{experiment}/{cell}.measured"),
 
 
 def open_inputs(wc):
