@@ -19,7 +19,7 @@ include: "workflow/rules/paper.smk"
 
 
 # On a cluster (profiles/slurm) only jobs that start a server are submitted; these run here.
-localrules: all, fetch_build, official_check, repetition_done, tidy_throughput, tidy_steps, unsupported_cells, resolved_config, factor_table, published_table, paper_figure, generated_tex, runinfo, artifact_appendix, paper
+localrules: all, fetch_build, official_check, block_open, cell_measured, repetition_done, look, tidy_throughput, tidy_steps, unsupported_cells, resolved_config, factor_table, published_table, paper_figure, generated_tex, runinfo, artifact_appendix, paper
 
 
 rule all:

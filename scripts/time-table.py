@@ -69,7 +69,7 @@ def describe(cfg: dict, lock: dict) -> str:
     durs = {int(s.get("duration_s", sb.get("duration_s", 0))) for s in thr}
     warm = {int(s.get("warmup_s", sb.get("warmup_s", 0))) for s in thr}
     sizes = [int(s["table_size"]) for s in thr if s.get("table_size")]
-    reps = [repetitions.bounds(s["repetitions"])[1] for s in exps.values()]
+    reps = sorted({n for s in exps.values() for n in repetitions.bounds(s["repetitions"])[:2]})
     users = [u for s in thr for u in (s.get("users") or [])]
     cores = [c for s in exps.values() for c in (s.get("cores") or [])]
     blds = {b for e in exps for b in plan.builds_of(cfg, e)}

@@ -457,19 +457,23 @@ def test_fault2_sigint_to_snakemake_mid_sweep_then_rerun_incomplete(how, build_d
             assert len(after) == len(TINY_USERS) and not marked, (after, marked)
             branch = (f"Snakemake swallowed the interrupt (a log write) and finished the sweep, exit 0; "
                       f"{settled - exited:.1f} s after the exit")
-    # the rerun measures exactly the cells that are missing or marked incomplete, and keeps the rest
-    kept = {c: (raw / c / "manifest.json").read_bytes() for c in after - marked}
+    # the rerun measures the interrupted block whole (harness.plan.blocks: only complete blocks
+    # count); the cells the interrupted attempt had are kept byte for byte under data/partial/
+    whole = len(after - marked) == len(TINY_USERS)  # the sweep went on: the block is complete
+    kept = {c: (raw / c / "manifest.json").read_bytes() for c in after}
     res = subprocess.run([SNAKEMAKE, "--cores", "all", TARGET, "--configfile", profile, "--rerun-incomplete"],
                          cwd=work, capture_output=True, text=True)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     measured = len(re.findall(r"^\s*(?:local)?rule run_cell:", res.stdout + res.stderr, re.M))
     assert len(complete_cells(raw)) == len(TINY_USERS)
+    partial = work / "data/partial/A3/point_select"
     for name, manifest in kept.items():
-        assert (raw / name / "manifest.json").read_bytes() == manifest, f"the rerun re-measured {name}"
-    assert measured == len(TINY_USERS) - len(after - marked), res.stdout[-2000:]
+        where = raw / name if whole else partial / f"{name}.attempt1"
+        assert (where / "manifest.json").read_bytes() == manifest, f"the rerun lost {name}"
+    assert measured == (0 if whole else len(TINY_USERS)), res.stdout[-2000:]
     case.passed(f"{branch} no mysqld, labelled process, cgroup, work dir or temp cell of the run remained; "
-                f"the {len(done)} cell(s) done before kept byte for byte; --rerun-incomplete measured only "
-                f"the {measured} missing or marked incomplete")
+                f"the {len(done)} cell(s) done before kept byte for byte; --rerun-incomplete measured "
+                f"{measured} cell(s): the interrupted block whole, what it had set aside under data/partial/")
 
 
 # -- 3. sysbench fails, or reports errors or reconnects ---------------------------------------

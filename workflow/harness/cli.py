@@ -173,15 +173,59 @@ def _cell_request(a) -> dict:
     return req
 
 
+def _block(a) -> dict | None:
+    """--block checked before anything starts: the JSON of harness.plan.blocks.info whose id
+    is the cell's repetition."""
+    if not a.block:
+        return None
+    try:
+        block = json.loads(a.block)
+        ok = all(isinstance(block[k], int) for k in ("id", "position", "seed", "size")) \
+            and 1 <= block["position"] <= block["size"]
+    except (ValueError, KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise config.ConfigError(f"--block: {a.block!r} is not the JSON of harness.plan.blocks.info "
+                                 f"(id, position, seed, size); let the pipeline pass it")
+    if not a.cell.endswith(f"_r{block['id']}"):
+        raise config.ConfigError(f"--block: block {block['id']} is not the repetition of cell {a.cell}; "
+                                 f"let the pipeline pass it")
+    return block
+
+
 def cmd_run_cell(a):
     req = _cell_request(a)
+    block = _block(a)
     name = a.cell.split("_")[0]
     entry = _lock_entry(a.lock, name)
     m = cell.run_cell(experiment=req["experiment"], spec=req["spec"], cell=a.cell, entry=entry,
                       build_dir=Path(a.build_dir), source=Path(a.source), settings=req["settings"],
-                      out=Path(a.out))
+                      out=Path(a.out), block=block)
     res = m.get("result", {})
     print(f"{m['cell']}: " + ", ".join(f"{k}={v}" for k, v in res.items()))
+
+
+def cmd_block_open(a):
+    """Open block --block of an experiment: if some but not all of its --cells exist (an
+    interrupted attempt), set them aside (harness.plan.blocks.set_aside); then record the
+    block's order and attempt."""
+    from harness import atomic
+    from harness.plan import blocks
+    have = [c for c in a.cells if Path(c).is_dir()]
+    moved = blocks.set_aside(have, a.attempt - 1) if 0 < len(have) < len(a.cells) else []
+    for m in moved:
+        print(f"block {a.block} of {a.experiment} was interrupted: set aside {m}", file=sys.stderr)
+    atomic.write_text(Path(a.out), json.dumps({
+        "experiment": a.experiment, "block": a.block, "attempt": a.attempt, "seed": a.seed,
+        "order": a.order, "set_aside": moved}, indent=2) + "\n")
+
+
+def cmd_decided(a):
+    """One look (harness.analysis.looks): is the experiment decided on blocks 1..--blocks?"""
+    from harness.analysis import looks
+    answer = looks.look(a.experiment, a.look, a.blocks, [Path(c) for c in a.cells], json.loads(a.config_json))
+    looks.write(Path(a.out), answer)
+    print(f"{a.experiment} look {a.look} ({a.blocks} blocks): {answer['why']}")
 
 
 def cmd_tidy(a):
@@ -346,8 +390,30 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--lock", default=lock)
     s.add_argument("--build-dir", required=True)
     s.add_argument("--source", required=True, help="dataset (or template) dir holding datadir/")
+    s.add_argument("--block", help="JSON from harness.plan.blocks.info: the cell's block, recorded in its manifest")
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_run_cell)
+
+    s = sub.add_parser("block-open", help="open a block: its order and attempt; an interrupted attempt's "
+                                          "cells set aside (harness.plan.blocks)")
+    s.add_argument("--experiment", required=True)
+    s.add_argument("--block", type=int, required=True)
+    s.add_argument("--attempt", type=int, required=True)
+    s.add_argument("--seed", type=int, required=True)
+    s.add_argument("--order", nargs="+", required=True, help="the block's cell names in measuring order")
+    s.add_argument("--cells", nargs="+", required=True, help="the block's cell directories")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_block_open)
+
+    s = sub.add_parser("decided", help="one look: is an experiment decided on its blocks so far "
+                                       "(harness.analysis.looks)")
+    s.add_argument("--experiment", required=True)
+    s.add_argument("--look", type=int, required=True)
+    s.add_argument("--blocks", type=int, required=True)
+    s.add_argument("--cells", nargs="+", required=True)
+    s.add_argument("--config-json", required=True, help="the resolved config as JSON")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_decided)
 
     s = sub.add_parser("tidy")
     s.add_argument("--cells", nargs="+", required=True)

@@ -12,6 +12,8 @@ import uuid
 sys.path.insert(0, os.path.join(workflow.basedir, "workflow"))
 from harness.plan import config as hconfig  # noqa: E402
 from harness.plan import cells as hplan
+from harness.plan import blocks as hblocks
+from harness.analysis import intervals as hintervals
 from harness.measure import procs as hprocs
 from harness import studies as hstudies
 from harness.measure import datasets as hdatasets
@@ -55,22 +57,84 @@ wildcard_constraints:
     key=r"[A-Za-z0-9_.-]+",
     corpus=r"[a-z0-9-]+",
     rep=r"\d+",
+    look=r"\d+",
+    attempt=r"\d+",
 
 
 REPLOT = CFG["replot"]
 
 
+def look_schedule(experiment):
+    """Block counts at which an experiment is looked at (its repetitions' min, max, looks)."""
+    return hintervals.look_schedule(*hplan.repetition_bounds(EXPERIMENTS[experiment]))
+
+
+def planned_blocks(experiment):
+    """Blocks 1..n the DAG measures: n = repetitions.min (the first look), then each look
+    that found the experiment not decided adds the blocks up to the next (checkpoint
+    `look`: an unanswered look raises Snakemake's IncompleteCheckpointException, so the
+    DAG is re-evaluated once it has run). Replotting: every block, never a look."""
+    sched = look_schedule(experiment)
+    if REPLOT:
+        return sched[-1]
+    n = sched[0]
+    for k in range(1, len(sched)):
+        with open(checkpoints.look.get(experiment=experiment, look=k).output[0]) as f:
+            if json.load(f)["decided"]:
+                break
+        n = sched[k]
+    return n
+
+
 def cells(experiment, rep=None):
-    """Every measured cell of an experiment (of one repetition, if given); when
-    replotting, only the ones that exist (the others are listed, never measured)."""
-    wanted = hplan.cells(CFG, LOCK, experiment, rep)
+    """The measured cells of an experiment (of one block if given, else of its planned
+    blocks); when replotting, only the ones that exist (the others are listed, never measured)."""
+    wanted = hplan.cells(CFG, LOCK, experiment, rep, blocks=None if rep else planned_blocks(experiment))
     if not REPLOT:
         return wanted
     return [c for c in wanted if os.path.isdir(c)]
 
 
+def block_dones(experiment):
+    """The .done markers of an experiment's planned blocks (so every block is closed)."""
+    return [] if REPLOT else [hblocks.done_path(experiment, r) for r in range(1, planned_blocks(experiment) + 1)]
+
+
+_BLOCK_ORDER, _BLOCK_STATE = {}, {}
+
+
+def block_order(experiment, rep):
+    """(cell names of block rep in measuring order, the order's seed), computed once."""
+    key = (experiment, rep)
+    if key not in _BLOCK_ORDER:
+        _BLOCK_ORDER[key] = (hblocks.order(CFG, LOCK, experiment, rep), hblocks.block_seed(CFG, experiment, rep))
+    return _BLOCK_ORDER[key]
+
+
+def block_state(experiment, rep):
+    """The block's state on disk when this run first asked (harness.plan.blocks.state): a
+    snapshot, so a block this run is measuring never looks interrupted to itself."""
+    key = (experiment, rep)
+    if key not in _BLOCK_STATE:
+        _BLOCK_STATE[key] = hblocks.state(hplan.cells(CFG, LOCK, experiment, rep), experiment, rep)
+    return _BLOCK_STATE[key]
+
+
+def _replot_missing(x):
+    """Cells a replot lacks: of blocks 1..min, and of any later block that has some cells
+    (blocks after a decided look were never planned: not missing)."""
+    lo, hi, _ = hplan.repetition_bounds(EXPERIMENTS[x])
+    out = []
+    for r in range(1, hi + 1):
+        block = hplan.cells(CFG, LOCK, x, r)
+        have = [c for c in block if os.path.isdir(c)]
+        if r <= lo or have:
+            out += [c for c in block if c not in have]
+    return out
+
+
 if REPLOT:
-    _missing = {x: [c for c in hplan.cells(CFG, LOCK, x) if not os.path.isdir(c)] for x in EXPERIMENTS}
+    _missing = {x: _replot_missing(x) for x in EXPERIMENTS}
     _n = sum(map(len, _missing.values()))
     if _n:
         print(f"replot: {_n} cell(s) of profile {CFG['profile']} are not measured and stay out "

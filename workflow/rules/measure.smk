@@ -1,6 +1,9 @@
 # Datasets and measured cells (harness.plan.cells names them; harness.measure.kinds measures).
-# `bench=1` keeps one server on the host at a time. Repetition r of every cell
-# of an experiment runs after repetition r-1 of all of them (interleaved).
+# `bench=1` keeps one server on the host at a time. Blocks (harness.plan.blocks):
+# repetition r of an experiment is block r; block r opens after block r-1 is done,
+# and inside it every cell runs once, each after its predecessor in the block's
+# seeded order. An interrupted block is re-run whole. Looks (checkpoint `look`):
+# blocks beyond `repetitions.min` are planned only while the experiment is not decided.
 
 
 def dataset_inputs(wc):
@@ -41,9 +44,23 @@ def cell_inputs(wc):
     ds = hplan.dataset_path(CFG, wc.experiment, wc.cell)
     inputs = {"build": f"resources/builds/{build}",
               "source": ds or f"resources/templates/{build}"}
-    if rep > 1:  # ordering only: ancient, so a re-measured cell re-runs nothing else
-        inputs["after"] = ancient(f"data/order/{wc.experiment}.r{rep - 1}.done")
+    names, _ = block_order(wc.experiment, rep)
+    st = block_state(wc.experiment, rep)
+    opened = hblocks.open_path(wc.experiment, rep, hblocks.attempt(st, wc.experiment, rep))
+    # the block's .open: ordering only (ancient), unless the block was interrupted: then its
+    # next attempt's .open (not there yet) makes Snakemake re-run every cell of the block
+    inputs["open"] = opened if st == hblocks.INTERRUPTED else ancient(opened)
+    pos = names.index(wc.cell)
+    if pos > 0:  # ordering only, on the predecessor's marker (ancient and there even while the
+        # predecessor itself is re-measured), so a re-measured cell re-runs nothing else
+        inputs["after"] = ancient(f"data/order/{wc.experiment}/{names[pos - 1]}.measured")
     return inputs
+
+
+def cell_block(wc):
+    rep = hplan.parse_cell(CFG, wc.experiment, wc.cell)["rep"]
+    names, seed = block_order(wc.experiment, rep)
+    return json.dumps(hblocks.info(names, wc.cell, rep, seed))
 
 
 rule run_cell:
@@ -57,13 +74,54 @@ rule run_cell:
         "benchmarks/run_cell/{study}/{experiment}/{cell}.tsv"
     params:
         spec=lambda wc: hplan.cell_spec(CFG, wc.experiment),
+        block=cell_block,
     resources:
         bench=1,
     shell:
-        "{HARNESS} run-cell --cell {wildcards.cell} --cell-spec '{params.spec}' --build-dir {input.build}"
-        " --source {input.source} --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
+        "{HARNESS} run-cell --cell {wildcards.cell} --cell-spec '{params.spec}' --block '{params.block}'"
+        " --build-dir {input.build} --source {input.source} --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
+# A cell's marker: the next cell of its block waits for it (not for the cell's directory,
+# which is absent while the cell is measured again).
+rule cell_measured:
+    input:
+        lambda wc: hplan.cell_dir(CFG, wc.experiment, wc.cell),
+    output:
+        touch("data/order/{experiment}/{cell}.measured"),
+
+
+def open_inputs(wc):
+    rep = int(wc.rep)
+    return [ancient(hblocks.done_path(wc.experiment, rep - 1))] if rep > 1 else []
+
+
+def open_params(wc):
+    rep = int(wc.rep)
+    names, seed = block_order(wc.experiment, rep)
+    return {"seed": seed, "order": " ".join(names), "cells": " ".join(hplan.cells(CFG, LOCK, wc.experiment, rep))}
+
+
+# A block opens after the block before it is done; an interrupted block is opened again
+# as its next attempt, the cells the interrupted one left set aside under data/partial/.
+rule block_open:
+    input:
+        open_inputs,
+    output:
+        "data/order/{experiment}.r{rep}.a{attempt}.open",
+    log:
+        "logs/order/{experiment}.r{rep}.a{attempt}.open.log",
+    params:
+        seed=lambda wc: open_params(wc)["seed"],
+        order=lambda wc: open_params(wc)["order"],
+        cells=lambda wc: open_params(wc)["cells"],
+    shell:
+        "{HARNESS} block-open --experiment {wildcards.experiment} --block {wildcards.rep}"
+        " --attempt {wildcards.attempt} --seed {params.seed} --order {params.order}"
+        " --cells {params.cells} --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
+
+
+# A block is done when all its cells exist.
 rule repetition_done:
     input:
         lambda wc: cells(wc.experiment, int(wc.rep)),
@@ -71,3 +129,27 @@ rule repetition_done:
         touch("data/order/{experiment}.r{rep}.done"),
     log:
         "logs/order/{experiment}.r{rep}.log",
+
+
+def look_inputs(wc):
+    n = look_schedule(wc.experiment)[int(wc.look) - 1]
+    return {"cells": hplan.cells(CFG, LOCK, wc.experiment, blocks=n),
+            "blocks": [hblocks.done_path(wc.experiment, r) for r in range(1, n + 1)]}
+
+
+# A look after blocks 1..n (harness.analysis.intervals.look_schedule): decided or not
+# (harness.analysis.looks); the blocks up to the next look are planned only if not.
+checkpoint look:
+    input:
+        unpack(look_inputs),
+    output:
+        "data/order/{experiment}.look{look}.json",
+    log:
+        "logs/order/{experiment}.look{look}.log",
+    params:
+        blocks=lambda wc: look_schedule(wc.experiment)[int(wc.look) - 1],
+        cfg=json.dumps(CFG, sort_keys=True),
+    shell:
+        "{HARNESS} decided --experiment {wildcards.experiment} --look {wildcards.look}"
+        " --blocks {params.blocks} --cells {input.cells} --config-json {params.cfg:q}"
+        " --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"

@@ -19,7 +19,8 @@ for _kind in ("throughput", "steps"):
         name:
             f"tidy_{_kind}"
         input:
-            lambda wc: cells(wc.experiment),
+            cells=lambda wc: cells(wc.experiment),
+            blocks=lambda wc: block_dones(wc.experiment),
         output:
             **tidy_outputs(_kind),
         log:
@@ -32,7 +33,7 @@ for _kind in ("throughput", "steps"):
             cv=CFG["stats"]["cv_threshold"],
             profile=CFG["profile"],
         shell:
-            "{HARNESS} tidy --cells {input} --runs {output.runs} --summary {output.summary}"
+            "{HARNESS} tidy --cells {input.cells} --runs {output.runs} --summary {output.summary}"
             " --provenance {output.provenance} --cv-threshold {params.cv} --profile {params.profile}"
             " --extra-dir data/tidy > {log} 2>&1 || (tail -3 {log}; exit 1)"
 

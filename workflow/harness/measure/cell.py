@@ -15,11 +15,12 @@ from harness.measure.server import ServerError
 
 
 def run_cell(*, experiment: str, spec: dict, cell: str, entry: dict, build_dir: Path, source: Path,
-             settings: dict, out: Path) -> dict:
+             settings: dict, out: Path, block: dict | None = None) -> dict:
     """Measure cell `cell` of `experiment` (its resolved config block `spec`) into `out`.
 
     `source` holds the datadir the cell starts from: a prepared dataset, or the
-    build's empty template for kinds without one. Returns the manifest.
+    build's empty template for kinds without one. `block` (harness.plan.blocks.info:
+    id, position, seed, size) goes into the manifest as it is. Returns the manifest.
     """
     kind_name = spec["kind"]
     kind = kinds.KINDS[kind_name]
@@ -46,6 +47,8 @@ def run_cell(*, experiment: str, spec: dict, cell: str, entry: dict, build_dir: 
                                         **{f"variant_{k}": v for k, v in variant.items()}},
                                )
         manifest["settings"] = values  # every factor's effective value (varied or baseline)
+        if block is not None:  # where the cell ran in its block (harness.plan.blocks)
+            manifest["block"] = block
         manifest["server"]["version"] = part.pop("server_version", "")
         manifest.update(part)
         (fr.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")

@@ -48,10 +48,22 @@ def combos(cfg: dict, lock: dict, exp: str):
                 yield d, reason
 
 
-def cell_names(cfg: dict, lock: dict, exp: str, rep: int | None = None) -> list[str]:
+def repetition_bounds(spec: dict) -> tuple[int, int, int]:
+    """(min, max, looks) of an experiment's `repetitions`: the mapping {min, max, looks},
+    or an int n, which is {min: n, max: n, looks: 1} (every block planned from the start).
+    A repetition is a block (harness.plan.blocks); the pipeline plans blocks 1..min and
+    adds blocks up to the next look of harness.analysis.intervals.look_schedule while
+    the experiment is not decided."""
+    return repetitions.bounds(spec["repetitions"])
+
+
+def cell_names(cfg: dict, lock: dict, exp: str, rep: int | None = None,
+               blocks: int | None = None) -> list[str]:
+    """Cell names of an experiment: of repetition `rep` if given, else of repetitions
+    1..`blocks` (default: the most the experiment may run, its max)."""
     spec = cfg["experiments"][exp]
     kind = kinds.KINDS[spec["kind"]]
-    reps = [rep] if rep is not None else range(1, repetitions.bounds(spec["repetitions"])[1] + 1)
+    reps = [rep] if rep is not None else range(1, (blocks or repetitions.bounds(spec["repetitions"])[1]) + 1)
     return [kind.name({**d, "rep": r}) for r in reps for d, reason in combos(cfg, lock, exp) if reason is None]
 
 
@@ -59,9 +71,11 @@ def cell_dir(cfg: dict, exp: str, name: str, raw: str = "data/raw") -> str:
     return f"{raw}/{cfg['experiments'][exp]['study']}/{exp}/{name}"
 
 
-def cells(cfg: dict, lock: dict, exp: str, rep: int | None = None, raw: str = "data/raw") -> list[str]:
-    """Output directories of every measured cell of an experiment (of one repetition, if given)."""
-    return [cell_dir(cfg, exp, n, raw) for n in cell_names(cfg, lock, exp, rep)]
+def cells(cfg: dict, lock: dict, exp: str, rep: int | None = None, raw: str = "data/raw",
+          blocks: int | None = None) -> list[str]:
+    """Output directories of the measured cells of an experiment (of one repetition if
+    given, else of repetitions 1..blocks, default its max)."""
+    return [cell_dir(cfg, exp, n, raw) for n in cell_names(cfg, lock, exp, rep, blocks)]
 
 
 def unsupported(cfg: dict, lock: dict) -> list[list[str]]:

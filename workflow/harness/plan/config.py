@@ -285,6 +285,12 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
                 if arch and not Path(arch).is_file():
                     raise ConfigError(f"experiments.{exp}.corpus.archive: {arch} does not exist; give the path "
                                       f"of t9.filtering.tar.gz, or remove it to download the archive")
+        reps = spec["repetitions"]
+        if isinstance(reps, dict) and not (reps["min"] <= reps["max"] and
+                                           reps["looks"] <= max(1, reps["max"] - reps["min"] + 1)):
+            raise ConfigError(f"experiments.{exp}.repetitions: min {reps['min']}, max {reps['max']} and "
+                              f"looks {reps['looks']} do not fit (min <= max, at most max - min + 1 looks); "
+                              f"raise max or lower looks")
         try:
             spec["cores"] = plan_cores(spec["cores"], host_plan, topo, f"experiments.{exp}.cores", client)
         except cores_mod.CoresError as e:

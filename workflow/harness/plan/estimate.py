@@ -2,8 +2,9 @@
 
     python -m harness estimate --configfile config/smoke.yaml   (on top of config/default.yaml)
 
-Per experiment: cells x (warm-up + duration) x repetitions is the measurement
-time the profile asks for; each cell also costs a per-cell overhead (datadir
+Per experiment: cells x (warm-up + duration) x blocks is the measurement
+time the profile asks for, expected (repetitions.min blocks: decided at the first
+look) and in the worst case (max blocks: undecided at every look); each cell also costs a per-cell overhead (datadir
 copy, server start and stop, captures) and each dataset a preparation. Both
 are *measured* from the Snakemake benchmark files of earlier runs
 (benchmarks/run_cell/..., benchmarks/dataset/..., written by every rule's
@@ -179,8 +180,11 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
     sb = cfg["sysbench"]
     rows = []
     for exp, spec in plan.experiments(cfg).items():
-        dirs = plan.cells(cfg, lock, exp, raw=os.path.join(root, raw))
-        n = len(dirs)
+        # expected: blocks 1..repetitions.min (a claim decided at the first look); worst case:
+        # every block up to max (undecided at every look). Still to run: of the expected blocks.
+        lo, hi, _ = plan.repetition_bounds(spec)
+        dirs = plan.cells(cfg, lock, exp, raw=os.path.join(root, raw), blocks=lo)
+        n, n_max = len(dirs), len(plan.cell_names(cfg, lock, exp, blocks=hi))
         todo = sum(1 for d in dirs if not os.path.isdir(d))
         if spec["kind"] == "throughput":
             per = float(sb["warmup_s"]) + float(sb["duration_s"])
@@ -189,10 +193,10 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
             per = 0.0  # rows at the rate measured on smaller runs: an extrapolation, linear in rows
             over = ov["cell_overhead_s"] + int(spec.get("rows") or 0) * ov["steps_row_s"].get(exp, DEFAULT_STEPS_ROW_S)
         rows.append({"experiment": exp, "study": spec["study"], "kind": spec["kind"],
-                     "cells": n, "todo": todo, "per_cell_s": per,
+                     "cells": n, "cells_max": n_max, "blocks": [lo, hi], "todo": todo, "per_cell_s": per,
                      "measure_s": n * per, "overhead_s": n * over,
-                     "total_s": n * (per + over), "todo_s": todo * (per + over),
-                     "disk_bytes": n * cb})
+                     "total_s": n * (per + over), "worst_s": n_max * (per + over), "todo_s": todo * (per + over),
+                     "disk_bytes": n * cb, "disk_max_bytes": n_max * cb})
     datasets = plan.datasets_needed(cfg, lock)
     ds_todo = [d for d in datasets if not os.path.isdir(os.path.join(root, d))]
     ds_s = sum(dataset_seconds(d, ov) for d in datasets)
@@ -208,6 +212,7 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
             "dataset_s": ds_s, "dataset_todo_s": ds_todo_s,
             "dataset_bytes": ds_bytes,
             "total_s": sum(r["total_s"] for r in rows) + ds_s,
+            "worst_s": sum(r["worst_s"] for r in rows) + ds_s,
             "todo_s": sum(r["todo_s"] for r in rows) + ds_todo_s,
             "measure_s": sum(r["measure_s"] for r in rows),
             "disk_bytes": sum(r["disk_bytes"] for r in rows) + ds_bytes}
@@ -228,17 +233,22 @@ def size(b: float) -> str:
 
 def render(est: dict) -> str:
     ov = est["overheads"]
-    lines = [f"estimate for profile {est['profile']}: cells x (warm-up + duration) x repetitions "
+    lines = [f"estimate for profile {est['profile']}: cells x (warm-up + duration) x blocks "
              f"+ {ov['cell_overhead_s']:.1f} s per cell ({ov['cell_overhead_src']}) "
              f"+ {ov['dataset_s']:.1f} s per dataset ({ov['dataset_src']}) and its rows; "
-             f"steps cells: their rows at the rate measured on this host's runs (extrapolated, linear)",
-             f"  {'experiment':<22}{'cells':>6}{'to do':>7}{'per cell':>10}{'measure':>10}{'total':>10}"]
+             f"steps cells: their rows at the rate measured on this host's runs (extrapolated, linear); "
+             f"expected: repetitions.min blocks (decided at the first look), worst case: max blocks",
+             f"  {'experiment':<22}{'blocks':>7}{'cells':>6}{'to do':>7}{'per cell':>10}{'measure':>10}"
+             f"{'expected':>10}{'worst':>10}"]
     for r in est["rows"]:
-        lines.append(f"  {r['experiment']:<22}{r['cells']:>6}{r['todo']:>7}{r['per_cell_s']:>9.0f}s"
-                     f"{hms(r['measure_s']):>10}{hms(r['total_s']):>10}")
-    lines.append(f"  {'datasets':<22}{est['datasets']:>6}{est['datasets_todo']:>7}{'':>10}{'':>10}"
-                 f"{hms(est['dataset_s']):>10}")
-    lines.append(f"  total {hms(est['total_s'])} (measurement {hms(est['measure_s'])}); "
+        lo, hi = r["blocks"]
+        lines.append(f"  {r['experiment']:<22}{lo if lo == hi else f'{lo}-{hi}':>7}{r['cells']:>6}{r['todo']:>7}"
+                     f"{r['per_cell_s']:>9.0f}s{hms(r['measure_s']):>10}{hms(r['total_s']):>10}"
+                     f"{hms(r['worst_s']):>10}")
+    lines.append(f"  {'datasets':<22}{'':>7}{est['datasets']:>6}{est['datasets_todo']:>7}{'':>10}{'':>10}"
+                 f"{hms(est['dataset_s']):>10}{hms(est['dataset_s']):>10}")
+    lines.append(f"  total: expected {hms(est['total_s'])}, worst case {hms(est['worst_s'])} "
+                 f"(measurement {hms(est['measure_s'])} expected); "
                  f"still to run {hms(est['todo_s'])}; disk about {size(est['disk_bytes'])} "
                  f"(raw cells: {est['cell_bytes_src']}; datasets from their rows)")
     return "\n".join(lines)

@@ -21,6 +21,7 @@ from harness import atomic
 
 from harness.plan import estimate as E
 
+from harness.plan import blocks
 from harness.plan import cells as plan
 
 RUNS = "logs/runs"
@@ -36,7 +37,9 @@ def summarize(cfg: dict, lock: dict, root: str = ".") -> dict:
     exps = {}
     for exp, spec in plan.experiments(cfg).items():
         study = spec["study"]
-        names = plan.cell_names(cfg, lock, exp)
+        # the blocks this run reached: min, or more where a look found the experiment undecided
+        names = plan.cell_names(cfg, lock, exp, blocks=blocks.blocks_reached(cfg, lock, exp,
+                                                                            os.path.join(root, E.RAW)))
         secs = [s for n in names if (s := _bench(root, "run_cell", study, exp, n)) is not None]
         exps[exp] = {"study": study, "kind": spec["kind"], "cells": len(names), "benchmarked": len(secs),
                      "measured_s": round(sum(secs), 1),

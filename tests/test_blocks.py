@@ -1,0 +1,234 @@
+"""Blocks (harness.plan.blocks) and looks: the seeded order of each block, the block's
+state on disk (untouched / complete / interrupted / reopened), and the DAG a Snakemake
+dry run plans from that state and from the looks' answers (workflow/rules/measure.smk).
+
+The dry runs plan over placeholder directories standing in for fetched builds,
+datasets and measured cells: they test what the DAG plans, not a measurement (the
+real one: tests/test_blocks_e2e.py)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT, copy_checkout
+from harness import builds
+from harness.plan import blocks as B
+from harness.plan import cells as plan
+from harness.plan import config
+
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+EXP = "point_select"
+
+
+def profile(reps) -> dict:
+    """A small profile on top of config/default.yaml: point_select only, 2 engines x 2 table counts."""
+    d = yaml.safe_load((ROOT / "config/default.yaml").read_text())
+    exps = {k: {"enabled": False} for k in d["experiments"]}
+    exps[EXP] = {"engines": ["InnoDB", "MyISAM"], "tables": [1, 8], "cores": "max", "users": [4]}
+    return {"profile": "blocks", "experiment_defaults": {"table_size": 1000, "repetitions": reps},
+            "experiments": exps}
+
+
+def resolved(reps, seed=42) -> dict:
+    cfg: dict = {}
+    for part in (yaml.safe_load((ROOT / "config/default.yaml").read_text()), profile(reps),
+                 {"sysbench": {"seed": seed}}):
+        config.deep_merge(cfg, part)
+    return config.resolve(cfg)
+
+
+@pytest.fixture(scope="module")
+def lock():
+    return builds.load_lock(config.LOCK)
+
+
+def test_repetition_bounds_accept_an_int_and_the_mapping():
+    assert plan.repetition_bounds({"repetitions": 6}) == (6, 6, 1)
+    assert plan.repetition_bounds({"repetitions": {"min": 6, "max": 24, "looks": 4}}) == (6, 24, 4)
+
+
+def test_looks_that_do_not_fit_are_refused_in_one_line():
+    with pytest.raises(config.ConfigError, match=r"experiments\.\w+\.repetitions: min 4, max 2 .*raise max"):
+        resolved({"min": 4, "max": 2, "looks": 2})
+    with pytest.raises(config.ConfigError, match=r"experiments\.\w+\.repetitions: .*looks 3"):
+        resolved({"min": 2, "max": 3, "looks": 3})
+
+
+def test_every_block_runs_every_cell_once_in_a_seeded_order(lock):
+    cfg = resolved({"min": 2, "max": 6, "looks": 3})
+    orders = [B.order(cfg, lock, EXP, r) for r in range(1, 7)]
+    for r, names in enumerate(orders, 1):
+        assert sorted(names) == sorted(plan.cell_names(cfg, lock, EXP, rep=r))  # each cell once
+        assert len(names) == 4 and all(n.endswith(f"_r{r}") for n in names)
+        assert names == B.order(cfg, lock, EXP, r)  # the same on every call (and host)
+        for pos, n in enumerate(names, 1):
+            info = B.info(names, n, r, B.block_seed(cfg, EXP, r))
+            assert info == {"id": r, "position": pos, "seed": B.block_seed(cfg, EXP, r), "size": 4}
+    # the orders are shuffled, not one order repeated: 6 blocks of 4 cells, at least two orders
+    # (the chance that 6 seeded shuffles agree is 24^-5)
+    assert len({tuple(n.rsplit("_r", 1)[0] for n in names) for names in orders}) > 1
+    seeds = {B.block_seed(cfg, EXP, r) for r in range(1, 7)}
+    assert len(seeds) == 6
+    # the seed comes from sysbench.seed: another seed, other blocks' seeds
+    other = resolved({"min": 2, "max": 6, "looks": 3}, seed=7)
+    assert B.block_seed(other, EXP, 1) != B.block_seed(cfg, EXP, 1)
+
+
+def _cells(tmp: Path, n: int) -> list[str]:
+    return [str(tmp / "raw" / "A3" / EXP / f"c{i}_r1") for i in range(n)]
+
+
+def test_block_state_and_attempt(tmp_path):
+    order = tmp_path / "order"
+    order.mkdir()
+    cells = _cells(tmp_path, 3)
+    assert B.state(cells, EXP, 1, str(order)) == B.UNTOUCHED
+    assert B.attempt(B.UNTOUCHED, EXP, 1, str(order)) == 1
+    Path(B.open_path(EXP, 1, 1, str(order))).write_text("{}")
+    os.makedirs(cells[0])
+    # cut after its first cell: interrupted, the next attempt re-runs it whole
+    assert B.state(cells, EXP, 1, str(order)) == B.INTERRUPTED
+    assert B.attempt(B.INTERRUPTED, EXP, 1, str(order)) == 2
+    for c in cells[1:]:
+        os.makedirs(c)
+    assert B.state(cells, EXP, 1, str(order)) == B.COMPLETE
+    assert B.attempt(B.COMPLETE, EXP, 1, str(order)) == 1
+    done = Path(B.done_path(EXP, 1, str(order)))
+    done.write_text("")
+    os.utime(done, (time.time() + 5, time.time() + 5))
+    os.rmdir(cells[1])  # one cell removed from a completed block, to measure it again
+    assert B.state(cells, EXP, 1, str(order)) == B.REOPENED
+    assert B.attempt(B.REOPENED, EXP, 1, str(order)) == 1
+
+
+def test_an_interrupted_attempt_is_set_aside_not_deleted(tmp_path):
+    raw, partial = tmp_path / "raw", tmp_path / "partial"
+    cells = _cells(tmp_path, 2)
+    os.makedirs(cells[0])
+    Path(cells[0], "manifest.json").write_text("{}")
+    moved = B.set_aside(cells, 1, str(raw), str(partial))
+    assert moved == [str(partial / "A3" / EXP / "c0_r1.attempt1")]
+    assert Path(moved[0], "manifest.json").exists() and not os.path.exists(cells[0])
+
+
+def test_run_cell_refuses_a_block_that_is_not_the_cells_repetition():
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow")}
+    res = subprocess.run([sys.executable, "-m", "harness", "run-cell", "--cell",
+                          "mysql-5.6.24_InnoDB_base_t1_c1_u4_r2", "--cell-spec", "{}", "--build-dir", "x",
+                          "--source", "x", "--out", "x",
+                          "--block", '{"id": 1, "position": 1, "seed": 5, "size": 2}'],
+                         capture_output=True, text=True, env=env)
+    assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
+
+
+# --- the DAG: looks and interrupted blocks (dry runs) --------------------------------------
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    return copy_checkout(tmp_path_factory.mktemp("blocks"))
+
+
+def _touch_dir(p: Path, t: float) -> None:
+    p.mkdir(parents=True, exist_ok=True)
+    os.utime(p, (t, t))
+
+
+def _touch(p: Path, t: float, text: str = "") -> None:
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    os.utime(p, (t, t))
+
+
+def _state(work: Path, cfg: dict, lock: dict, blocks: int, look1: bool | None) -> None:
+    """Builds, datasets and blocks 1..blocks as if measured, in time order; look 1's answer."""
+    for d in ("data", "resources", ".snakemake"):
+        subprocess.run(["rm", "-rf", str(work / d)], check=True)
+    t = time.time() - 1000
+    for name in plan.builds_of(cfg, EXP):
+        _touch_dir(work / "resources/builds" / name, t)
+        _touch_dir(work / "resources/templates" / name, t + 1)
+    for d in plan.datasets_needed(cfg, lock):
+        _touch_dir(work / d, t + 2)
+    t += 10
+    for r in range(1, blocks + 1):
+        _touch(work / B.open_path(EXP, r, 1), t, "{}")
+        for n in B.order(cfg, lock, EXP, r):
+            t += 1
+            _touch_dir(work / plan.cell_dir(cfg, EXP, n), t)
+            _touch(work / "data/order" / EXP / f"{n}.measured", t + 0.5)
+        t += 1
+        _touch(work / B.done_path(EXP, r), t)
+    if look1 is not None:
+        _touch(work / B.look_path(EXP, 1), t + 1, json.dumps({"decided": look1}))
+
+
+def _dry(work: Path) -> tuple[dict, set]:
+    """Planned jobs of a dry run for the experiment's tidy data: rule -> count, and the outputs."""
+    res = subprocess.run([SNAKEMAKE, f"data/tidy/{EXP}_summary.csv", "-n", "--cores", "1",
+                          "--configfile", "blocks.yaml"], cwd=work, capture_output=True, text=True)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    jobs, inside = {}, False
+    for line in out.splitlines():
+        if line.startswith("Job stats:"):
+            inside = True
+        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if inside and m:
+            if m.group(1) == "total":
+                break
+            jobs[m.group(1)] = int(m.group(2))
+    return jobs, set(re.findall(r"output: (\S+?),?$", out, re.M))
+
+
+def test_looks_plan_the_next_blocks_only_when_undecided(work, lock):
+    reps = {"min": 2, "max": 4, "looks": 2}
+    (work / "blocks.yaml").write_text(yaml.safe_dump(profile(reps)))
+    cfg = resolved(reps)
+    # nothing measured: blocks 1..min, then look 1 (a checkpoint: the rest waits for its answer)
+    _state(work, cfg, lock, 0, None)
+    jobs, _ = _dry(work)
+    assert jobs["run_cell"] == 8 and jobs["look"] == 1 and jobs["block_open"] == 2, jobs
+    # look 1 answered "not decided": blocks 3 and 4 are planned, in order after block 2
+    _state(work, cfg, lock, 2, False)
+    jobs, outs = _dry(work)
+    assert jobs.get("run_cell") == 8 and jobs.get("block_open") == 2 and "look" not in jobs, jobs
+    assert {plan.cell_dir(cfg, EXP, n) for n in plan.cell_names(cfg, lock, EXP, blocks=4)[8:]} <= outs
+    # look 1 answered "decided": no more blocks, only the tidy data
+    _state(work, cfg, lock, 2, True)
+    jobs, _ = _dry(work)
+    assert "run_cell" not in jobs and "block_open" not in jobs and jobs.get("tidy_throughput") == 1, jobs
+    # with min == max and one look the DAG is today's: every block planned, no look
+    (work / "blocks.yaml").write_text(yaml.safe_dump(profile(3)))
+    _state(work, resolved(3), lock, 0, None)
+    jobs, _ = _dry(work)
+    assert jobs["run_cell"] == 12 and "look" not in jobs and jobs["block_open"] == 3, jobs
+
+
+def test_an_interrupted_block_is_planned_whole_a_removed_cell_alone(work, lock):
+    (work / "blocks.yaml").write_text(yaml.safe_dump(profile(2)))
+    cfg = resolved(2)
+    _state(work, cfg, lock, 2, None)
+    jobs, _ = _dry(work)
+    assert set(jobs) == {"tidy_throughput"}, jobs  # a complete sweep measures nothing
+    # block 2 cut after its second cell: its .done absent, two cells missing
+    names = B.order(cfg, lock, EXP, 2)
+    (work / B.done_path(EXP, 2)).unlink()
+    for n in names[2:]:
+        (work / plan.cell_dir(cfg, EXP, n)).rmdir()
+    jobs, outs = _dry(work)
+    assert jobs.get("run_cell") == 4 and jobs.get("block_open") == 1, jobs  # the whole block again
+    assert B.open_path(EXP, 2, 2) in outs  # its second attempt
+    assert plan.cell_dir(cfg, EXP, names[0]) in outs
+    # a completed block with one cell removed (to measure it again): that cell alone
+    _state(work, cfg, lock, 2, None)
+    (work / plan.cell_dir(cfg, EXP, names[1])).rmdir()
+    jobs, outs = _dry(work)
+    assert jobs.get("run_cell") == 1 and "block_open" not in jobs, jobs
+    assert plan.cell_dir(cfg, EXP, names[1]) in outs

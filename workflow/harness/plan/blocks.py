@@ -1,0 +1,140 @@
+"""Blocks: repetition r of an experiment is block r. Inside a block every cell of the
+experiment runs once, back to back, in a seeded random order, so that drift of the
+host along the run lands on every setting alike and the settings a claim compares
+can be paired by block (randomized multiple interleaved trials).
+
+The order of block r is a permutation of its cell names (sorted, then shuffled by
+random.Random(seed)); the seed is derived from the profile's `sysbench.seed`, the
+experiment's name and r (sha256, first 48 bits), so it is the same on every host
+and run, and it is recorded in every cell's manifest (`block`: id, position,
+seed, size) and in the block's `data/order/<experiment>.r<r>.a<attempt>.open` file.
+
+Only complete blocks count. A block is complete when all its cells exist. Its
+state on disk, read once when the pipeline plans (`state`):
+
+- untouched: none of its cells exists;
+- complete: all exist;
+- interrupted: some but not all exist, and the block has not completed since it
+  was last opened (`.done` missing or older than its latest `.open`). The pipeline
+  then re-runs the block whole: its cells' input becomes the next attempt's
+  `.open` (a file that does not exist yet, so Snakemake runs `block_open` and, after
+  it, every cell of the block, in the block's order); `block_open` first sets the
+  cells the interrupted attempt left aside (moved to
+  `data/partial/<study>/<experiment>/<cell>.attempt<n>/`, never deleted);
+- reopened: some but not all exist, after the block had completed (`.done`
+  newer than its latest `.open`): someone removed a cell to measure it again. Only
+  the missing cells are measured (re-measuring one cell re-runs nothing else).
+
+The attempt is the largest n of the block's `.a<n>.open` files (1 when there is
+none), one more when the block is interrupted: the same once the block is
+complete again, so a cell's recorded inputs never change after it is measured.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import random
+import re
+
+from harness.plan import cells as plan
+
+ORDER = "data/order"
+PARTIAL = "data/partial"
+UNTOUCHED, COMPLETE, INTERRUPTED, REOPENED = "untouched", "complete", "interrupted", "reopened"
+
+
+def block_seed(cfg: dict, exp: str, block: int) -> int:
+    """The seed of block `block`'s order: from sysbench.seed, the experiment and the block."""
+    text = f"{cfg['sysbench']['seed']}:{exp}:{block}"
+    return int(hashlib.sha256(text.encode()).hexdigest()[:12], 16)
+
+
+def order(cfg: dict, lock: dict, exp: str, block: int) -> list[str]:
+    """The cell names of block `block` in the order they are measured."""
+    names = sorted(plan.cell_names(cfg, lock, exp, rep=block))
+    random.Random(block_seed(cfg, exp, block)).shuffle(names)
+    return names
+
+
+def info(names: list[str], name: str, block: int, seed: int) -> dict:
+    """The manifest's `block`: its id (= the repetition), the cell's 1-based position
+    in the block's order, the seed of that order and the block's size."""
+    return {"id": block, "position": names.index(name) + 1, "seed": seed, "size": len(names)}
+
+
+def open_path(exp: str, block: int, attempt_no: int, root: str = ORDER) -> str:
+    return f"{root}/{exp}.r{block}.a{attempt_no}.open"
+
+
+def done_path(exp: str, block: int, root: str = ORDER) -> str:
+    return f"{root}/{exp}.r{block}.done"
+
+
+def look_path(exp: str, look: int, root: str = ORDER) -> str:
+    return f"{root}/{exp}.look{look}.json"
+
+
+def _mtime(path: str) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
+
+
+def stored_attempt(exp: str, block: int, root: str = ORDER) -> int:
+    """The latest attempt of the block with an .open file (0 if there is none)."""
+    pat = re.compile(re.escape(f"{exp}.r{block}.a") + r"(\d+)\.open$")
+    found = [pat.match(os.path.basename(p)) for p in glob.glob(os.path.join(root, f"{exp}.r{block}.a*.open"))]
+    return max((int(m.group(1)) for m in found if m), default=0)
+
+
+def state(cell_dirs: list[str], exp: str, block: int, root: str = ORDER) -> str:
+    """untouched, complete, interrupted or reopened (module docstring)."""
+    have = sum(1 for d in cell_dirs if os.path.isdir(d))
+    if have == 0:
+        return UNTOUCHED
+    if have == len(cell_dirs):
+        return COMPLETE
+    last = stored_attempt(exp, block, root)
+    opened = _mtime(open_path(exp, block, last, root)) if last else None
+    done = _mtime(done_path(exp, block, root))
+    if opened is not None and done is not None and done >= opened:
+        return REOPENED
+    return INTERRUPTED
+
+
+def attempt(st: str, exp: str, block: int, root: str = ORDER) -> int:
+    """The attempt whose .open the block's cells wait for: the latest, one more for an
+    interrupted block, at least 1."""
+    return max(1, stored_attempt(exp, block, root) + (1 if st == INTERRUPTED else 0))
+
+
+def set_aside(cell_dirs: list[str], attempt_no: int, raw: str = "data/raw",
+              partial: str = PARTIAL) -> list[str]:
+    """Move the existing cells of an interrupted block out of data/raw (kept under
+    data/partial, never deleted); return where they went."""
+    moved = []
+    for d in cell_dirs:
+        if not os.path.isdir(d):
+            continue
+        rel = os.path.relpath(d, raw)
+        dest = os.path.join(partial, f"{rel}.attempt{attempt_no}")
+        n = 1
+        while os.path.exists(dest):
+            n += 1
+            dest = os.path.join(partial, f"{rel}.attempt{attempt_no}.{n}")
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        os.replace(d, dest)
+        moved.append(dest)
+    return moved
+
+
+def blocks_reached(cfg: dict, lock: dict, exp: str, raw: str = "data/raw") -> int:
+    """The blocks a run of the experiment planned, as its cells on disk show: its min, or
+    the last block (up to max) with a cell, if later."""
+    lo, hi, _ = plan.repetition_bounds(cfg["experiments"][exp])
+    for r in range(hi, lo, -1):
+        if any(os.path.isdir(c) for c in plan.cells(cfg, lock, exp, r, raw)):
+            return r
+    return lo
