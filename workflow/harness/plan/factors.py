@@ -87,8 +87,8 @@ FACTORS: dict[str, Factor] = {f.name: f for f in (
     # An A/A control (study AA, harness.studies.aa): the same setting measured as two
     # cells. It sets nothing on the server or in the driver; only its code in the cell
     # name keeps the two replicas apart, so they run (and are blocked) as any two cells.
-    Factor("replica", "replica", "A/A replica (the same setting measured twice)", ("a", "b"), "a",
-           note="a control of this artifact (the studies had none): replica b is replica a again"),
+    Factor("replica", "replica", "A/A replica", ("a", "b"), "a",
+           note="a control of this artifact (the studies had none): the same setting measured twice, a and b"),
 )}
 ORDER = list(FACTORS)
 

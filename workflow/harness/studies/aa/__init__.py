@@ -1,8 +1,9 @@
 """A/A controls (study AA): a setting compared with itself, in every profile.
 
 Two experiments of config/default.yaml measure one setting as two cells that
-differ only in the `replica` factor (harness.plan.factors: a and b set nothing
-on the server or in the driver): `aa_throughput` (InnoDB Point-Selects, one
+differ only in the A/A factor their config varies (harness.plan.factors: its
+values a and b set nothing on the server or in the driver; like every claim, this
+module never names a factor): `aa_throughput` (InnoDB Point-Selects, one
 table) and `aa_steps` (study C's test drive, InnoDB only, its smallest row
 count). They are ordinary experiments, so they run in the same blocks as the
 claims, and their claims are judged by the same rule as every ratio claim: a
@@ -36,10 +37,9 @@ TITLE = "A/A controls"
 SECTION = "sections/aa.tex"
 
 THROUGHPUT, STEPS = "aa_throughput", "aa_steps"
-FACTOR = "replica"
 EXPERIMENTS = {
-    THROUGHPUT: ("AA", "A/A control: InnoDB Point-Selects, one table, measured as two cells (replica a, b)"),
-    STEPS: ("AA", "A/A control: the test drive on InnoDB alone, measured as two cells (replica a, b)"),
+    THROUGHPUT: ("AA", "A/A control: InnoDB Point-Selects, one table, measured as two cells (a, b)"),
+    STEPS: ("AA", "A/A control: the test drive on InnoDB alone, measured as two cells (a, b)"),
 }
 SETUP = []   # the studies had no A/A control: nothing of theirs to differ from
 
@@ -55,9 +55,9 @@ STEP = ("C1", "InnoDB", "insert_s")   # the steps control's metric: C1's insert 
 
 
 @dataclass(frozen=True)
-class ReplicaStepRatio(C.Claim):
-    """median over repetitions of a steps metric (step, engine, metric) in replica `a`
-    ÷ the same in replica `b`, one value per repetition (a step timed several times
+class PairStepRatio(C.Claim):
+    """median over repetitions of a steps metric (step, engine, metric) at the level `a`
+    of the experiment's varied factor ÷ the same at level `b`, one value per repetition (a step timed several times
     in a repetition counts once, by its median), judged as study C's step ratios
     (harness.studies.c.StepRatio) are."""
     experiment_name: str = STEPS
@@ -65,11 +65,18 @@ class ReplicaStepRatio(C.Claim):
     a: str = "a"
     b: str = "b"
 
-    def values(self, ctx, build: str, replica: str) -> list[float]:
+    def words(self, ctx):
+        out = {}
+        for key, level in (("a", self.a), ("b", self.b)):
+            settings, _ = C.levels_of(ctx.tidy, self.experiment_name, (level,))
+            out[key] = C.levels_words(settings or {}) or level
+        return out
+
+    def values(self, ctx, build: str, settings: dict) -> list[float]:
         step, engine, metric = self.step
         by_rep: dict = {}
         for cell in ctx.tidy.cells(self.experiment_name, build=build):
-            if T.setting_of(cell, FACTOR) != replica:
+            if not C.matches(cell, settings):
                 continue
             for r in cell.runs:
                 v = T.number(r.get("value"))
@@ -82,14 +89,20 @@ class ReplicaStepRatio(C.Claim):
         exp = self.experiment_name
         if ctx.tidy.experiment(exp) is None:
             return C.missing(*ctx.tidy.missing(exp).split(": ", 1))
-        va, vb = self.values(ctx, build, self.a), self.values(ctx, build, self.b)
-        for replica, v in ((self.a, va), (self.b, vb)):
+        sides = []
+        for level in (self.a, self.b):
+            settings, why = C.levels_of(ctx.tidy, exp, (level,))
+            if settings is None:
+                return C.missing("", why)
+            sides.append((C.levels_label(settings), self.values(ctx, build, settings)))
+        (la, va), (lb, vb) = sides
+        for label, v in sides:
             if not v:
-                return C.missing("data", f"no passing {' '.join(self.step)} of replica {replica} in {build}")
+                return C.missing("data", f"no passing {' '.join(self.step)} of {label} in {build}")
         ci = V.ratio_interval(va, vb, ctx.level)
         verdict, reason = V.decide(ci, self.rule.threshold, self.rule.side, self.rule.threshold_hi)
-        measured = (f"{self.step[1]} {self.step[0]} replica {self.a} {statistics.median(va):.3g} s vs "
-                    f"replica {self.b} {statistics.median(vb):.3g} s: {interval_text(ci)}")
+        measured = (f"{self.step[1]} {self.step[0]} {la} {statistics.median(va):.3g} s vs "
+                    f"{lb} {statistics.median(vb):.3g} s: {interval_text(ci)}")
         return C.Result(measured, verdict, reason, ci, None, (len(va), len(vb)))
 
     def row(self, ctx, build):
@@ -101,14 +114,14 @@ class ReplicaStepRatio(C.Claim):
 CLAIMS = [
     C.LevelRatio(
         id="AA-throughput-no-difference", study="AA",
-        statement="A/A control: InnoDB Point-Selects on one table, replica a ÷ replica b, two cells of "
-                  "the same setting: no difference",
+        statement="A/A control: InnoDB Point-Selects on one table, {a} ÷ {b}, two cells of the same "
+                  "setting: no difference",
         published="no difference (1×)", published_ratio=1.0, rule=NO_DIFFERENCE, macro="AAThroughput",
         experiments=(THROUGHPUT,), experiment_name=THROUGHPUT, engine="InnoDB", a=("a",), b=("b",)),
-    ReplicaStepRatio(
+    PairStepRatio(
         id="AA-steps-no-difference", study="AA",
-        statement="A/A control: the test drive's stored-procedure inserts (C1) on InnoDB, replica a "
-                  "time ÷ replica b time, two cells of the same setting: no difference",
+        statement="A/A control: the test drive's stored-procedure inserts (C1) on InnoDB, the time of "
+                  "{a} ÷ that of {b}, two cells of the same setting: no difference",
         published="no difference (1×)", published_ratio=1.0, rule=NO_DIFFERENCE, macro="AASteps",
         experiments=(STEPS,)),
 ]
@@ -183,7 +196,7 @@ def quiet_check(tidy) -> tuple[list[str], list[str]]:
         if cov < FLAG_LEVEL:
             unchecked.append(f"{where}: n = {r['n']}, at most {100 * cov:.1f}% coverage")
         elif lo > 1 or hi < 1:
-            flags.append(f"{where}: replica a ÷ b in [{lo:.4g}, {hi:.4g}] at {100 * cov:.1f}% "
+            flags.append(f"{where}: a ÷ b in [{lo:.4g}, {hi:.4g}] at {100 * cov:.1f}% "
                          f"coverage excludes 1")
     return flags, unchecked
 
