@@ -1,20 +1,21 @@
 """Blocks and looks end to end on real servers (a tiny profile: 1,000-row tables, 1 s
-runs, InnoDB and MyISAM, repetitions {min: 2, max: 4, looks: 2}) in a fresh copy of the
-repository.
+runs, repetitions {min: 4, max: 6, looks: 2} at claims.level 0.75, whose per-look level
+0.875 four blocks reach) in a fresh copy of the repository.
 
-Two experiments of the same design: `point_select`, which claims of study A3 read,
-and `blocks_free`, which no claim reads. A look at an experiment no claim reads is
-decided (harness.analysis.looks: no verdict waits for its blocks), so blocks_free stops
-after look 1 at 2 blocks. point_select is not decided at look 1: two blocks can decide
-no claim at `claims.level` (while harness.analysis.claims.experiment_decided is not
-merged, harness.analysis.looks answers "not decided" for every claim-read experiment,
-and says so), so its blocks 3 and 4 are added. Every manifest records its block, and
-within each block the cells ran one after the other in the block's seeded order.
-Then an interrupted block (its .done gone, its last cell missing) is re-run whole on
-the next run, the cell it had set aside under data/partial/."""
+Two experiments of the same design (InnoDB Point-Selects, two cells that differ only in
+`replica`): `blocks_pending`, read by the claim of a study kept outside the repository
+($MYSQLBENCH_STUDY_PATH) whose band [0.9999, 1.0001] no interval of 1 s runs can lie
+inside, nor wholly outside (an A/A interval holds 1), so it stays undecided while blocks
+may be added; and `blocks_free`, which no claim reads. A look at an experiment no claim
+reads is decided (harness.analysis.looks), so blocks_free stops after look 1 at 4 blocks;
+blocks_pending is not decided at look 1, so its blocks 5 and 6 are added. Every manifest
+records its block, and within each block the cells ran one after the other in the
+block's seeded order. Then an interrupted block (its .done gone, its last cell missing)
+is re-run whole on the next run, the cell it had set aside under data/partial/."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,30 +23,63 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import copy_checkout
-from harness import builds
+from harness import builds, studies
 from harness.plan import blocks as B
 from harness.plan import cells as plan
 from harness.plan import config
 
 pytestmark = pytest.mark.e2e
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-TARGETS = ["data/tidy/point_select_summary.csv", "data/tidy/blocks_free_summary.csv"]
-SELECT = {"engines": ["InnoDB", "MyISAM"], "tables": [1], "cores": "max", "users": [4]}
+PENDING = "blocks_pending"
+TARGETS = [f"data/tidy/{PENDING}_summary.csv", "data/tidy/blocks_free_summary.csv"]
+SELECT = {"workload": "point_select", "engines": ["InnoDB"], "tables": [1], "cores": "max",
+          "users": [4], "variants": {"replica": ["a", "b"]}}
+STUDY = '''"""A study whose one claim no run of a few blocks can decide (tests/test_blocks_e2e.py)."""
+from harness.analysis import claims as C
+
+NAME = "zz_pending"
+CODES = ("Z8",)
+TITLE = "Study Z8: a claim that stays undecided"
+SECTION = "section.tex"
+EXPERIMENTS = {"blocks_pending": ("Z8", "A/A Point-Selects")}
+CLAIMS = [C.LevelRatio(
+    id="Z8-pending", study="Z8", statement="replica a and b within 0.01%", published="1.0000x",
+    published_ratio=1.0, rule=C.within(0.9999, 1.0001, "narrower than any 1 s run resolves"),
+    experiments=("blocks_pending",), experiment_name="blocks_pending", engine="InnoDB",
+    a=("a",), b=("b",))]
+FIGURES = {}
+SETUP = []
+PUBLISHED_MARKS = []
+
+
+def macros(ctx, rows, fmt):
+    return []
+'''
 
 
 def profile(work: Path) -> dict:
     d = yaml.safe_load((work / "config/default.yaml").read_text())
     exps = {k: {"enabled": False} for k in d["experiments"]}
-    exps["point_select"] = dict(SELECT)
-    exps["blocks_free"] = {"study": "A3", "workload": "point_select", **SELECT}
+    exps[PENDING] = {"study": "Z8", **SELECT}
+    exps["blocks_free"] = {"study": "A3", **SELECT}
     return {"profile": "blocks", "sysbench": {"warmup_s": 0, "duration_s": 1},
-            "experiment_defaults": {"table_size": 1000, "repetitions": {"min": 2, "max": 4, "looks": 2}},
+            "claims": {"level": 0.75},
+            "experiment_defaults": {"table_size": 1000, "repetitions": {"min": 4, "max": 6, "looks": 2}},
             "experiments": exps}
 
 
+def study_path(work: Path) -> Path:
+    d = work / "extra-studies"
+    (d / "zz_pending").mkdir(parents=True, exist_ok=True)
+    (d / "zz_pending" / "__init__.py").write_text(STUDY)
+    (d / "zz_pending" / "section.tex").write_text("")
+    return d
+
+
 def snakemake(work: Path, *args) -> str:
+    env = {**os.environ, studies.PATH_VAR: str(study_path(work))}
     res = subprocess.run([SNAKEMAKE, *TARGETS, "--cores", "all", "--configfile", "blocks.yaml", *args],
-                         cwd=work, capture_output=True, text=True)
+                         cwd=work, capture_output=True, text=True, env=env)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return res.stdout + res.stderr
 
@@ -59,29 +93,34 @@ def run(tmp_path_factory):
     cfg: dict = {}
     for part in (yaml.safe_load((work / "config/default.yaml").read_text()), prof):
         config.deep_merge(cfg, part)
-    return work, config.resolve(cfg), builds.load_lock(config.LOCK)
+    mp = pytest.MonkeyPatch()
+    mp.setenv(studies.PATH_VAR, str(study_path(work)))  # the plan here knows study Z8 too
+    try:
+        yield work, config.resolve(cfg), builds.load_lock(config.LOCK)
+    finally:
+        mp.undo()
 
 
 def manifests(work: Path, exp: str) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((work / "data/raw/A3" / exp).glob("*/manifest.json"))]
+    return [json.loads(p.read_text()) for p in sorted((work / "data/raw").glob(f"*/{exp}/*/manifest.json"))]
 
 
 def test_a_decided_look_stops_the_sweep_an_undecided_one_adds_blocks(run):
     work, cfg, lock = run
     free = json.loads((work / B.look_path("blocks_free", 1)).read_text())
-    assert free["decided"] is True and free["blocks"] == 2 and "no claim reads" in free["why"]
-    selected = json.loads((work / B.look_path("point_select", 1)).read_text())
-    assert selected["decided"] is False and selected["blocks"] == 2 and selected["claims"]
-    assert sorted(m["block"]["id"] for m in manifests(work, "blocks_free")) == [1, 1, 2, 2]
-    assert sorted(m["block"]["id"] for m in manifests(work, "point_select")) == [1, 1, 2, 2, 3, 3, 4, 4]
-    assert not (work / B.look_path("point_select", 2)).exists()  # the last look adds nothing: none
-    rows = (work / "data/tidy/point_select.csv").read_text().splitlines()
-    assert len(rows) == 1 + 8  # the tidy data read every block measured
+    assert free["decided"] is True and free["blocks"] == 4 and "no claim reads" in free["why"]
+    pending = json.loads((work / B.look_path(PENDING, 1)).read_text())
+    assert pending["decided"] is False and pending["blocks"] == 4 and pending["claims"] == ["Z8-pending"]
+    assert sorted(m["block"]["id"] for m in manifests(work, "blocks_free")) == [1, 1, 2, 2, 3, 3, 4, 4]
+    assert sorted(m["block"]["id"] for m in manifests(work, PENDING)) == [r for r in range(1, 7) for _ in "ab"]
+    assert not (work / B.look_path(PENDING, 2)).exists()  # the last look adds nothing: none
+    rows = (work / f"data/tidy/{PENDING}.csv").read_text().splitlines()
+    assert len(rows) == 1 + 12  # the tidy data read every block measured
 
 
 def test_every_block_ran_its_cells_back_to_back_in_its_seeded_order(run):
     work, cfg, lock = run
-    for exp in ("point_select", "blocks_free"):
+    for exp in (PENDING, "blocks_free"):
         ms = manifests(work, exp)
         last_finished = ""
         for r in sorted({m["block"]["id"] for m in ms}):
@@ -105,17 +144,17 @@ def test_a_second_run_measures_nothing(run):
 
 def test_an_interrupted_block_is_measured_again_whole_nothing_discarded(run):
     work, cfg, lock = run
-    first, second = [plan.cell_dir(cfg, "point_select", n) for n in B.order(cfg, lock, "point_select", 4)]
+    first, second = [plan.cell_dir(cfg, PENDING, n) for n in B.order(cfg, lock, PENDING, 6)]
     before = json.loads((work / first / "manifest.json").read_text())
     # what a run cut inside block 4 leaves: its first cell, not its second, no .done
-    subprocess.run(["rm", "-rf", str(work / second), str(work / B.done_path("point_select", 4))], check=True)
+    subprocess.run(["rm", "-rf", str(work / second), str(work / B.done_path(PENDING, 6))], check=True)
     out = snakemake(work)
-    kept = work / "data/partial/A3/point_select" / f"{Path(first).name}.attempt1"
+    kept = work / "data/partial/Z8" / PENDING / f"{Path(first).name}.attempt1"
     assert json.loads((kept / "manifest.json").read_text()) == before  # set aside, not deleted
     again = [json.loads((work / c / "manifest.json").read_text()) for c in (first, second)]
     assert again[0]["timing"]["started"] > before["timing"]["finished"]  # measured again
     assert again[0]["timing"]["finished"] <= again[1]["timing"]["started"]  # in the block's order
-    assert json.loads((work / B.open_path("point_select", 4, 2)).read_text())["set_aside"] == [
+    assert json.loads((work / B.open_path(PENDING, 6, 2)).read_text())["set_aside"] == [
         str(kept.relative_to(work))], out[-2000:]
-    # blocks 1..3 untouched
-    assert sorted(m["block"]["id"] for m in manifests(work, "point_select")) == [1, 1, 2, 2, 3, 3, 4, 4]
+    # blocks 1..5 untouched
+    assert sorted(m["block"]["id"] for m in manifests(work, PENDING)) == [r for r in range(1, 7) for _ in "ab"]

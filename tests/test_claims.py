@@ -557,7 +557,7 @@ def test_every_study_declares_its_parts():
         assert studies.section_path(mod).is_file(), mod.SECTION
         assert mod.CLAIMS and all(c.study for c in mod.CLAIMS)
         for fig in mod.FIGURES.values():
-            assert (ROOT / "workflow" / "R" / fig["script"]).exists()
+            assert studies.figure_script(mod, fig["script"]).is_file()
     ids = [c.id for c in studies.claims()]
     assert len(ids) == len(set(ids))
     macros = [c.macro for c in studies.claims() if c.macro]

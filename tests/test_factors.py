@@ -79,12 +79,12 @@ def test_every_cell_sets_every_factor_that_applies_to_it_baseline_or_varied():
     MyISAM key cache per table, transactions off)."""
     base = variants.settings({}, "InnoDB", "point_select")
     assert base == {"ps": "off", "pfs": "on", "spin_wait_delay": 96, "innodb_read_only": "off",
-                    "mdl_hash_instances": "default"}
+                    "mdl_hash_instances": "default", "replica": "a"}
     assert variants.settings({}, "MyISAM", "oltp_ro") == {"trx": "off", "ps": "off", "pfs": "on",
                                                           "mdl_hash_instances": "default", "myisam_mmap": "off",
-                                                          "key_cache": "per_table"}
+                                                          "key_cache": "per_table", "replica": "a"}
     assert variants.settings({"ps": "on"}, "MEMORY-BTREE", "point_select") == {
-        "ps": "on", "pfs": "on", "mdl_hash_instances": "default"}
+        "ps": "on", "pfs": "on", "mdl_hash_instances": "default", "replica": "a"}
     opts = variants.server_options(base, FAMILY)
     assert opts["innodb_spin_wait_delay"] == 96 and opts["performance_schema"] == "ON"
 

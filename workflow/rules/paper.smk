@@ -182,7 +182,7 @@ rule artifact_appendix:
 rule paper:
     input:
         tex="paper/main.tex",
-        sections=[str(studies.section_path(m)) for m in STUDIES.values()],
+        sections=[str(hstudies.section_path(m)) for m in STUDIES.values()],
         generated=rules.generated_tex.output,
         figures=figure_pdfs(),
         paper_figures=[f"figures/{name}.pdf" for name in hreport.PAPER_FIGURES],

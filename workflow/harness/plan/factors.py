@@ -84,6 +84,11 @@ FACTORS: dict[str, Factor] = {f.name: f for f in (
     Factor("key_cache", "kc", "MyISAM key cache", ("shared", "per_table"), "per_table",
            engines=("MyISAM",),
            note="one key cache per table, as study A3's 8-table MyISAM runs"),
+    # An A/A control (study AA, harness.studies.aa): the same setting measured as two
+    # cells. It sets nothing on the server or in the driver; only its code in the cell
+    # name keeps the two replicas apart, so they run (and are blocked) as any two cells.
+    Factor("replica", "replica", "A/A replica", ("a", "b"), "a",
+           note="a control of this artifact (the studies had none): the same setting measured twice, a and b"),
 )}
 ORDER = list(FACTORS)
 

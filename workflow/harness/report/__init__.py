@@ -30,6 +30,7 @@ import argparse
 import csv
 import io
 import os
+import sys
 
 from harness import atomic
 from harness.analysis import claims as C
@@ -54,7 +55,7 @@ def claims_csv(rows) -> str:
 def outputs(tidy: T.Tidy) -> dict:
     """File name -> text of every generated file."""
     ctx = C.Context.of(tidy)
-    rows = C.evaluate(tidy, studies.claims())
+    rows = studies.annotate(ctx, C.evaluate(tidy, studies.claims()))
     bc = tidy.experiment("build_compare")
     return {
         "macros.tex": M.macros_tex(M.build_macros(ctx, rows), M.flags_tex(tidy)),
@@ -88,8 +89,11 @@ def main(argv=None):
         C.setting(config, "contention_min_cores")
     except ValueError as e:
         ap.error(f"{args.config}: {e}")
-    for name, text in outputs(T.load(args.tidy_dir, config)).items():
+    tidy = T.load(args.tidy_dir, config)
+    for name, text in outputs(tidy).items():
         atomic.write_text(os.path.join(args.out, name), text)
+    for line in studies.warnings(tidy):  # e.g. an A/A control that says the host was not quiet
+        print(line, file=sys.stderr)
     return 0
 
 

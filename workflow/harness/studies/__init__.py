@@ -29,6 +29,12 @@ and, where it brings its own measurement parts:
     STEP_SCRIPTS       {name: module with run(ctx)[, server_options(family, engines)]
                        [, extra(frame, spec, recorder)]} for `steps` experiments
 
+and, where its results bear on the whole run (study AA's A/A controls):
+
+    annotate(ctx, rows)   amends the claims' rows (e.g. a reason) after every study's
+                          claims are evaluated (the report calls it)
+    warnings(tidy)        lines the report prints on stderr (e.g. a host that was not quiet)
+
 Adding a study: a new folder here (or on $MYSQLBENCH_STUDY_PATH), its experiment
 block in a config, and its paper section.
 """
@@ -135,3 +141,16 @@ def figure_script(study, script: str) -> Path:
 def claims() -> list:
     """Every study's claims, in study order."""
     return [c for s in all_studies().values() for c in s.CLAIMS]
+
+
+def annotate(ctx, rows: list) -> list:
+    """The claims' rows after every study's `annotate` (those that declare one), in study order."""
+    for s in all_studies().values():
+        if hasattr(s, "annotate"):
+            rows = s.annotate(ctx, rows)
+    return rows
+
+
+def warnings(tidy) -> list[str]:
+    """Every study's report-time warnings (those that declare `warnings`)."""
+    return [w for s in all_studies().values() if hasattr(s, "warnings") for w in s.warnings(tidy)]
