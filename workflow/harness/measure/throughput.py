@@ -21,6 +21,7 @@ from harness.plan import factors
 
 from harness.measure import sysbench
 from harness.measure import datasets
+from harness.measure import sbtest
 from harness.measure.server import ServerError, _err_tail as err_tail
 
 
