@@ -227,3 +227,45 @@ def test_official_check_says_not_checked_identical_or_differs(tmp_path):
     (official / "bin" / "mysqld").write_bytes(b"a server binarz")
     res = builds.official_check("mysql-5.6.24", entry, ours, "x", official)
     assert res["verdict"] == "differs" and res["official_mysqld_sha256"] != res["mysqld_sha256"]
+
+
+# -- pinning a new entry; a host library the server lacks -----------------------------
+def test_pin_lock_adds_absent_keys_and_a_deb_files_mapping(tmp_path):
+    """A new entry written with no hashes at all: fetch-build's pins go in, the rest of the
+    file stays byte for byte, and the result loads as exactly those values."""
+    lock = tmp_path / "builds.lock.yaml"
+    head = LOCK.read_text()
+    new = ("\n  new-build:   # added by hand\n    family: mariadb-10.11\n    provider: debian\n"
+           "    version: 1.0\n    mysqld: sbin/mariadbd\n    packages: [a, b]\n\n  # trailing comment\n")
+    lock.write_text(head + new)
+    debs = {"a": {"file": "a_1.0-1+deb12u1_amd64.deb", "sha256": "1a" * 32},
+            "b": {"file": "b_1.0-1+deb12u1_all.deb", "sha256": "2b" * 32}}
+    builds.pin_lock(lock, "new-build", {"mysqld_sha256": "3c" * 32, "deb_files": debs})
+    builds.pin_lock(lock, "new-build", {"nar_hash": "sha256-" + "A" * 43 + "="})
+    text = lock.read_text()
+    assert text.startswith(head) and text.endswith("\n\n  # trailing comment\n")
+    entry = builds.load_lock(lock)["new-build"]
+    assert entry["deb_files"] == debs and entry["mysqld_sha256"] == "3c" * 32
+    assert entry["nar_hash"].startswith("sha256-A")
+    with pytest.raises(builds.BuildError, match="already pinned"):
+        builds.pin_lock(lock, "new-build", {"mysqld_sha256": "4d" * 32})
+
+
+@pytest.mark.skipif(shutil.which("cc") is None or shutil.which("ldd") is None, reason="needs cc and ldd")
+def test_a_host_library_the_server_needs_and_lacks_is_named(tmp_path):
+    """A real binary linked against a library that is then removed: one line naming it."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (tmp_path / "f.c").write_text("int mysqlbench_f(void) { return 1; }\n")
+    (tmp_path / "m.c").write_text("int mysqlbench_f(void);\nint main(void) { return mysqlbench_f(); }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib / "libmysqlbenchgone.so"), str(tmp_path / "f.c")], check=True)
+    (tmp_path / "bin").mkdir()
+    subprocess.run(["cc", "-o", str(tmp_path / "bin" / "mysqld"), str(tmp_path / "m.c"), f"-L{lib}",
+                    "-lmysqlbenchgone"], check=True)
+    entry = {"mysqld": "bin/mysqld", "lib_dir": "lib", "provider": "debian", "packages": ["p"]}
+    builds.check_libraries("t", entry, tmp_path)  # found in lib_dir: fine
+    (lib / "libmysqlbenchgone.so").unlink()
+    with pytest.raises(builds.BuildError) as exc:
+        builds.check_libraries("t", entry, tmp_path)
+    msg = str(exc.value)
+    assert "\n" not in msg and msg.startswith("build t: bin/mysqld needs libmysqlbenchgone.so,") and "Depends" in msg

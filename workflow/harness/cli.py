@@ -110,7 +110,7 @@ def cmd_nix_pins(a):
     else:
         if not a.name:
             a.parser.error("pin needs --name")
-        print(f"builds.{a.name}.nar_hash: {build_nix.pin_nar_hash(a.name, Path(a.lock))}")
+        print(f"builds.{a.name}.nar_hash: {build_nix.pin_nar_hash(a.name, Path(a.lock), out=Path(a.out))}")
 
 
 def cmd_watchdog(a):

@@ -12,6 +12,8 @@ The package, lowest module first (each imports only those above it):
   nix        the Nix provider (fetch_nix, choose_provider, provider_for, provenance)
              and nix/builds.json, the lock's pins for flake.nix
              (`python -m harness nix-pins {write,check,pin --name B}`)
+  debian     the debian provider's .deb files: apt-get download (or a local directory,
+             ARTIFACT_DEB_DIR), checked, dpkg-deb -x; never an install on the host
   providers  the direct providers npm, maven, debian, tarball: `fetch`
   initdb     an empty system datadir per build family (`bootstrap`), `mysqld --verbose
              --help`, the official-binary check
@@ -22,21 +24,22 @@ from __future__ import annotations
 
 from harness.builds.lock import (REQUIRED, BuildError, default_lock, load_lock, mysqld_path,
                                  pin_lock, sha256_file, sri_sha512, verify_artifact)
-from harness.builds.nixstore import (NIX_SETTINGS, in_store, nix_env, nix_path_info, nix_works,
-                                     store_dir, verify_installed, verify_store_path)
+from harness.builds.nixstore import (NIX_SETTINGS, check_libraries, in_store, nix_env, nix_path_info,
+                                     nix_works, store_dir, verify_installed, verify_store_path)
 from harness.builds.nix import (BUILD_PROVIDERS, FLAKE_FILES, choose_provider, fetch_nix, flake_copy,
                                 nix_build, nix_unpack_hash, provenance, provider_for)
-from harness.builds.providers import PROVIDERS, SERVICE_PID_FILES, fetch
+from harness.builds.debian import DEB_DIR_VAR
+from harness.builds.providers import PROVIDERS, fetch
 from harness.builds.initdb import (FAMILY_INIT, INIT_SQL, bootstrap, help_argv, mysqld_help,
                                       official_check)
 
 __all__ = [
     "REQUIRED", "BuildError", "default_lock", "load_lock", "mysqld_path", "pin_lock", "sha256_file",
     "sri_sha512", "verify_artifact",
-    "NIX_SETTINGS", "in_store", "nix_env", "nix_path_info", "nix_works", "store_dir", "verify_installed",
+    "NIX_SETTINGS", "check_libraries", "in_store", "nix_env", "nix_path_info", "nix_works", "store_dir", "verify_installed",
     "verify_store_path",
     "BUILD_PROVIDERS", "FLAKE_FILES", "choose_provider", "fetch_nix", "flake_copy", "nix_build",
     "nix_unpack_hash", "provenance", "provider_for",
-    "PROVIDERS", "SERVICE_PID_FILES", "fetch",
+    "DEB_DIR_VAR", "PROVIDERS", "fetch",
     "FAMILY_INIT", "INIT_SQL", "bootstrap", "help_argv", "mysqld_help", "official_check",
 ]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness import atomic
 from harness.builds.lock import BuildError, mysqld_path, output_tail, sha256_file
-from harness.builds.nixstore import in_store, verify_installed
+from harness.builds.nixstore import check_libraries, verify_installed
 from harness.measure import backends
 from harness.measure import mycnf
 from harness.measure import procs
@@ -91,12 +91,10 @@ def _run_logged(name: str, runner, argv: list, log: Path, env: dict, stdin: str 
 
 
 def _install_basedir(entry: dict, build_dir: Path) -> Path:
-    """mariadb-install-db's --basedir: the lock's install_basedir (where the debian
-    provider's packages are installed) unless the build is a Nix store tree, which has
-    the whole layout (bin/, sbin/, share/mysql, lib/mysql/plugin) itself."""
-    if in_store(build_dir):
-        return Path(build_dir).resolve()
-    return Path(entry.get("install_basedir", build_dir))
+    """mariadb-install-db's --basedir: the build dir itself, which has the whole layout
+    (bin/, sbin/, share/mysql, lib/mysql/plugin: the lock's `links`, extracted from the
+    .deb files by the direct provider or the Nix builder alike)."""
+    return Path(build_dir).resolve()
 
 
 def _install_db_tools(entry: dict, build_dir: Path) -> list[Path]:
@@ -124,6 +122,7 @@ def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict 
     host, docker, auto), as a measured server is; out/bootstrap.json says which."""
     build_dir = Path(build_dir).resolve()
     mysqld = verify_installed(name, entry, build_dir)
+    check_libraries(name, entry, build_dir)
     method = _init_method(name, entry)
     share = build_dir / entry["share_dir"]
     defaults = mycnf.family_defaults(entry["family"])

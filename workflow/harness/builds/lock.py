@@ -20,7 +20,9 @@ import yaml
 from harness import atomic
 from harness import paths
 
-REQUIRED = ("family", "provider", "version", "mysqld", "mysqld_sha256")
+# The hashes (artifact_sha256, mysqld_sha256, deb_files, nar_hash) are not required: one
+# that is null or absent is pinned by the first fetch (pin_lock).
+REQUIRED = ("family", "provider", "version", "mysqld")
 
 
 class BuildError(Exception):
@@ -107,9 +109,22 @@ def _entry_block(lines: list[str], name: str) -> tuple[int, int, int]:
     raise BuildError(f"cannot find builds.{name} in the lock's text to pin it; write the hashes by hand")
 
 
+def _render(key: str, value, child: int) -> list[str]:
+    """`key: value` at indent `child`; a mapping of mappings (deb_files) as one flow line each."""
+    pad = " " * child
+    if not isinstance(value, dict):
+        return [f"{pad}{key}: {value}"]
+    out = [f"{pad}{key}:"]
+    for k, v in value.items():
+        flow = ", ".join(f"{a}: {b}" for a, b in v.items()) if isinstance(v, dict) else None
+        out.append(f"{pad}  {k}: {{{flow}}}" if flow is not None else f"{pad}  {k}: {v}")
+    return out
+
+
 def pin_lock(lock_path: Path, name: str, values: dict) -> None:
-    """Write `values` (keys that are null in builds.<name>) into the lock file; the rest of
-    the file (comments, order, other entries) stays byte for byte as it was."""
+    """Write `values` (keys that are null or absent in builds.<name>) into the lock file: a null
+    is replaced in place, an absent key is added at the end of the entry; the rest of the file
+    (comments, order, other entries) stays byte for byte as it was."""
     lock_path = Path(lock_path).absolute()
     dir_fd = os.open(lock_path.parent, os.O_RDONLY)
     try:
@@ -117,8 +132,8 @@ def pin_lock(lock_path: Path, name: str, values: dict) -> None:
         text = lock_path.read_text()
         before = yaml.safe_load(text)
         lines = text.splitlines(keepends=True)
-        first, end, child = _entry_block(lines, name)
         for key, value in values.items():
+            first, end, child = _entry_block(lines, name)
             pat = re.compile(rf"^( {{{child}}}){re.escape(key)}:([ \t]*)([^#\n]*?)([ \t]*#[^\n]*)?(\n?)$")
             for i in range(first + 1, end):
                 m = pat.match(lines[i])
@@ -126,18 +141,24 @@ def pin_lock(lock_path: Path, name: str, values: dict) -> None:
                     if m.group(3).strip() not in ("", "null", "~"):
                         raise BuildError(f"{lock_path.name}: builds.{name}.{key} is already pinned "
                                          f"({m.group(3).strip()}); not overwriting it")
-                    lines[i] = f"{m.group(1)}{key}: {value}{m.group(4) or ''}{m.group(5)}"
+                    new = _render(key, value, child)
+                    new[0] += m.group(4) or ""
+                    lines[i:i + 1] = [l + "\n" for l in new[:-1]] + [new[-1] + (m.group(5) or "\n")]
                     break
-            else:
-                raise BuildError(f"{lock_path.name}: builds.{name}.{key}: null not found; add it to pin")
-        new = "".join(lines)
+            else:  # absent: after the entry's last line of content
+                last = max(i for i in range(first, end)
+                           if lines[i].strip() and not lines[i].lstrip().startswith("#"))
+                if not lines[last].endswith("\n"):
+                    lines[last] += "\n"
+                lines[last + 1:last + 1] = [l + "\n" for l in _render(key, value, child)]
+        new_text = "".join(lines)
         want = before
         want["builds"][name].update(values)
-        if yaml.safe_load(new) != want:
+        if yaml.safe_load(new_text) != want:
             raise BuildError(f"{lock_path.name}: pinning builds.{name} would change more than "
                              f"{', '.join(values)}; write the hashes by hand: {values}")
         mode = lock_path.stat().st_mode & 0o777
-        atomic.write_text(lock_path, new)
+        atomic.write_text(lock_path, new_text)
         os.chmod(lock_path, mode)
     finally:
         os.close(dir_fd)

