@@ -125,7 +125,7 @@ def test_a1_section_is_first_and_its_figures_are_registered():
     assert studies.section_path(a1).is_file()
     for name, spec in a1.FIGURES.items():
         assert report.FIGURES[name]["study"] == "a1"
-        assert (ROOT / "workflow" / "R" / spec["script"]).exists()
+        assert studies.figure_script(a1, spec["script"]).is_file()
     assert report.figure_inputs("a1_fts_counts", {"fts"}, "t") == ["t/fts_gate.csv", "t/fts_load.csv"]
 
 
@@ -205,7 +205,8 @@ needs_r = pytest.mark.skipif(not shutil.which("Rscript"), reason="Rscript not in
 
 
 def rscript(script, *args):
-    return subprocess.run(["Rscript", str(ROOT / "workflow" / "R" / script), *map(str, args)],
+    """One of A1's figure scripts (its package's R/, else the shared workflow/R/), by name."""
+    return subprocess.run(["Rscript", str(studies.figure_script(a1, script)), *map(str, args)],
                           capture_output=True, text=True, timeout=180)
 
 
