@@ -16,17 +16,7 @@
 #    oltp_ro_summary.csv, read_write_summary.csv; recognised by their workload
 #    column, one panel per experiment)
 
-# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
-# own figure scripts in their package), or $ARTIFACT_R_THEME
-source(local({
-  t <- Sys.getenv("ARTIFACT_R_THEME")
-  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
-  while (!nzchar(t) && d != dirname(d)) {
-    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
-    d <- dirname(d)
-  }
-  t
-}))
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 PANELS <- c(simple_ranges = "Simple-Ranges (log scale)",
             oltp_ro = "OLTP_RO (read-only)",
             oltp_rw = "OLTP read-write")
