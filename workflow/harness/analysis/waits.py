@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 from harness.analysis import tidydata as T
 from harness.analysis.claimkinds import Claim
 from harness.analysis.claimrules import (
-    INCONCLUSIVE, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, Context, Result, cell_where, flagged, missing)
+    INCONCLUSIVE, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, Context, Result, cell_where, flagged,
+    levels_of, missing)
 
 
 LOCK_WAITS = re.compile(r"^wait/(synch|lock)/")
@@ -63,7 +64,7 @@ def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
         raise ValueError(f"clopper_pearson: need 0 <= k <= n, n >= 1 (k={k}, n={n})")
     a = (1 - level) / 2
     lo = 0.0 if k == 0 else _solve(lambda p: _binom_tail_ge(k, n, p), a)
-    hi = 1.0 if k == n else _solve(lambda p: 1 - _binom_tail_ge(k + 1, n, p), 1 - a)
+    hi = 1.0 if k == n else _solve(lambda p: _binom_tail_ge(k + 1, n, p), 1 - a)   # P(X <= k | hi) = a
     return lo, hi
 
 
@@ -146,12 +147,14 @@ class TopWait(Claim):
     tables: int | None = None
     pattern: str = ""
     top_n: int = 5
-    levels: tuple = ()   # ((factor, value), ...) the cells must have
+    levels: tuple | None = None   # LEVELS of the experiment's varied factors (None: their baselines)
 
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(self.experiment_name) is None:
             return missing(*ctx.tidy.missing(self.experiment_name).split(": ", 1))
-        levels = dict(self.levels)
+        levels, why = levels_of(ctx.tidy, self.experiment_name, self.levels)
+        if levels is None:
+            return missing("", why)
         rows = wait_rows(ctx, self.experiment_name, build, self.engine, self.tables, levels)
         if not rows:
             return missing("data", f"no lock or synchronisation waits of {self.engine} in "

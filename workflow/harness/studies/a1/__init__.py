@@ -115,7 +115,7 @@ A1_CORES_WHY = "A1's own figures: mysqld on 4, 8, 16, 24 and 32 cores"
 DIRECTION = "a reported pair of values: only the direction is judged, the magnitude beside it"
 
 
-def _wait(engine, pattern, published, macro, cid=None, experiment="fts", levels=()):
+def _wait(engine, pattern, published, macro, cid=None, experiment="fts", levels=None):
     return C.TopWait(
         id=cid or f"A1-WAIT-{engine}-{macro.removeprefix('FtsWait')}", study="A1",
         statement=f"Full-text search: {published} among {engine}'s top 5 lock/synchronisation waits "
@@ -183,7 +183,7 @@ CLAIMS = [
         macro="FtsMmap", experiments=("fts_mmap",), experiment_name="fts_mmap", engine="MyISAM",
         a=("on",), b=("off",)),
     _wait("MyISAM", r"mmap_lock", "MyISAM mmap_lock (myisam_use_mmap on)", "FtsWaitMmap",
-          cid="A1-WAIT-MyISAM-mmap-lock", experiment="fts_mmap", levels=(("myisam_mmap", "on"),)),
+          cid="A1-WAIT-MyISAM-mmap-lock", experiment="fts_mmap", levels=("on",)),
     C.EngineRatio(
         id="A1-FTS-builds-innodb-wins", study="A1",
         statement="Full-text search, every build with InnoDB FULLTEXT: InnoDB beats MyISAM at best",

@@ -71,7 +71,7 @@ def _a2(experiment, label, macro, levels=None):
 
 
 def _wait(cid, study, engine, tables, pattern, published, macro, experiment="point_select",
-          label="Point-Selects", levels=()):
+          label="Point-Selects", levels=None):
     return C.TopWait(
         id=cid, study=study,
         statement=f"{label}, {tables} table{'s' if tables != 1 else ''}: {published} among "
@@ -114,7 +114,7 @@ class SpinStability(C.LevelRatio):
         return C.Result.judged(measured, j, [a, b])
 
 
-AUTOCOMMIT = (("trx", "off"),)
+AUTOCOMMIT = ("off",)   # oltp_ro's transactions factor off
 MDL = r"(^|/)MDL|/metadata/"
 
 CLAIMS = [
@@ -238,10 +238,10 @@ CLAIMS = [
           "MyISAM key_root_lock", "WaitKeyRootLockEight"),
     _wait("A3-WAIT-rc1-MDL", "A3", "MyISAM", 8, MDL, "MDL (rc1: one MDL hash; stand-in "
           "metadata_locks_hash_instances 1)", "WaitRcOneMDL", experiment="mdl_hash",
-          levels=(("mdl_hash_instances", "1"),)),
+          levels=("1",)),
     _wait("A3-WAIT-rc2-key-cache", "A3", "MyISAM", 8, r"KEY_CACHE::cache_lock|key_root_lock",
           "key-cache contention (rc2: MDL hash split; stand-in: the build's default instances)",
-          "WaitRcTwoKeyCache", experiment="mdl_hash", levels=(("mdl_hash_instances", "default"),)),
+          "WaitRcTwoKeyCache", experiment="mdl_hash", levels=("default",)),
     # --- build versus build: rc1 -> rc2, today
     C.BuildRatio(
         id="A3-BUILD-rc1-rc2-MyISAM", study="A3",

@@ -209,6 +209,7 @@ class ScanOrder(C.Claim):
     over the pairs so the conjunction keeps the claims' level; reproduced when every
     pair is, not reproduced when any pair is, inconclusive otherwise."""
     order: tuple = SCAN_ORDER
+    pair_rule: C.Rule = C.above(1.0, "a reported order of times: each neighbouring pair's direction")
 
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(EXPERIMENT) is None:
@@ -223,7 +224,7 @@ class ScanOrder(C.Claim):
                 gone = _engine(slow) if not va else _engine(fast)
                 return C.missing("data", f"no passing C2 scan_s of {gone} in {build}"
                                          + (" (experiment: legacy is false)" if gone == LEGACY else ""))
-            j = strict.judge(EXPERIMENT, va, vb, self.rule)
+            j = strict.judge(EXPERIMENT, va, vb, self.pair_rule)
             verdicts.append(j.verdict)
             parts.append(f"{slow}/{fast} {interval_text(j.ci)}")
         measured = "; ".join(parts)
@@ -299,7 +300,6 @@ CLAIMS = [
         id="C2-scan-order", study="C2",
         statement="Full scan times in the published order: legacy < MyISAM < ARCHIVE < InnoDB",
         published="1.43 s < 1.86 s < 1.98 s < 4.05 s",
-        rule=C.above(1.0, "a reported order of times: each neighbouring pair's direction"),
         macro="CScanOrder", experiments=(EXPERIMENT,), deviation=LEGACY_DEVIATION),
     StepRatio(
         id="C2-conversion-to-InnoDB-slower", study="C2",
