@@ -86,7 +86,6 @@ def main(argv=None):
     config = T.read_yaml(args.config)
     try:
         C.setting(config, "level")
-        C.setting(config, "contention_min_cores")
     except ValueError as e:
         ap.error(f"{args.config}: {e}")
     tidy = T.load(args.tidy_dir, config)

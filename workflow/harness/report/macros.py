@@ -11,6 +11,18 @@ from harness.report import method, tables
 from harness.report.figures import FIGURES, coverage_range, figure_inputs
 
 
+def contention_cores() -> str:
+    """'4 (A1), 16 (A2, A3)': the hardware threads each study's contention and scaling
+    claims need (their own min_cores), for the method paragraph."""
+    by = {}
+    for c in studies.claims():
+        if c.needs:
+            by.setdefault(c.min_cores, [])
+            if c.study not in by[c.min_cores]:
+                by[c.min_cores].append(c.study)
+    return "; ".join(f"{n} ({', '.join(s)})" for n, s in sorted(by.items()))
+
+
 def primary_build(tidy) -> str:
     """The build the text's numbers are about: the profile's first measured build."""
     measured = tidy.builds(*tidy.experiments)
@@ -126,7 +138,7 @@ def build_macros(ctx, rows) -> list:
         ("ClaimLevelSide", f"{100 * ctx.level ** 0.5:.2f}"),
         ("RepsNeeded", str(max([I.min_blocks(ctx.level, BV.bounds_of(tidy, e)[2]) for e in tidy.experiments]
                                or [I.min_blocks(ctx.level)]))),
-        ("ContentionMinCores", str(ctx.min_cores)),
+        ("ContentionCores", L.tex_escape(contention_cores())),
         ("IntervalMethod", L.tex_escape(method.describe(ctx.level, ctx.decide))),
         ("PowerCaption", L.tex_escape(method.power_caption(ctx.level))),
         ("CellCoverage", _coverage_text((min(covs), max(covs)) if covs else None)),
