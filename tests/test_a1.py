@@ -126,7 +126,7 @@ def test_a1_section_is_first_and_its_figures_are_registered():
     for name, spec in a1.FIGURES.items():
         assert report.FIGURES[name]["study"] == "a1"
         assert (ROOT / "workflow" / "R" / spec["script"]).exists()
-    assert report.figure_inputs("a1_fts_counts", {"fts"}, "t") == ["t/fts_gate.csv", "t/fts_load.csv"]
+    assert "a1_fts_counts" not in report.FIGURES   # a LaTeX table now: harness.studies.a1.fts_counts
 
 
 # --- claims on constructed cells of several core counts ---------------------------------------

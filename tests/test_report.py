@@ -113,7 +113,7 @@ def test_macro_values_from_the_real_cells(real):
     assert m["ClaimLevel"] == "90" and m["RepsNeeded"] == "5" and m["ContentionMinCores"] == "2"
     assert "signed-rank" in m["IntervalMethod"] and "Bonferroni" in m["IntervalMethod"]
     assert "sign-test" in m["IntervalMethod"] and "PowerCaption" in m
-    assert m["CovPointSelect"] == r"50\%"    # two repetitions: [min, max] covers the median half the time
+    assert m["CovPointSelect"] == r"coverage 50\%"    # two repetitions: [min, max] covers the median half the time
     assert m["CellCoverage"] == r"0--50\%"
     # the A1 cells were recorded with the memory check, the older ones without
     assert m["MemoryCheck"] == "the data fit in the server's buffers in 11 of 61 cells, 50 of 61 cells were not checked"
@@ -471,3 +471,16 @@ def test_paper_compiles_with_generated_inputs(real, tmp_path, disabled):
         assert "not checked" in text and "coverage" in text
         if disabled:
             assert "was not run in this profile" in text
+
+
+def test_one_repetition_figure_caption_says_no_interval():
+    from harness.report import macros as RM
+    assert RM.figure_coverage((0.0, 0.0)) == "one repetition: no interval"
+    assert RM.figure_coverage((0.5, 0.75)) == r"coverage 50--75\%"
+
+
+def test_a_verdict_over_several_builds_is_said_once():
+    from harness.report import macros as RM
+    rows = [{"verdict": "not measurable here", "build": b} for b in ("a", "b", "c")]
+    rows.append({"verdict": "reproduced", "build": "d"})
+    assert RM.verdicts_text(rows) == "not measurable here (a, b, c); reproduced (d)"
