@@ -269,7 +269,7 @@ def test_several_builds(tmp_path, tidy_copy, real):
     assert r"{\scriptsize (\texttt{mysql-" in (out / "claims.tex").read_text()
     m = dict(macros_of(out))
     assert m["PrimaryBuild"].startswith(r"\texttt{mysql-\allowbreak{}5.\allowbreak{}6")
-    assert "(mysql-5.5.9)" in m["VerdictMemoryHashScan"]
+    assert "mysql-5.5.9)" in m["VerdictMemoryHashScan"]   # each verdict once, with its builds
 
 
 # --- design, deviations, sections ------------------------------------------------------------
@@ -341,7 +341,8 @@ def test_a_study_plugs_in_with_one_registration(tmp_path, real, monkeypatch):
     assert read_claims_csv(out)[-1]["claim"] == "Z1-new-claim"
     m = dict(macros_of(out))
     assert m["ZNumber"] == "42" and m["VerdictZNew"] == "inconclusive"
-    assert (out / "sections.tex").read_text().endswith(f'\\input{{"{tmp_path / "z" / "section.tex"}"}}\n')
+    assert (out / "sections.tex").read_text().endswith(
+        f'\\input{{"{tmp_path / "z" / "section.tex"}"}}\n\\FloatBarrier\n')   # its floats stay in its section
     assert "zeta" in (out / "deviations.tex").read_text()
 
 

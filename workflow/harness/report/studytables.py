@@ -30,7 +30,7 @@ _WAIT_ITEM = re.compile(r"^(?P<event>.+) (?P<share>\d+%)$")
 
 
 def study_rows(rows, mod) -> list[dict]:
-    codes = set(mod.CODES)
+    codes = set(getattr(mod, "CODES", ()))   # a study without claims of its own has none
     return [r for r in rows if r.get("study") in codes]
 
 
@@ -177,7 +177,7 @@ def waits_tex(rows, mod) -> str:
 
 def names() -> list[str]:
     """The file names outputs() writes (the generated_tex rule's outputs)."""
-    return [f"{kind}_{mod.NAME}.tex" for mod in studies.all_studies().values()
+    return [f"{kind}_{mod.NAME}.tex" for mod in studies.all_studies().values() if hasattr(mod, "NAME")
             for kind in ("claims", "findings", "waits")]
 
 
@@ -185,6 +185,8 @@ def outputs(rows, level) -> dict:
     """File name -> text, three per study package."""
     out = {}
     for mod in studies.all_studies().values():
+        if not hasattr(mod, "NAME"):
+            continue
         out[f"claims_{mod.NAME}.tex"] = claims_tex(rows, mod, level)
         out[f"findings_{mod.NAME}.tex"] = findings_tex(rows, mod)
         out[f"waits_{mod.NAME}.tex"] = waits_tex(rows, mod)
