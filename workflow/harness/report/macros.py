@@ -52,6 +52,14 @@ def _coverage_text(rng) -> str:
     return f"{100 * lo:.0f}--{L.fmt_coverage(hi)}"
 
 
+def figure_coverage(rng) -> str:
+    """A figure caption's words for its intervals: 'coverage 56\\%', 'coverage 56--94\\%',
+    or, with one repetition (no interval at all), 'one repetition: no interval'."""
+    if rng is not None and rng[1] == 0:
+        return "one repetition: no interval"
+    return "coverage " + _coverage_text(rng)
+
+
 def claim_text(rows) -> tuple[str, str, str]:
     """(verdict, ratio with interval, measured) of one claim's rows (several builds: joined)."""
     def ratio(r):
@@ -68,7 +76,16 @@ def claim_text(rows) -> tuple[str, str, str]:
         r = rows[0]
         return L.tex_escape(r["verdict"]), ratio(r), L.tex_escape(r["measured"])
     join = lambda f: "; ".join(f"{f(r)} ({L.tex_escape(r['build'])})" for r in rows)  # noqa: E731
-    return join(lambda r: L.tex_escape(r["verdict"])), join(ratio), join(lambda r: L.tex_escape(r["measured"]))
+    return verdicts_text(rows), join(ratio), join(lambda r: L.tex_escape(r["measured"]))
+
+
+def verdicts_text(rows) -> str:
+    """One claim's verdicts over several builds, each verdict said once with its builds:
+    'reproduced (a, b); not measurable here (c)'."""
+    by: dict = {}
+    for r in rows:
+        by.setdefault(r["verdict"], []).append(r["build"])
+    return "; ".join(f"{L.tex_escape(v)} ({L.tex_escape(', '.join(b))})" for v, b in by.items())
 
 
 def claim_macros(rows) -> list:
@@ -145,7 +162,7 @@ def build_macros(ctx, rows) -> list:
         ("MemoryCheck", L.tex_escape(tables.memory_sentence(tidy))),
     ]
     for name in FIGURES:
-        out.append(("Cov" + FIGURES[name]["flag"], _coverage_text(coverage_range(tidy, name))))
+        out.append(("Cov" + FIGURES[name]["flag"], figure_coverage(coverage_range(tidy, name))))
     exp_cfg = config.get("experiments") or {}
     for e in known_experiments(tidy):
         spec = exp_cfg.get(e)

@@ -71,14 +71,15 @@ panel_ranges <- function(d, title) {
 panel_bars <- function(d, title, marks = NULL) {
   pk <- ratio_to(peaks(d), "InnoDB")
   pub <- place_published(marks, pk, "qps_median", "engine", "build")
+  pk <- with_published_label(pk, pub, c("engine", "build"))   # one text per bar: never overlapping
   ggplot(pk, aes(x = engine, y = qps_median, fill = engine)) +
     geom_col(width = 0.7, colour = "grey20", linewidth = 0.2) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.25, linewidth = 0.3) +
     geom_text(aes(y = pmax(qps_ci_hi, qps_median), label = label), vjust = -0.5, size = 2.3) +
-    geom_published(pub, "engine", vjust = 1.8) +
+    geom_published(pub, "engine", text = FALSE) +
     scale_fill_engine(guide = "none") +
     scale_x_discrete(NULL, labels = engine_axis_labels) +
-    scale_y_kqps("Peak median throughput (kQPS)", expand = expansion(mult = c(0, 0.14))) +
+    scale_y_kqps("Peak median throughput (kQPS)", expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.3))) +
     by_build(pk) +
     labs(title = title) +
     theme_artifact(base_size = 8)
