@@ -327,6 +327,14 @@ def test_run_cell_docker_manifest(runtime_image, build_dir, lock_entry, dataset,
     assert m["result"]["qps"] > 0
     assert json.loads((out / "manifest.json").read_text())["placement"]["backend"] == "docker"
     assert (out / "mysqld.err").stat().st_size > 0
+    # the windows it measured, and where the rest of its time went (bench/cell_overhead.py)
+    t = m["timing"]
+    assert t["windows"] == [{"warmup_s": 1, "duration_s": 2}]
+    ph = t["phases"]
+    assert ph["starts"] == 1 and ph["copy_s"] > 0 and ph["start_s"] > 0 and ph["stop_s"] > 0
+    assert ph["end"].startswith("killed after the measurement")  # its datadir copy is discarded
+    assert docker_backend.containers(run_id=f"{out.name}-{os.getpid()}") == []
+    assert t["elapsed_s"] > 3 + ph["copy_s"] + ph["start_s"] + ph["stop_s"]
 
 
 def test_auto_picks_docker_when_an_engine_answers(runtime_image, build_dir, lock_entry, tmp_path):
