@@ -15,6 +15,13 @@ The windows are `timing.windows` ([{warmup_s, duration_s}, …]) where the manif
 them, else its `warmup_s` + `duration_s` (one window: older manifests).
 
     python bench/cell_overhead.py [--root .] [--raw data/raw] [--bench benchmarks]
+    python bench/cell_overhead.py --pairs 5 [--backend docker]
+
+`--pairs N` measures first: N interleaved pairs of the same Point-Selects cell (the
+pinned MySQL 5.6.24, InnoDB 1 x 1,000 rows, 2 users, 1 s + 2 s) through
+harness.measure.cell.run_cell, one ended as before this change (a clean shutdown),
+one as the frame ends it now (killed: its datadir copy is discarded), and prints both
+arms' figures from their manifests.
 """
 from __future__ import annotations
 
@@ -74,16 +81,42 @@ def _med(vals: list[float]) -> str:
     return f"{statistics.median(vals):5.2f} s (quartiles {q[0]:.2f}-{q[2]:.2f}, {len(vals)} cells)"
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--root", default=".")
-    p.add_argument("--raw", default="data/raw")
-    p.add_argument("--bench", default="benchmarks")
-    a = p.parse_args()
-    rs = rows(os.path.join(a.root, a.raw), os.path.join(a.root, a.bench))
-    if not rs:
-        print(f"no throughput cells under {os.path.join(a.root, a.raw)}")
-        return
+def measure_pairs(n: int, backend: str, work: Path) -> dict[str, str]:
+    """N pairs of one cell, clean shutdown vs killed, in shuffled order; {arm: raw dir}."""
+    import random
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from common import BUILD, pinned_build  # noqa: E402  (bench/common.py: the pinned build)
+    from harness.measure import cell, datasets
+    from harness.measure.frame import Frame
+    from harness.plan import cells as hplan, config
+    entry, build_dir, template = pinned_build()
+    settings = {**hplan.run_settings(config.with_defaults({})), "backend": backend, "warmup_s": 1, "duration_s": 2}
+    ds = work / "datasets" / "InnoDB_t1_n1000"
+    datasets.prepare("sbtest", ds.name, name=BUILD, entry=entry, build_dir=build_dir, template=template,
+                     out=ds, settings=settings)
+    spec = {"study": "A3", "kind": "throughput", "workload": "point_select", "dataset": "sbtest",
+            "engines": ["InnoDB"], "tables": [1], "table_size": 1000, "cores": [1], "users": [2], "variants": {}}
+    killed = Frame.finish
+
+    def clean(self):  # the frame's end before this change: a clean shutdown
+        self._stop(failed=False)
+    rng = random.Random(1)
+    for r in range(1, n + 1):
+        arms = ["clean", "killed"]
+        rng.shuffle(arms)
+        for arm in arms:
+            Frame.finish = clean if arm == "clean" else killed
+            out = work / arm / "A3" / "point_select" / f"{BUILD}_InnoDB_base_t1_c1_u2_r{r}"
+            try:
+                cell.run_cell(experiment="point_select", spec=spec, cell=out.name, entry=entry,
+                              build_dir=build_dir, source=ds, settings=settings, out=out)
+            finally:
+                Frame.finish = killed
+    return {arm: str(work / arm) for arm in ("clean", "killed")}
+
+
+def report(rs: list[dict]) -> None:
     for backend in sorted({r["backend"] for r in rs}):
         b = [r for r in rs if r["backend"] == backend]
         print(f"{backend}: {len(b)} throughput cells, windows {_med([r['windows_s'] for r in b])}")
@@ -101,6 +134,28 @@ def main() -> None:
                   f"queries, manifest) {statistics.median(rest):.2f} s")
         else:
             print("  phases: not recorded (manifests older than timing.phases)")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--root", default=".")
+    p.add_argument("--raw", default="data/raw")
+    p.add_argument("--bench", default="benchmarks")
+    p.add_argument("--pairs", type=int, default=0, help="measure N pairs first (clean shutdown vs killed)")
+    p.add_argument("--backend", default="docker")
+    a = p.parse_args()
+    if a.pairs:
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="cell-overhead-", dir=".") as work:
+            for arm, raw in measure_pairs(a.pairs, a.backend, Path(work).resolve()).items():
+                print(f"-- cells ended {'by a clean shutdown (before)' if arm == 'clean' else 'killed (now)'}:")
+                report(rows(raw, os.path.join(work, "no-benchmarks")))
+        return
+    rs = rows(os.path.join(a.root, a.raw), os.path.join(a.root, a.bench))
+    if not rs:
+        print(f"no throughput cells under {os.path.join(a.root, a.raw)}")
+        return
+    report(rs)
 
 
 if __name__ == "__main__":

@@ -139,9 +139,9 @@ class Frame:
                     shutil.copy2(srv.rundir / f, self.tmp / f)
             self.cnf_text = srv.cnf_text
             self.backend, self.mechanism, self.image = srv.backend, srv.mechanism_used, srv.image
-            # docker: the memory limit; auto fallen back to host: the reason ("fallback")
+            # docker: the memory limit and seccomp; auto fallen back to host: the reason ("fallback")
             self.backend_extra = {k: v for k, v in srv.placement_info().items()
-                                  if k in ("memory_limit", "fallback")}
+                                  if k in ("memory_limit", "seccomp", "fallback")}
 
     def restart(self, extra_options: dict | None = None, without: tuple = ()) -> Server:
         """Stop the server cleanly and start it again on the same datadir and CPUs with
