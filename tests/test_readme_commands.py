@@ -75,6 +75,14 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
                                                  "the builds"),
     "./artifact test": (DRY, ["--collect-only", "-q"], "the default suite this test is part of (~30 min)"),
     "./artifact test-long": (DRY, ["--collect-only", "-q"], "the load test: hundreds of cells"),
+    "./artifact plan --configfile config/paper.yaml": (
+        RUN, [], "measures nothing: the paper profile's plan for this host, with its estimate"),
+    "./artifact plan --topology tests/fixtures/topology/hwloc/32em64t-2n8c2t-pci-noio.xml "
+    "--configfile config/paper.yaml": (
+        RUN, [], "measures nothing; prints exactly the output the README shows after it (scripts/plan-table.py)"),
+    "./artifact plan --topology tests/fixtures/topology/hwloc/192em64t-12gr2n8c2t.xml "
+    "--configfile config/paper.yaml": (
+        RUN, [], "measures nothing; prints exactly the output the README shows after it (scripts/plan-table.py)"),
     "./artifact report": (
         EXCLUDE, [], "needs a finished pipeline's outputs (the PDF, every figure) and has no dry run; "
                      "tests/test_report_html.py builds it after a smoke run and opens it in a browser"),
@@ -280,6 +288,9 @@ def test_readme_command(command, request):
     if how == EXCLUDE:
         pytest.skip(f"excluded: {why}")
     argv = shlex.split(command)
+    if how == RUN and argv[1] == "plan":
+        run_plan(request, argv, command)
+        return
     if how == RUN:
         {"./artifact claims": run_claims, "./artifact setup": run_setup,
          "./artifact clean-runs": run_clean_runs}[command](request, argv)
@@ -346,6 +357,21 @@ def run_claims(request, argv):
     want = sorted(key(r) for r in claim_rows(EXPECTED / "claims.csv") if r.get("experiment") in whole)
     got = sorted(key(r) for r in rows if r.get("experiment") in whole)
     assert want and got == want
+
+
+def run_plan(request, argv, command):
+    """In a fresh clone (no benchmark files: the stated overheads), the plan and both estimates;
+    for a recorded topology, exactly the text the README shows after the command."""
+    work = request.getfixturevalue("fresh")
+    res = artifact(work, argv, timeout=120)
+    assert res.returncode == 0, tail(res)
+    assert res.stdout.startswith("plan for profile paper on ") and "cell groups" in res.stdout, tail(res)
+    assert re.search(r"^estimate: expected \d+h\d\dm .*worst case \d+h\d\dm", res.stdout, re.M), tail(res)
+    if "--topology" in argv:
+        readme = README.read_text(encoding="utf-8")
+        shown = re.search(re.escape(f"`{command}` prints:") + r"\n\n```text\n(.*?)\n```", readme, re.S)
+        assert shown, f"the README shows no output after `{command}`"
+        assert res.stdout.rstrip("\n") == shown.group(1), "the README's plan is stale: run scripts/plan-table.py"
 
 
 def run_setup(request, argv):
