@@ -560,7 +560,8 @@ def test_fault4_disk_full_is_a_clear_error_and_records_nothing(where, build_dir,
             out = full / "InnoDB_t1_n100000"
             watch = Watch()
             res = run(harness_cmd("prepare-dataset", "--dataset", "sbtest", "--key", out.name, "--name", BUILD,
-                                  "--build-dir", str(build_dir), "--template", str(template), "--out", str(out)),
+                                  "--build-dir", str(build_dir), "--template", str(template), "--out", str(out),
+                                  "--settings", json.dumps(run_settings())),
                       env=harness_env(), cwd=ROOT, timeout=600)
             watch.stop()
             left = sorted(p.name for p in full.iterdir())
@@ -621,7 +622,8 @@ def test_fault5_checksum_mismatch_is_refused(what, build_dir, template, lock_ent
         watch = Watch()
         res = run(harness_cmd("prepare-dataset", "--dataset", "fulltext", "--key", out.name, "--name", BUILD,
                               "--build-dir", str(build_dir), "--template", str(template), "--corpus", str(cdir),
-                              "--out", str(out)), env=harness_env(), cwd=ROOT, timeout=600)
+                              "--out", str(out), "--settings", json.dumps(run_settings())),
+                  env=harness_env(), cwd=ROOT, timeout=600)
         watch.stop()
         line = one_line(res.stderr)
         assert res.returncode == 1 and line, res.stderr
@@ -711,7 +713,8 @@ CLI_INPUTS = {
     "cell-source-missing": (lambda t, b, d: cell_args(t / CELL, t / "nowhere", b), "nowhere"),
     "dataset-key-malformed": (lambda t, b, d: ["prepare-dataset", "--dataset", "sbtest", "--key", "InnoDB_tX",
                                                "--name", BUILD, "--build-dir", str(b), "--template", str(d),
-                                               "--out", str(t / "InnoDB_tX")], "InnoDB_tX"),
+                                               "--out", str(t / "InnoDB_tX"),
+                                               "--settings", json.dumps(run_settings())], "InnoDB_tX"),
     "corpus-too-few-rows": (lambda t, b, d: ["corpus", "--rows", "100", "--out", str(t / "standin")], "rows"),
     "fetch-unknown-build": (lambda t, b, d: ["fetch-build", "--name", "mysql-9.9", "--out", str(t / "b")], "mysql-9.9"),
 }

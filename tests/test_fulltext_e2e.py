@@ -1,7 +1,7 @@
 """Study A1 end-to-end on real servers (MySQL 5.6.24; MariaDB 10.11 where its Debian
 package is installed): the stand-in loaded into InnoDB and MyISAM as the study did,
 the 30-keyword count gate passing, and failing by name when one planted occurrence is
-gone; workflow/lua/fts.lua run by the real sysbench 1.0.20."""
+gone; A1's fts.lua (workflow/harness/studies/a1/) run by the real sysbench 1.0.20."""
 from __future__ import annotations
 
 import contextlib
@@ -32,7 +32,7 @@ from harness.measure.server import Server
 pytestmark = pytest.mark.e2e
 
 ROWS = corpus.MIN_ROWS  # the fewest rows for which MyISAM still matches 'phase': the edge
-LUA = sysbench.LUA_DIR / "fts.lua"
+LUA = sysbench.script_path("fts")  # A1's driver, in its study package
 
 
 @pytest.fixture(scope="module")

@@ -372,7 +372,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--build-dir", required=True)
     s.add_argument("--template", required=True)
     s.add_argument("--corpus", help="fulltext: the corpus directory")
-    s.add_argument("--settings", default="{}", help="JSON: placement, backend and server settings")
+    s.add_argument("--settings", required=True,
+                   help="JSON: the run settings (harness.plan.cells.run_settings), as the pipeline passes them")
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_prepare_dataset)
 

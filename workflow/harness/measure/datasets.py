@@ -64,9 +64,9 @@ def prepare(dataset: str, key: str, *, name: str, entry: dict, build_dir: Path, 
     params = mod.parse_key(key)
     run_id = f"dataset-{Path(out).name}-{os.getpid()}"
     cpus = sorted(os.sched_getaffinity(0))
-    options = {**settings["options"], **mod.server_options(params, entry["family"])}
-    if hasattr(mod, "check_inputs"):  # e.g. the corpus's checksum: refused before any server starts
+    if hasattr(mod, "check_inputs"):  # e.g. the corpus's checksum: refused before anything else
         mod.check_inputs(params, corpus_dir)
+    options = {**settings["options"], **mod.server_options(params, entry["family"])}
     # one measurement (or load) on the host at a time, across pipelines (waits, saying so)
     with hostlock.measuring(f"dataset {key}"), atomic.staging_dir(Path(out)) as tmp, scratch("ds") as run:
         datadir = tmp / "datadir"
