@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import BUILD, pinned_build  # noqa: E402
+from common import BUILD, pinned_build, run_settings  # noqa: E402
 
 from harness.measure import cell  # noqa: E402
 
@@ -40,12 +40,12 @@ def main() -> int:
     a = ap.parse_args()
 
     entry, build_dir, template = pinned_build()
-    settings = {"warmup_s": a.warmup, "duration_s": a.duration, "client_cpus": 1}
+    settings = run_settings(warmup_s=a.warmup, duration_s=a.duration, client_cpus=1)
     qps, mech = [], None
     with tempfile.TemporaryDirectory(prefix="mb-cov-") as tmp:
         ds = Path(tmp) / "ds"
         datasets.prepare("sbtest", f"{a.engine}_t{a.tables}_n{a.table_size}", name=BUILD, entry=entry,
-                         build_dir=build_dir, template=template, out=ds, settings={})
+                         build_dir=build_dir, template=template, out=ds, settings=run_settings())
         for rep in range(1, a.reps + 1):
             spec = {"study": "A3", "kind": "throughput", "workload": "point_select", "dataset": "sbtest",
                     "table_size": a.table_size}

@@ -15,6 +15,13 @@ from harness.plan import config
 BUILD = "mysql-5.6.24"
 
 
+def run_settings(**over) -> dict:
+    """Run settings as the pipeline passes them (harness.plan.cells.run_settings: every key,
+    config/default.yaml's values), on the host backend unless `over` says otherwise."""
+    from harness.plan import cells
+    return {**cells.run_settings(config.with_defaults({})), "backend": "host", **over}
+
+
 def pinned_build(name: str = BUILD) -> tuple[dict, Path, Path]:
     """(lock entry, build dir, template dir) of `name`, ready to start."""
     entry = builds.load_lock(config.LOCK)[name]

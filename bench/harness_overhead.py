@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import BUILD, pinned_build  # noqa: E402
+from common import BUILD, pinned_build, run_settings  # noqa: E402
 
 from harness.measure import datasets  # noqa: E402
 
@@ -47,7 +47,7 @@ def main() -> int:
         tmp = Path(tmp)
         ds = tmp / "ds"
         datasets.prepare("sbtest", f"InnoDB_t{a.tables}_n{a.table_size}", name=BUILD, entry=entry,
-                         build_dir=build_dir, template=template, out=ds, settings={})
+                         build_dir=build_dir, template=template, out=ds, settings=run_settings())
         shutil.copytree(ds / "datadir", tmp / "datadir")
         with Server(name=BUILD, entry=entry, build_dir=build_dir, datadir=tmp / "datadir",
                     rundir=tmp / "run", run_id=f"bench-{os.getpid()}", cpus=server_cpus,
