@@ -26,28 +26,22 @@ arms' figures from their manifests.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import glob
 import json
 import os
 import statistics
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
+from harness.plan import estimate  # noqa: E402  (benchmark files: its _bench_seconds)
 
 
 def windows_s(timing: dict) -> float:
     wins = timing.get("windows") or [{"warmup_s": timing.get("warmup_s") or 0,
                                       "duration_s": timing.get("duration_s") or 0}]
     return sum(float(w.get("warmup_s") or 0) + float(w.get("duration_s") or 0) for w in wins)
-
-
-def job_seconds(path: str) -> float | None:
-    try:
-        with open(path, newline="") as f:
-            vals = [float(r["s"]) for r in csv.DictReader(f, delimiter="\t") if r.get("s")]
-    except (OSError, ValueError, KeyError):
-        return None
-    return sum(vals) / len(vals) if vals else None
 
 
 def rows(raw: str, bench: str) -> list[dict]:
@@ -63,7 +57,7 @@ def rows(raw: str, bench: str) -> list[dict]:
         win = windows_s(t)
         cell = Path(m_path).parent
         study, exp = cell.parts[-3], cell.parts[-2]
-        job = job_seconds(os.path.join(bench, "run_cell", study, exp, f"{cell.name}.tsv"))
+        job = estimate._bench_seconds(os.path.join(bench, "run_cell", study, exp, f"{cell.name}.tsv"))
         try:
             frame = float(t["elapsed_s"]) if "elapsed_s" in t else (dt.datetime.fromisoformat(t["finished"]) - dt.datetime.fromisoformat(t["started"])).total_seconds()
         except (KeyError, TypeError, ValueError):
@@ -86,12 +80,11 @@ def measure_pairs(n: int, backend: str, work: Path) -> dict[str, str]:
     import random
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    from common import BUILD, pinned_build  # noqa: E402  (bench/common.py: the pinned build)
+    from common import BUILD, pinned_build, run_settings  # noqa: E402  (bench/common.py)
     from harness.measure import cell, datasets
     from harness.measure.frame import Frame
-    from harness.plan import cells as hplan, config
     entry, build_dir, template = pinned_build()
-    settings = {**hplan.run_settings(config.with_defaults({})), "backend": backend, "warmup_s": 1, "duration_s": 2}
+    settings = run_settings(backend=backend, warmup_s=1, duration_s=2)
     ds = work / "datasets" / "InnoDB_t1_n1000"
     datasets.prepare("sbtest", ds.name, name=BUILD, entry=entry, build_dir=build_dir, template=template,
                      out=ds, settings=settings)
