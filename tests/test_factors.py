@@ -233,3 +233,10 @@ def test_each_factor_reads_its_value_from_what_the_server_shows():
     mixed = _ev(variables={"innodb_flush_log_at_trx_commit": "2"}, postgres={"synchronous_commit": "on"})
     assert F["durability"].read(mixed).startswith("mixed")
     assert F["replica"].read is None  # a label: nothing on the server shows it
+
+
+def test_the_postgresql_stand_in_flushes_its_wal_as_the_cells_innodb_flushes_its_log():
+    from harness.studies.c import legacy_pg
+    assert legacy_pg.synchronous_commit({"durability": "relaxed"}, FAMILY) == "off"
+    assert legacy_pg.synchronous_commit({"durability": "per_commit"}, FAMILY) == "on"
+    assert legacy_pg.synchronous_commit({}, FAMILY) == "on"  # nothing set: the server default, 1
