@@ -4,7 +4,7 @@
 -- on --fts-table in --mysql-db (tables loaded by harness.fulltext.load).
 -- Keywords: --fts-keywords=w1,w2,... or --fts-keywords-file=<csv with a "keyword"
 -- column, ordered by its "rank" column if it has one; else one word a line>;
--- default: workflow/harness/data/fts_keywords.csv next to this script.
+-- default: fts_keywords.csv next to this script (harness.studies.a1).
 -- --fts-ps=on: one server-side prepared statement with the word bound (needs
 -- --db-ps-mode=auto, sysbench's default); off (default, as the study): plain text.
 -- Intervals as CSV (csv_intervals.lua).
@@ -83,7 +83,7 @@ local function load_keywords()
          if dir == nil then
             error("--fts-keywords-file: no default (script path unknown); give --fts-keywords or the file", 0)
          end
-         path = dir .. "/../harness/data/fts_keywords.csv"
+         path = dir .. "/fts_keywords.csv"
       end
       words = read_keywords_file(path)
    end
