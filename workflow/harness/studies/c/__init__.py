@@ -74,7 +74,7 @@ def step_rows(ctx, build: str, step: str | None = None, engine: str | None = Non
             if ((step is None or r.get("step") == step) and (engine is None or r.get("engine") == engine)
                     and (metric is None or r.get("metric") == metric)):
                 out.append(r)
-    return out + percommit.macros(ctx, fmt)
+    return out
 
 
 def ok(row: dict) -> bool:
@@ -362,7 +362,7 @@ def pluggability_rows(ctx) -> list[tuple[str, str, str, str]]:
                     out[prev] = key + ("fail",)
         for r in step_rows(ctx, build, "C4.feature", None, "skipped"):
             out.append((build, "(all features)", r.get("engine", ""), "not in build"))
-    return out + percommit.macros(ctx, fmt)
+    return out
 
 
 FEATURE_WORDS = {"procedure": "stored procedure", "trigger": "BEFORE INSERT trigger (aes_encrypt)",
