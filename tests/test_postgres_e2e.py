@@ -147,7 +147,7 @@ def test_sigkill_of_the_starter_takes_postgres_down(base):
     run_id = f"test-pg-kill-{os.getpid()}"
     code = ("import os, sys, time\n"
             "from pathlib import Path\n"
-            "from harness import postgres\n"
+            "from harness.studies.c import legacy_pg as postgres\n"
             f"pg = postgres.PgServer(datadir=Path({str(base / 'data')!r}), rundir=Path({str(base / 'run')!r}),"
             f" run_id={run_id!r}, cpus=[0]).__enter__()\n"
             "print(' '.join(map(str, pg.processes())), flush=True)\n"
