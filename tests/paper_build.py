@@ -70,6 +70,12 @@ def build(out: Path, raw: Path = RAW) -> dict:
                           "--out", str(paper / "generated" / "artifact.tex")],
                          env=env, capture_output=True, text=True)
     assert art.returncode == 0, art.stderr
+    if (done["tidy"] / "fts_gate.csv").exists():   # as study A1's rule fts_counts_table
+        counts = subprocess.run([sys.executable, "-m", "harness", "fts-counts", "--gate",
+                                 str(done["tidy"] / "fts_gate.csv"), "--load", str(done["tidy"] / "fts_load.csv"),
+                                 "--out", str(paper / "generated" / "fts_counts.tex")],
+                                env=env, capture_output=True, text=True)
+        assert counts.returncode == 0, counts.stderr
     drawn = draw_figures(done["tidy"], paper / "generated", out / "figures", done["figures"])
     failed = {n: p.stderr[-500:] for n, p in drawn.items() if p.returncode != 0}
     latex = None

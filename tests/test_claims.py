@@ -17,6 +17,7 @@ import csv
 import itertools
 import random
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -216,19 +217,24 @@ def test_unstable_cells_are_named_in_the_reason(tmp_path):
     r = evaluate(tmp_path, {"x": runs("MyISAM", wobbly) + runs("InnoDB", SEVEN_LO)},
                  config({"x": {}}), engines_claim())[0]
     assert "unstable: b1_MyISAM_base_t8_c1_u4" in r["reason"]
-    assert "InnoDB" not in r["reason"].split("unstable:")[1]
+    assert "InnoDB" not in r["reason"].split("unstable:")[1].split("; settings:")[0]
+    # every setting of the compared cells is in the reason, what differs per cell
+    assert "; settings: build b1, workload " in r["reason"] or "; settings: build b1," in r["reason"]
+    assert "differing: engine MyISAM" in r["reason"] and "vs engine InnoDB" in r["reason"]
 
 
 # --- the one gate: contention and scaling ---------------------------------------------------
 
 def test_contention_claim_on_one_core_is_not_measurable_but_reports_what_was_measured(tmp_path):
     exps = {"x": runs("MyISAM", SEVEN_HI) + runs("InnoDB", SEVEN_LO)}
-    claim = engines_claim(needs=C.CONTENTION, mechanism="a named mutex")
+    claim = engines_claim(needs=C.CONTENTION, mechanism="a named mutex", min_cores=16,
+                          cores_why="the study's figures")
     r = evaluate(tmp_path, exps, config({"x": {}}), claim)[0]
     assert r["verdict"] == C.NOT_MEASURABLE
-    assert r["reason"].startswith("cores: the published mechanism (a named mutex) needs mysqld on at least 2")
+    assert r["reason"].startswith("cores: the published mechanism (a named mutex) needs mysqld on at least "
+                                  "16 hardware threads (the study's figures)")
     assert r["ratio"] and "MyISAM" in r["measured"]
-    r = evaluate(tmp_path / "b", exps, config({"x": {}}, contention_min_cores=1), claim)[0]
+    r = evaluate(tmp_path / "b", exps, config({"x": {}}), replace(claim, min_cores=1))[0]
     assert r["verdict"] == C.REPRODUCED
 
 
@@ -236,13 +242,14 @@ def test_contention_claim_is_judged_on_enough_cores_only(tmp_path):
     """The faster 1-core cells do not count: the verdict comes from the 2-core cells."""
     exps = {"x": runs("MyISAM", SEVEN_LO, cores=2) + runs("InnoDB", SEVEN_HI, cores=2)
             + runs("MyISAM", [900] * 7, cores=1) + runs("InnoDB", [100] * 7, cores=1)}
-    r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim(needs=C.CONTENTION))[0]
+    r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim(needs=C.CONTENTION, min_cores=2))[0]
     assert r["verdict"] == C.NOT_REPRODUCED and "2 cores" in r["measured"]
 
 
 def test_scaling_needs_two_core_counts(tmp_path):
     claim = C.ScalingRatio(id="T-scale", study="A3", statement="s", published="p", experiments=("x",),
-                           experiment_name="x", engine="InnoDB", rule=C.above(1.1), needs=C.SCALING)
+                           experiment_name="x", engine="InnoDB", rule=C.above(1.1), needs=C.SCALING,
+                           min_cores=1)
     one = {"x": runs("InnoDB", SEVEN_HI, tables=8, cores=2) + runs("InnoDB", SEVEN_LO, tables=1, cores=2)}
     r = evaluate(tmp_path / "a", one, config({"x": {}}), claim)[0]
     assert r["verdict"] == C.NOT_MEASURABLE and "two core counts" in r["reason"]
@@ -254,10 +261,11 @@ def test_scaling_needs_two_core_counts(tmp_path):
     assert r["n"] == "6/6" and "ratios of ratios" in r["method"]   # per-block, paired by repetition
 
 
-def test_every_contention_and_scaling_claim_declares_its_mechanism():
+def test_every_contention_and_scaling_claim_declares_its_mechanism_and_cores():
     for c in studies.claims():
         if c.needs:
             assert c.needs in (C.CONTENTION, C.SCALING) and c.mechanism, c.id
+            assert c.min_cores >= 2 and c.cores_why, c.id   # the count its mechanism needs, and whence
 
 
 # --- what is missing ------------------------------------------------------------------------
@@ -383,11 +391,16 @@ def test_real_claims_csv_keeps_the_invariant_and_has_the_columns(real):
                                           range(sum(1 for r in rows if r["claim"] == c.id))]
 
 
-@pytest.mark.parametrize("level, min_cores", [(0.5, 1), (0.25, 1), (0.9, 1)])
-def test_real_data_invariant_at_other_levels_and_without_the_gate(real, level, min_cores):
+def ungated(claims):
+    """The claims with the cores gate at 1 (a test on the recorded 1-core cells)."""
+    return [replace(c, min_cores=1) if c.needs else c for c in claims]
+
+
+@pytest.mark.parametrize("level", [0.5, 0.25, 0.9])
+def test_real_data_invariant_at_other_levels_and_without_the_gate(real, level):
     cfg = T.read_yaml(real["tidy"] / "config.resolved.yaml")
-    cfg["claims"] = {"level": level, "contention_min_cores": min_cores}
-    rows = C.evaluate(T.load(real["tidy"], cfg), studies.claims())
+    cfg["claims"] = {"level": level}
+    rows = C.evaluate(T.load(real["tidy"], cfg), ungated(studies.claims()))
     assert C.invariant_violations(rows, level) == []
     assert not [r["claim"] for r in rows if "cannot evaluate" in r["reason"]]
     judged = [r for r in rows if r["verdict"] in (C.REPRODUCED, C.NOT_REPRODUCED) and r["side"]]
@@ -424,10 +437,12 @@ def test_real_top_waits_list_the_measured_waits(real):
     r = rows["A3-WAIT-InnoDB-trx_sys"]
     assert r["measured"].startswith("innodb/trx_sys_mutex ranks 1 of ")
     cfg = T.read_yaml(real["tidy"] / "config.resolved.yaml")
-    cfg["claims"] = {"contention_min_cores": 1}
-    judged = {x["claim"]: x for x in C.evaluate(T.load(real["tidy"], cfg), studies.claims())}
-    assert judged["A3-WAIT-InnoDB-trx_sys"]["verdict"] == C.REPRODUCED
-    assert judged["A2-WAIT-MyISAM-cache-lock"]["verdict"] == C.REPRODUCED   # rank 3 on 1 table
+    judged = {x["claim"]: x for x in C.evaluate(T.load(real["tidy"], cfg), ungated(studies.claims()))}
+    # two repetitions, both rank trx_sys first: 2 of 2, but the exact Clopper-Pearson
+    # interval at 0.9 is [0.22, 1]: two repetitions cannot show "most repetitions"
+    trx = judged["A3-WAIT-InnoDB-trx_sys"]
+    assert trx["verdict"] == C.INCONCLUSIVE and "2 of 2 repetitions" in trx["reason"], trx["reason"]
+    assert "[0.224, 1]" in trx["reason"]
 
 
 # --- the same configuration twice: noise alone never reproduces ----------------------------------

@@ -152,6 +152,7 @@ def test_run_argv_never_has_a_network():
     for flag in ("--rm", "--init", "--detach"):
         assert flag in argv
     assert argv[argv.index("--cpuset-cpus") + 1] == "0-1"
+    assert argv[argv.index("--security-opt") + 1] == "seccomp=unconfined"  # bench/container_overhead.py
     assert argv[argv.index("--cidfile") + 1] == "/x/cid"
     assert f"mysqlbench.session={os.environ[procs.SESSION_VAR]}" in argv
     assert "mysqlbench.artifact=mysql-engines-artifact" in argv
@@ -183,6 +184,9 @@ def test_server_in_container_cpuset_no_network_socket(runtime_image, build_dir, 
         assert srv.pid in server_pids(), "the container's mysqld carries no session label"
         # (b) no network: network mode none, only lo inside, skip-networking, no TCP listener
         assert hc["NetworkMode"] == "none"
+        # no seccomp filter on the server's syscalls (harness.measure.docker.SECCOMP), as the kernel sees it
+        assert "seccomp=unconfined" in hc["SecurityOpt"]
+        assert re.search(r"^Seccomp:\s+0$", Path(f"/proc/{srv.pid}/status").read_text(), re.M)
         assert _exec(cid, "ls /sys/class/net").split() == ["lo"]
         assert srv.query("SELECT @@skip_networking")[0][0] == 1
         for f in ("tcp", "tcp6"):
@@ -213,7 +217,7 @@ def test_server_in_container_cpuset_no_network_socket(runtime_image, build_dir, 
         assert int(inside) == hc["Memory"]
         assert srv.placement_info() == {"backend": "docker", "mechanism": "docker-cpuset",
                                         "cpus": placement.cpulist(CPU0), "image": runtime_image,
-                                        "memory_limit": limit}
+                                        "memory_limit": limit, "seccomp": "unconfined"}
         watchdog = b._watchdog
         assert watchdog is not None and watchdog.poll() is None
     assert docker_backend.inspect(cid) is None, "the container outlived the server"
@@ -322,11 +326,19 @@ def test_run_cell_docker_manifest(runtime_image, build_dir, lock_entry, dataset,
     m = cell.run_cell(experiment=req["experiment"], spec=req["spec"], cell=out.name, entry=lock_entry,
                       build_dir=build_dir, source=dataset, settings=req["settings"], out=out)
     assert m["placement"]["backend"] == "docker"
-    assert m["placement"]["mechanism"] == "docker-cpuset"
+    assert m["placement"]["mechanism"] == "docker-cpuset" and m["placement"]["seccomp"] == "unconfined"
     assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
     assert m["result"]["qps"] > 0
     assert json.loads((out / "manifest.json").read_text())["placement"]["backend"] == "docker"
     assert (out / "mysqld.err").stat().st_size > 0
+    # the windows it measured, and where the rest of its time went (bench/cell_overhead.py)
+    t = m["timing"]
+    assert t["windows"] == [{"warmup_s": 1, "duration_s": 2}]
+    ph = t["phases"]
+    assert ph["starts"] == 1 and ph["copy_s"] > 0 and ph["start_s"] > 0 and ph["stop_s"] > 0
+    assert ph["end"].startswith("killed after the measurement")  # its datadir copy is discarded
+    assert docker_backend.containers(run_id=f"{out.name}-{os.getpid()}") == []
+    assert t["elapsed_s"] > 3 + ph["copy_s"] + ph["start_s"] + ph["stop_s"]
 
 
 def test_auto_picks_docker_when_an_engine_answers(runtime_image, build_dir, lock_entry, tmp_path):

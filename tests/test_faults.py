@@ -480,7 +480,7 @@ def test_fault2_sigint_to_snakemake_mid_sweep_then_rerun_incomplete(how, build_d
 # A run-cell whose point_select driver also ignores the error codes given first: sysbench
 # then counts those errors (or reconnects) instead of stopping, as a workload with
 # --mysql-ignore-errors would.
-IGNORING = ("import sys; from harness import cli, sysbench; w = sysbench.WORKLOADS['point_select']; "
+IGNORING = ("import sys; from harness import cli; from harness.measure import sysbench; w = sysbench.WORKLOADS['point_select']; "
             "sysbench.WORKLOADS['point_select'] = {**w, 'args': [*w['args'], sys.argv.pop(1)]}; "
             "sys.exit(cli.main(sys.argv[1:]))")
 SYSBENCH_CASES = {
@@ -664,7 +664,7 @@ def test_fault6_two_measurements_at_once_never_overlap(build_dir, dataset, tmp_p
     assert ms[0]["placement"]["server_cpus"] == ms[1]["placement"]["server_cpus"]
     assert ms[1]["timing"]["started"] >= ms[0]["timing"]["finished"], [m["timing"] for m in ms]
     # the kernel drops a SIGKILLed holder's lock: no stale lock to clean up
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from harness import hostlock\n"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from harness.measure import hostlock\n"
                                "with hostlock.measuring('test holder'):\n print('held', flush=True); time.sleep(60)"],
                               stdout=subprocess.PIPE, text=True, env=harness_env())
     assert holder.stdout.readline().strip() == "held"

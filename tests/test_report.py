@@ -33,7 +33,7 @@ GENERIC_MACROS = [
     "HostKernel", "SysbenchVersion", "PlacementMechanism", "PlacementBackend", "ConfigProfile", "DurationS",
     "WarmupS", "RandSeed", "RandType", "CVThreshold", "NumUnsupported", "NumClaims", "NumClaimsReproduced",
     "NumClaimsNotReproduced", "NumClaimsInconclusive", "NumClaimsNotMeasurable", "ClaimLevel",
-    "RepsNeeded", "ContentionMinCores", "IntervalMethod", "CellCoverage", "MemoryCheck",
+    "RepsNeeded", "ContentionCores", "IntervalMethod", "CellCoverage", "MemoryCheck",
 ]
 
 
@@ -110,10 +110,10 @@ def test_macro_values_from_the_real_cells(real):
     assert m["NumUnstable"] == "63"          # one or two repetitions: none shown stable
     assert m["ConfigProfile"] == "smoke" and m["PrimaryBuild"].startswith(r"\texttt{mysql-")
     assert m["PrimaryBuildVersion"] == "5.6.24"
-    assert m["ClaimLevel"] == "90" and m["RepsNeeded"] == "5" and m["ContentionMinCores"] == "2"
+    assert m["ClaimLevel"] == "90" and m["RepsNeeded"] == "5" and m["ContentionCores"].startswith("4 (A1")
     assert "signed-rank" in m["IntervalMethod"] and "Bonferroni" in m["IntervalMethod"]
     assert "sign-test" in m["IntervalMethod"] and "PowerCaption" in m
-    assert m["CovPointSelect"] == r"50\%"    # two repetitions: [min, max] covers the median half the time
+    assert m["CovPointSelect"] == r"coverage 50\%"    # two repetitions: [min, max] covers the median half the time
     assert m["CellCoverage"] == r"0--50\%"
     # the A1 cells were recorded with the memory check, the older ones without
     assert m["MemoryCheck"] == "the data fit in the server's buffers in 11 of 61 cells, 50 of 61 cells were not checked"
@@ -269,7 +269,7 @@ def test_several_builds(tmp_path, tidy_copy, real):
     assert r"{\scriptsize (\texttt{mysql-" in (out / "claims.tex").read_text()
     m = dict(macros_of(out))
     assert m["PrimaryBuild"].startswith(r"\texttt{mysql-\allowbreak{}5.\allowbreak{}6")
-    assert "(mysql-5.5.9)" in m["VerdictMemoryHashScan"]
+    assert "mysql-5.5.9)" in m["VerdictMemoryHashScan"]   # each verdict once, with its builds
 
 
 # --- design, deviations, sections ------------------------------------------------------------
@@ -341,7 +341,8 @@ def test_a_study_plugs_in_with_one_registration(tmp_path, real, monkeypatch):
     assert read_claims_csv(out)[-1]["claim"] == "Z1-new-claim"
     m = dict(macros_of(out))
     assert m["ZNumber"] == "42" and m["VerdictZNew"] == "inconclusive"
-    assert (out / "sections.tex").read_text().endswith(f'\\input{{"{tmp_path / "z" / "section.tex"}"}}\n')
+    assert (out / "sections.tex").read_text().endswith(
+        f'\\input{{"{tmp_path / "z" / "section.tex"}"}}\n\\FloatBarrier\n')   # its floats stay in its section
     assert "zeta" in (out / "deviations.tex").read_text()
 
 
@@ -471,3 +472,16 @@ def test_paper_compiles_with_generated_inputs(real, tmp_path, disabled):
         assert "not checked" in text and "coverage" in text
         if disabled:
             assert "was not run in this profile" in text
+
+
+def test_one_repetition_figure_caption_says_no_interval():
+    from harness.report import macros as RM
+    assert RM.figure_coverage((0.0, 0.0)) == "one repetition: no interval"
+    assert RM.figure_coverage((0.5, 0.75)) == r"coverage 50--75\%"
+
+
+def test_a_verdict_over_several_builds_is_said_once():
+    from harness.report import macros as RM
+    rows = [{"verdict": "not measurable here", "build": b} for b in ("a", "b", "c")]
+    rows.append({"verdict": "reproduced", "build": "d"})
+    assert RM.verdicts_text(rows) == "not measurable here (a, b, c); reproduced (d)"

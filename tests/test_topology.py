@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from functools import lru_cache
 from pathlib import Path
@@ -307,8 +308,8 @@ def test_plan_command_on_a_recorded_host(capsys):
             "this host has 32, 0 of them on cores mysqld leaves free") in out
     assert ("    8 cores: mysqld on cpus 0-7 (socket 0, NUMA node 0, memory on node 0); "
             "sysbench on cpus 8-11 (socket 1, NUMA node 1)") in out
-    assert "  point_select (A3, throughput; cores: auto): 720 cells" in out
-    assert "    kept 1 (180 cells), 2 (180 cells), 4 (180 cells), 8 (180 cells); dropped 16, 24, 32: do not fit" in out
+    assert "  point_select (A3, throughput; cores: auto): 3456 cells at most" in out
+    assert "    kept (cells at most) 1 (864), 2 (864), 4 (864), 8 (864); dropped 16, 24, 32: do not fit" in out
     assert "dropped 1, 2, 4: cores: max keeps only the largest count that fits" in out
 
 
@@ -321,6 +322,18 @@ def test_plan_command_json_and_estimate(capsys):
     ps = next(e for e in d["experiments"] if e["experiment"] == "point_select")
     assert list(ps["kept"]) == ["4", "8", "16", "24", "32"] and ps["estimate_s"] > 0
     assert ps["dropped"]["1"].startswith("not needed")
+    # expected: repetitions.min blocks; worst case: max blocks (harness.plan.estimate's rows)
+    lo, hi = ps["blocks"]
+    assert lo < hi and ps["cells_expected"] * hi == ps["cells"] * lo
+    assert ps["worst_s"] == pytest.approx(ps["estimate_s"] * hi / lo)
+    assert d["estimate"]["worst_s"] > d["estimate"]["total_s"]
+
+
+def test_the_readme_shows_the_plans_it_would_print_now():
+    """scripts/plan-table.py --check: the README's two plans are what the code prints today."""
+    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "plan-table.py"), "--check"],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "workflow")})
+    assert res.returncode == 0, res.stderr
 
 
 def test_plan_command_names_a_bad_topology_in_one_line(capsys, tmp_path):

@@ -8,17 +8,7 @@
 #
 # Usage: Rscript workflow/R/fig_claims.R <claims.csv> <out.pdf>
 
-# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
-# own figure scripts in their package), or $ARTIFACT_R_THEME
-source(local({
-  t <- Sys.getenv("ARTIFACT_R_THEME")
-  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
-  while (!nzchar(t) && d != dirname(d)) {
-    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
-    d <- dirname(d)
-  }
-  t
-}))
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 
 CLAIMS_COLUMNS <- c("claim", "study", "published", "published_ratio", "ratio", "ratio_lo",
                     "ratio_hi", "threshold", "threshold_hi", "side", "verdict", "build")

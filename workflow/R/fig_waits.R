@@ -13,17 +13,7 @@
 # Usage: Rscript workflow/R/fig_waits.R [--top N] <waits.csv>... [factors.csv] <out.pdf>
 #   (e.g. data/tidy/point_select_waits.csv data/tidy/ps_pfs_waits.csv)
 
-# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
-# own figure scripts in their package), or $ARTIFACT_R_THEME
-source(local({
-  t <- Sys.getenv("ARTIFACT_R_THEME")
-  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
-  while (!nzchar(t) && d != dirname(d)) {
-    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
-    d <- dirname(d)
-  }
-  t
-}))
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 REQUIRED <- c("experiment", "build", "engine", "tables", "cores", "users", "rep",
               "event_name", "sum_timer_wait_ps")
 NUMERIC <- c("tables", "cores", "users", "rep", "sum_timer_wait_ps")

@@ -379,15 +379,51 @@ place_published <- function(marks, d, y, x, panel = character()) {
 # The marks as black open diamonds with their label above (legend: "published");
 # NULL without marks. Add it after the data layers: a discrete x axis takes its
 # order from the first layer.
-geom_published <- function(marks, x, vjust = -0.8, hjust = 0.5, size = 2.1) {
+# text = FALSE: the diamond alone; the figure then prints the mark's label inside its own
+# data label (with_published_label), so the two can never overlap.
+geom_published <- function(marks, x, vjust = -0.8, hjust = 0.5, size = 2.1, text = TRUE) {
   if (is.null(marks) || nrow(marks) == 0) return(NULL)
   list(
     geom_point(data = marks, aes(x = .data[[x]], y = y, size = "published"), inherit.aes = FALSE,
                shape = 5, colour = "black", stroke = 0.6),
-    geom_text(data = marks, aes(x = .data[[x]], y = y, label = label), inherit.aes = FALSE,
-              colour = "black", size = size, vjust = vjust, hjust = hjust, show.legend = FALSE),
+    if (text) geom_text(data = marks, aes(x = .data[[x]], y = y, label = label), inherit.aes = FALSE,
+                        colour = "black", size = size, vjust = vjust, hjust = hjust, show.legend = FALSE),
     scale_size_manual(NULL, values = c(published = 2.2), guide = guide_legend(order = 9))
   )
+}
+
+# The data labels `d$label` with the published marks' labels of the same keys (x and
+# panel columns) appended on a second line: one text per position, so a published
+# label never lands on a data label, whatever the values.
+with_published_label <- function(d, marks, keys) {
+  if (is.null(marks) || nrow(marks) == 0) return(d)
+  keys <- intersect(keys, intersect(names(d), names(marks)))
+  mk <- stats::aggregate(marks["label"], by = lapply(marks[keys], as.character),
+                         FUN = function(x) paste(unique(x), collapse = "; "))
+  names(mk)[names(mk) == "label"] <- ".pub"
+  key_d <- do.call(paste, c(lapply(d[keys], as.character), sep = "\r"))
+  key_m <- do.call(paste, c(mk[keys], sep = "\r"))
+  pub <- mk$.pub[match(key_d, key_m)]
+  d$label <- ifelse(is.na(pub), d$label, paste0(d$label, "\n", pub))
+  d
+}
+
+# Wrap a title or label to `width` characters: at spaces, and inside a long word after
+# '_' (setting names such as innodb_spin_wait_delay), so a narrow panel never cuts it.
+wrap_label <- function(x, width) {
+  vapply(x, function(s) {
+    lines <- strwrap(s, width)
+    out <- character()
+    for (l in lines) {
+      while (nchar(l) > width && grepl("_", substr(l, 2, width))) {
+        cut <- max(gregexpr("_", substr(l, 1, width))[[1]])
+        out <- c(out, substr(l, 1, cut))
+        l <- substring(l, cut + 1)
+      }
+      out <- c(out, l)
+    }
+    paste(out, collapse = "\n")
+  }, character(1), USE.NAMES = FALSE)
 }
 
 # A factor's words for the paper (the factor table's), else its column name.
@@ -572,14 +608,15 @@ plot_settings <- function(d, ftab, marks = NULL) {
   pk$panel <- paste0(pk$engine, ", ", plural(pk$tables, "table"))
   pk$panel <- factor(pk$panel, levels = unique(pk$panel))
   pub <- place_published(marks, pk, "qps_median", "setting", c("build", "panel"))
+  pk <- with_published_label(pk, pub, c("setting", "build", "panel"))
   ggplot(pk, aes(x = setting, y = qps_median, fill = engine)) +
     geom_col(width = 0.7, colour = "grey20", linewidth = 0.2) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.25, linewidth = 0.3) +
     geom_text(aes(y = pmax(qps_ci_hi, qps_median), label = label), vjust = -0.5, size = 2.3) +
-    geom_published(pub, "setting", vjust = 1.8) +
+    geom_published(pub, "setting", text = FALSE) +
     scale_fill_engine(guide = "none") +
     scale_x_discrete(NULL) +
-    scale_y_kqps("Peak median QPS (thousands)", expand = expansion(mult = c(0, 0.14))) +
+    scale_y_kqps("Peak median QPS (thousands)", expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.3))) +
     facet_grid(if (length(unique(pk$build)) > 1) build ~ panel else . ~ panel, scales = "free_x") +
     labs(caption = codes_legend(vf, ftab)) +
     theme_artifact(base_size = 7)

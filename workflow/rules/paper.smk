@@ -184,6 +184,8 @@ rule paper:
         tex="paper/main.tex",
         sections=[str(hstudies.section_path(m)) for m in STUDIES.values()],
         generated=rules.generated_tex.output,
+        study_tex=[f"paper/generated/{name}" for m in STUDIES.values()
+                   for name, exp in getattr(m, "GENERATED_TEX", {}).items() if exp in EXPERIMENTS],
         figures=figure_pdfs(),
         paper_figures=[f"figures/{name}.pdf" for name in hreport.PAPER_FIGURES],
         runinfo="paper/generated/runinfo.tex",

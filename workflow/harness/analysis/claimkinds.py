@@ -1,5 +1,6 @@
 """The kinds of published claim (Claim and its one gate; Comparison and its
-sides: EngineRatio, LevelRatio, BuildRatio, TablesRatio, ScalingRatio; Check),
+sides: EngineRatio, LevelRatio, BuildRatio, TablesRatio, ScalingRatio; Check;
+Untestable: a published claim no host can test, with its reason),
 on the ground of harness.analysis.claimrules. harness.analysis.claims explains
 the verdict rule and re-exports these kinds.
 """
@@ -14,7 +15,7 @@ from harness.analysis import tidydata as T
 from harness.analysis.claimrules import (
     METRIC, NEEDS_TEXT, NOT_MEASURABLE, SCALING, VERDICTS, Context, Result, Rule, interval_text,
     at_cores, best, cell_where, flagged, fmt_cores, levels_label, levels_of, levels_words, matches,
-    missing, pool, ratio_or_none, ratio_result, unsupported_reason)
+    missing, pool, ratio_or_none, ratio_result, settings_text, unsupported_reason)
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,11 @@ class Claim:
     `statement` may use {levels} (the compared settings in words) and
     {conditions} (the factor settings held fixed). `needs` is the gate
     (CONTENTION / SCALING / None); `mechanism` quotes the study's explanation
-    that makes it so. `macro` (letters) names the paper's \\V<macro>/\\R<macro>."""
+    that makes it so; `min_cores` is the CPU count (hardware threads given to
+    mysqld) that mechanism needs, from the study's own figures, and `cores_why`
+    says where that count comes from. `macro` (letters) names the paper's
+    \\V<macro>/\\R<macro>. The study's own words each rule stands on are quoted
+    in docs/studies.md's claims table (tests/test_quotes.py keeps the two equal)."""
     id: str
     study: str
     statement: str
@@ -36,6 +41,8 @@ class Claim:
     mechanism: str = ""
     macro: str = ""
     deviation: str = ""   # how the artifact's test differs from the study's (deviations table)
+    min_cores: int = 0    # a contention/scaling claim: the hardware threads mysqld needs for its mechanism
+    cores_why: str = ""   # where min_cores comes from ("A1's figures: 4 to 32 cores")
 
     @property
     def experiment(self) -> str:
@@ -57,16 +64,20 @@ class Claim:
     def evaluate(self, ctx: Context, build: str) -> Result:
         raise NotImplementedError
 
+    def cores_needed(self) -> str:
+        """'16 hardware threads (A3's figures: ...)': the count the gate asks, in words."""
+        return f"{self.min_cores} hardware threads" + (f" ({self.cores_why})" if self.cores_why else "")
+
     def gate(self, ctx: Context, cells: list[T.Cell]) -> str | None:
         """The one rule for contention and scaling claims: the reason (cores: ...)
-        when the cells never had mysqld on contention_min_cores cores."""
+        when the cells never had mysqld on the claim's own min_cores."""
         if self.needs is None or not cells:
             return None
         cores = sorted({c.int("cores") for c in cells})
-        if max(cores) < ctx.min_cores:
+        if max(cores) < self.min_cores:
             why = self.mechanism or NEEDS_TEXT[self.needs]
             return (f"cores: the published mechanism ({why}) needs mysqld on at least "
-                    f"{ctx.min_cores} cores (claims.contention_min_cores); measured on {fmt_cores(cores)}")
+                    f"{self.cores_needed()}; measured on {fmt_cores(cores)}")
         if self.needs == SCALING and len([c for c in cores if c >= 1]) < 2:
             return f"cores: scaling needs two core counts; measured on {fmt_cores(cores)} only"
         return None
@@ -79,6 +90,7 @@ class Claim:
         if res.verdict not in VERDICTS:
             raise ValueError(f"claim {self.id}: invalid verdict {res.verdict!r}")
         ci, rule = res.ci, self.rule
+        reason = res.reason + settings_text(res.cells)   # every setting of the cells it read
         return {
             "claim": self.id, "study": self.study, "statement": self.text(ctx),
             "published": self.published,
@@ -100,7 +112,7 @@ class Claim:
             "threshold_hi": "" if rule is None or rule.threshold_hi is None else f"{rule.threshold_hi:.6g}",
             "side": "" if rule is None else rule.side,
             "n": "/".join(str(n) for n in res.ns),
-            "verdict": res.verdict, "reason": res.reason, "needs": self.needs or "",
+            "verdict": res.verdict, "reason": reason, "needs": self.needs or "",
             "experiment": self.experiment, "build": build, "metric": METRIC if rule else "",
             "cross_check": "" if res.cross_check is None else f"{res.cross_check:.6g}",
         }
@@ -167,12 +179,12 @@ class Comparison(Claim):
                                              f"conditions ({levels_words(ref)}, as in {self.same_as[0]})")
         if self.needs is None:
             return self.judge(ctx, la, pa, lb, pb)
-        na, nb = at_cores(pa, ctx.min_cores), at_cores(pb, ctx.min_cores)
+        na, nb = at_cores(pa, self.min_cores), at_cores(pb, self.min_cores)
         if na and nb:  # the gate: a contention claim is judged on enough cores only
             return self.judge(ctx, la, na, lb, nb)
         res = self.judge(ctx, la, pa, lb, pb)
         why = self.gate(ctx, pa + pb) or (f"cores: only one side has cells with mysqld on at least "
-                                          f"{ctx.min_cores} cores (claims.contention_min_cores)")
+                                          f"{self.cores_needed()}")
         return replace(res, verdict=NOT_MEASURABLE, reason=why + flagged(res.cells))
 
     def judge(self, ctx, la, pa, lb, pb) -> Result:
@@ -349,3 +361,17 @@ class Check(Claim):
                 return missing(*ctx.tidy.missing(e).split(": ", 1))
         res = self.fn(ctx, build)
         return gated(self, ctx, res, res.cells) if res.verdict != NOT_MEASURABLE else res
+
+
+@dataclass(frozen=True)
+class Untestable(Claim):
+    """A published claim the artifact cannot test on any host (a build that was never
+    published, a filesystem comparison on a host with one): a row, *not measurable
+    here*, `why` its reason (starting with what is missing: build, host, ...)."""
+    why: str = ""
+
+    def builds(self, ctx):
+        return [""]
+
+    def evaluate(self, ctx, build):
+        return missing("", self.why)

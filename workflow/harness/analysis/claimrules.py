@@ -29,11 +29,13 @@ METRIC = "qps_server"     # what verdicts use: the server's own count
 CROSS_CHECK = "qps"       # sysbench's count, reported beside it
 
 # Config keys read from `claims:`, and their types (their defaults: config/default.yaml).
-SETTINGS = {"level": float, "contention_min_cores": int, "decide": bool}
+SETTINGS = {"level": float, "decide": bool}
 
 CONTENTION, SCALING = "contention", "scaling"
 NEEDS_TEXT = {CONTENTION: "contention: mysqld on several cores",
               SCALING: "scaling: two core counts, mysqld on several cores"}
+# A study's "cores" are the hardware threads it gave mysqld (taskset); the count a
+# contention or scaling claim needs is its own (Claim.min_cores), from the study's figures.
 
 CSV_FIELDS = ("claim", "study", "statement", "published", "published_ratio", "measured",
               "ratio", "ratio_lo", "ratio_hi", "coverage", "level", "method", "look", "sign_lo",
@@ -158,13 +160,11 @@ def flagged(cells) -> str:
 class Context:
     tidy: T.Tidy
     level: float
-    min_cores: int
     decide: bool = True
 
     @classmethod
     def of(cls, tidy: T.Tidy) -> "Context":
-        return cls(tidy, setting(tidy.config, "level"), setting(tidy.config, "contention_min_cores"),
-                   setting(tidy.config, "decide"))
+        return cls(tidy, setting(tidy.config, "level"), setting(tidy.config, "decide"))
 
     def judge(self, experiment: str, va: dict, vb: dict, rule) -> "BV.Judged":
         """The verdict on two sides' {rep: value}, paired by repetition, looked at on the
@@ -250,6 +250,7 @@ def best(cells: list[T.Cell]) -> T.Cell | None:
 
 
 def at_cores(cells, min_cores: int) -> list[T.Cell]:
+    """The cells with mysqld on at least `min_cores` CPUs (hardware threads)."""
     return [c for c in cells if c.int("cores") >= min_cores]
 
 
@@ -287,6 +288,45 @@ def interval_text(ci) -> str:
     if not ci.coverage:
         return f"{ci.point:.2f}× (one repetition: no interval)"
     return f"{ci.point:.2f}× [{ci.lo:.2f}, {ci.hi:.2f}] at {100 * ci.coverage:.0f}% coverage"
+
+
+KEY_WORDS = (("workload", "workload"), ("tables", "tables"), ("cores", "cores (mysqld)"),
+             ("users", "users"))
+
+
+def cell_settings(cell: T.Cell) -> dict:
+    """{setting: value} of a cell: its build, engine, workload, tables, cores, users and
+    every factor of the factor table that applies to its engine (an empty column is
+    the factor's baseline, harness.analysis.tidydata.setting_of)."""
+    out = {"build": cell.build, "engine": cell.engine}
+    for col, word in KEY_WORDS:
+        if cell[col] != "":
+            out[word] = cell[col]
+    for name in T.factors.ORDER:
+        if T.applies(name, cell.engine, cell["workload"] or None) and name != "replica":
+            out[T.words(name).split(" (")[0]] = T.setting_of(cell, name).replace("_", " ")
+    return out
+
+
+def settings_text(cells) -> str:
+    """'; settings: <common>; <cell>: <what differs>' -- every setting of the compared
+    cells, what they share once and what differs per cell ('' without cells)."""
+    cells = [c for c in cells if c is not None and getattr(c, "key", None)]
+    if not cells:
+        return ""
+    seen, uniq = set(), []
+    for c in cells:
+        if c.name not in seen:
+            seen.add(c.name)
+            uniq.append(c)
+    each = [cell_settings(c) for c in uniq]
+    common = {k: v for k, v in each[0].items() if all(e.get(k) == v for e in each[1:])}
+    text = "; settings: " + ", ".join(f"{k} {v}" for k, v in common.items())
+    if len(uniq) > 1:
+        text += "; differing: " + " vs ".join(
+            ", ".join(f"{k} {v}" for k, v in e.items() if k not in common) or c.name
+            for c, e in zip(uniq, each))
+    return text
 
 
 def cell_where(a: T.Cell, b: T.Cell) -> str:

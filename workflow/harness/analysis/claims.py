@@ -24,8 +24,10 @@ Cells flagged unstable are named in the reason of every verdict they feed.
 
 One gate (NEEDS). A claim whose published mechanism is contention between
 threads running on several cores (a named lock or mutex) is judged only on
-cells where mysqld had at least `claims.contention_min_cores` cores; a
-scaling claim also needs two core counts. Without such cells the claim is
+cells where mysqld had at least the claim's own `min_cores` CPUs (hardware
+threads; the count its study's figures show the mechanism at: A1 4, A2/A3 16);
+a scaling claim also needs two core counts. A wait-ranking claim ranks every
+repetition on its own (harness.analysis.waits: exact Clopper-Pearson bounds). Without such cells the claim is
 *not measurable here*, its reason starting with what is missing: `cores`,
 `build`, `experiment`, `scale` or `data`.
 
@@ -48,15 +50,16 @@ from harness.analysis import tidydata as T
 # The names study packages use as C.<name>: the ground (claimrules), the kinds
 # of claim (claimkinds) and the wait-event claim (waits), re-exported here.
 from harness.analysis.claimkinds import (  # noqa: F401
-    BuildRatio, Check, Claim, Comparison, EngineRatio, LevelRatio, ScalingRatio, TablesRatio, gated)
+    BuildRatio, Check, Claim, Comparison, EngineRatio, LevelRatio, ScalingRatio, TablesRatio, Untestable,
+    gated)
 from harness.analysis.claimrules import (  # noqa: F401
     CONTENTION, CROSS_CHECK, CSV_FIELDS, INCONCLUSIVE, SETTINGS, METRIC, NEEDS_TEXT,
     NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, Rule, above,
     at_cores, below, best, cell_where, flagged, fmt_cores, fmt_k, levels_label, levels_of,
-    levels_words, matches, missing, pool, ratio_or_none, ratio_result, setting,
+    levels_words, matches, missing, pool, ratio_or_none, ratio_result, setting, settings_text,
     unsupported_reason, varied_factors, within)
 from harness.analysis.waits import (  # noqa: F401
-    LOCK_WAITS, TopWait, event_label, short_event, top_waits)
+    LOCK_WAITS, TopWait, clopper_pearson, event_label, ranks_by_rep, short_event, top_waits)
 
 
 # --- evaluation -----------------------------------------------------------------------

@@ -1,16 +1,26 @@
 """Wait events: the lock and synchronisation waits of an engine's busiest
-cell (top_waits) and the claim that a published wait is among its top ones
-(TopWait), a kind of claim beside those of harness.analysis.claimkinds.
+cell (top_waits), ranked per repetition (ranks_by_rep), and the claim that a
+published wait is among its top ones (TopWait), a kind of claim beside those of
+harness.analysis.claimkinds.
+
+TopWait's rule: every repetition of the busiest cell is ranked on its own; k of
+n repetitions have the published wait in the top `top_n`. With the exact
+Clopper-Pearson interval of k/n at claims.level (two-sided, each tail
+(1 - level)/2): *reproduced* when its lower bound exceeds 1/2 (the wait ranks
+there in most repetitions), *not reproduced* when its upper bound is below 1/2,
+*inconclusive* otherwise.
 """
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.analysis import tidydata as T
-from harness.analysis.claimkinds import Claim, gated
+from harness.analysis.claimkinds import Claim
 from harness.analysis.claimrules import (
-    NOT_REPRODUCED, REPRODUCED, Context, Result, cell_where, flagged, missing)
+    INCONCLUSIVE, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, Context, Result, cell_where, flagged,
+    levels_of, missing)
 
 
 LOCK_WAITS = re.compile(r"^wait/(synch|lock)/")
@@ -25,65 +35,167 @@ def event_label(name: str) -> str:
     return name.split("/", 3)[-1]
 
 
-def top_waits(ctx: Context, experiment: str, build: str, engine: str, tables: int | None = None):
-    """(cells, [(event, share of lock+synch wait time)] descending) of an engine's
-    cell with the most users, then cores (timers summed over its repetitions);
-    cells with the Performance Schema off have no wait rows and do not count."""
-    rows = [r for r in ctx.tidy.extra("waits", experiment)
-            if r.get("build", "") == build and r.get("engine") == engine
-            and LOCK_WAITS.match(r.get("event_name") or "")
-            and (tables is None or r.get("tables") == str(tables))]
-    if not rows:
-        return [], []
+# --- exact binomial bounds ---------------------------------------------------------
 
+def _binom_tail_ge(k: int, n: int, p: float) -> float:
+    """P(X >= k), X ~ Binomial(n, p), summed exactly term by term."""
+    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k, n + 1))
+
+
+def _solve(f, target: float) -> float:
+    """p in [0, 1] with f(p) = target for f increasing in p (bisection to 1e-12)."""
+    lo, hi = 0.0, 1.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if f(mid) < target:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12:
+            break
+    return (lo + hi) / 2
+
+
+def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) two-sided interval of a binomial proportion k/n at
+    `level`: lo with P(X >= k | lo) = a/2, hi with P(X <= k | hi) = a/2, a = 1 - level
+    (lo = 0 when k = 0, hi = 1 when k = n). No normal approximation."""
+    if not 0 <= k <= n or n < 1:
+        raise ValueError(f"clopper_pearson: need 0 <= k <= n, n >= 1 (k={k}, n={n})")
+    a = (1 - level) / 2
+    lo = 0.0 if k == 0 else _solve(lambda p: _binom_tail_ge(k, n, p), a)
+    hi = 1.0 if k == n else _solve(lambda p: _binom_tail_ge(k + 1, n, p), 1 - a)   # P(X <= k | hi) = a
+    return lo, hi
+
+
+# --- ranking ---------------------------------------------------------------------------
+
+def _matches(row: dict, levels: dict | None) -> bool:
+    """A waits row at the factor levels `levels` (an empty column is the factor's baseline)."""
+    for name, value in (levels or {}).items():
+        v = row.get(name, "")
+        if v == "":
+            f = T.factors.FACTORS.get(name)
+            v = T.text(f.baseline) if f is not None else ""
+        if v != T.text(value):
+            return False
+    return True
+
+
+def _busiest(rows):
     def key(r):
         return (T.number(r.get("users")) or 0, T.number(r.get("cores")) or 0)
     top = max(key(r) for r in rows)
-    rows = [r for r in rows if key(r) == top]
-    cell_keys = {(r.get("variant"), r.get("tables")) for r in rows}
-    cells = [c for c in ctx.tidy.cells(experiment, build=build, engine=engine)
-             if (c["variant"], c["tables"]) in cell_keys and (c.int("users"), c.int("cores")) == top]
+    return top, [r for r in rows if key(r) == top]
+
+
+def _rank(rows) -> list[tuple[str, float]]:
     totals = {}
     for r in rows:
         totals[r["event_name"]] = totals.get(r["event_name"], 0.0) + (T.number(r.get("sum_timer_wait_ps")) or 0)
     total = sum(totals.values())
     if total <= 0:
-        return cells, []
+        return []
     ranked = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
-    return cells, [(e, v / total) for e, v in ranked]
+    return [(e, v / total) for e, v in ranked]
+
+
+def wait_rows(ctx: Context, experiment: str, build: str, engine: str, tables: int | None = None,
+              levels: dict | None = None, min_cores: int = 0) -> list[dict]:
+    """The lock/synch wait rows of an engine (at `tables` and the factor `levels`) on cells
+    with mysqld on at least `min_cores` CPUs."""
+    return [r for r in ctx.tidy.extra("waits", experiment)
+            if r.get("build", "") == build and r.get("engine") == engine
+            and LOCK_WAITS.match(r.get("event_name") or "")
+            and (tables is None or r.get("tables") == str(tables)) and _matches(r, levels)
+            and (T.number(r.get("cores")) or 0) >= min_cores]
+
+
+def _cells_of(ctx, experiment, build, engine, rows, top):
+    cell_keys = {(r.get("variant"), r.get("tables")) for r in rows}
+    return [c for c in ctx.tidy.cells(experiment, build=build, engine=engine)
+            if (c["variant"], c["tables"]) in cell_keys and (c.int("users"), c.int("cores")) == top]
+
+
+def top_waits(ctx: Context, experiment: str, build: str, engine: str, tables: int | None = None,
+              levels: dict | None = None):
+    """(cells, [(event, share of lock+synch wait time)] descending) of an engine's
+    cell with the most users, then cores (timers summed over its repetitions);
+    cells with the Performance Schema off have no wait rows and do not count."""
+    rows = wait_rows(ctx, experiment, build, engine, tables, levels)
+    if not rows:
+        return [], []
+    top, rows = _busiest(rows)
+    return _cells_of(ctx, experiment, build, engine, rows, top), _rank(rows)
+
+
+def ranks_by_rep(rows) -> dict:
+    """{rep: [(event, share)] descending}: each repetition ranked on its own."""
+    reps = {}
+    for r in rows:
+        reps.setdefault(r.get("rep", ""), []).append(r)
+    return {rep: _rank(rs) for rep, rs in sorted(reps.items())}
 
 
 @dataclass(frozen=True)
 class TopWait(Claim):
-    """Does the published wait (a regular expression on the event name) appear among
-    the top `top_n` lock/synchronisation waits of the engine's busiest cell?"""
+    """Does the published wait (a regular expression on the event name) rank among the
+    top `top_n` lock/synchronisation waits of the engine's busiest cell (at `tables`
+    and the factor `levels`), in most repetitions? (The module's rule.)"""
     experiment_name: str = ""
     engine: str = ""
     tables: int | None = None
     pattern: str = ""
     top_n: int = 5
+    levels: tuple | None = None   # LEVELS of the experiment's varied factors (None: their baselines)
 
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(self.experiment_name) is None:
             return missing(*ctx.tidy.missing(self.experiment_name).split(": ", 1))
-        cells, ranked = top_waits(ctx, self.experiment_name, build, self.engine, self.tables)
-        if not ranked:
+        levels, why = levels_of(ctx.tidy, self.experiment_name, self.levels)
+        if levels is None:
+            return missing("", why)
+        rows = wait_rows(ctx, self.experiment_name, build, self.engine, self.tables, levels)
+        if not rows:
             return missing("data", f"no lock or synchronisation waits of {self.engine} in "
                                    f"{self.experiment_name} (Performance Schema off, or no wait time)")
-        top = ranked[:self.top_n]
+        enough = wait_rows(ctx, self.experiment_name, build, self.engine, self.tables, levels,
+                           self.min_cores) if self.needs else rows
+        top, busiest = _busiest(enough or rows)
+        cells = _cells_of(ctx, self.experiment_name, build, self.engine, busiest, top)
+        res = self.judge(ctx, busiest, cells)
+        if self.needs and not enough:
+            why = self.gate(ctx, cells) or (f"cores: the published mechanism ({self.mechanism}) needs "
+                                             f"mysqld on at least {self.cores_needed()}")
+            return replace(res, verdict=NOT_MEASURABLE, reason=why + flagged(res.cells))
+        return res
+
+    def judge(self, ctx, rows, cells) -> Result:
+        ranked = _rank(rows)
+        per_rep = {rep: r for rep, r in ranks_by_rep(rows).items() if r}
+        if not ranked or not per_rep:
+            return missing("data", f"no wait time of {self.engine} in {self.experiment_name}")
+        ranks = {rep: next((i for i, (e, _) in enumerate(r, 1) if re.search(self.pattern, e)), None)
+                 for rep, r in per_rep.items()}
+        n = len(ranks)
+        k = sum(1 for x in ranks.values() if x is not None and x <= self.top_n)
+        lo, hi = clopper_pearson(k, n, ctx.level)
         rank = next((i for i, (e, _) in enumerate(ranked, 1) if re.search(self.pattern, e)), None)
         c = cells[0] if cells else None
-        listed = ", ".join(f"{event_label(e)} {100 * s:.0f}%" for e, s in top)
+        listed = ", ".join(f"{event_label(e)} {100 * s:.0f}%" for e, s in ranked[:self.top_n])
         found = (f"{event_label(ranked[rank - 1][0])} ranks {rank} of {len(ranked)} "
-                 f"({100 * ranked[rank - 1][1]:.0f}%)" if rank else "not among the measured waits")
-        measured = f"{found}; top {len(top)} of {self.engine}" + (f" ({cell_where(c, c)})" if c else "") + \
-            f": {listed}"
-        if rank and rank <= self.top_n:
-            res = Result(measured, REPRODUCED, f"the published wait is number {rank} of the top "
-                                              f"{self.top_n}", cells=cells)
+                 f"({100 * ranked[rank - 1][1]:.0f}%) over the repetitions" if rank
+                 else "not among the measured waits")
+        per = ", ".join("–" if x is None else str(x) for x in ranks.values())
+        measured = (f"{found}; in the top {self.top_n} in {k} of {n} repetitions (ranks {per}); top "
+                    f"{min(self.top_n, len(ranked))} of {self.engine}" +
+                    (f" ({cell_where(c, c)})" if c else "") + f": {listed}")
+        bounds = (f"{k} of {n} repetitions rank it in the top {self.top_n}; exact Clopper-Pearson "
+                  f"interval of that share [{lo:.3g}, {hi:.3g}] at {100 * ctx.level:g}%")
+        if lo > 0.5:
+            verdict, why = REPRODUCED, f"{bounds} lies above 1/2"
+        elif hi < 0.5:
+            verdict, why = NOT_REPRODUCED, f"{bounds} lies below 1/2"
         else:
-            where = f"number {rank} of {len(ranked)}" if rank else "not among the measured waits"
-            res = Result(measured, NOT_REPRODUCED, f"the published wait is {where}, not in the top "
-                                                    f"{self.top_n}", cells=cells)
-        res.reason += flagged(cells)
-        return gated(self, ctx, res, cells)
+            verdict, why = INCONCLUSIVE, f"{bounds} contains 1/2: too few repetitions to say"
+        return Result(measured, verdict, why + flagged(cells), cells=cells, ns=(n,))

@@ -186,7 +186,7 @@ class DockerBackend(Backend):
         self.placement = docker_backend.DockerPlacement(cpus=self.cpus)
 
     def info(self) -> dict:
-        return {**super().info(), "memory_limit": self.memory}
+        return {**super().info(), "memory_limit": self.memory, "seccomp": docker_backend.SECCOMP}
 
     def _ensure_image(self) -> None:
         if self.image is not None:

@@ -132,7 +132,8 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
         return text, argv, cpu_s
 
     timing = fr.timing
-    timing.update(warmup_s=settings["warmup_s"], duration_s=settings["duration_s"])
+    timing.update(warmup_s=settings["warmup_s"], duration_s=settings["duration_s"],
+                  windows=[{"warmup_s": settings["warmup_s"], "duration_s": settings["duration_s"]}])
     if timing["warmup_s"] > 0:
         (tmp / "warmup.out").write_text(run(timing["warmup_s"], seed + WARMUP_SEED_OFFSET)[0])
     if pfs:

@@ -45,14 +45,15 @@ def dropped(host_plan: cores.Plan, asked, kept: list[int]) -> dict[int, str]:
 
 
 def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, root: str = ".",
-          with_estimate: bool = True) -> dict:
-    """The plan of a merged (unresolved) profile on `topo` (None: this host)."""
+          with_estimate: bool = True, bench_dir: str = estimate.BENCH, raw: str = estimate.RAW) -> dict:
+    """The plan of a merged (unresolved) profile on `topo` (None: this host). The estimate's
+    overheads come from `root`/`bench_dir`'s benchmark files (none there: the stated defaults)."""
     topo = topo if topo is not None else Topology.live()
     resolved = config.resolve(cfg, lock_path, topo=topo)
     lock = builds.load_lock(lock_path)
     host_plan = cores.plan(topo, client_min=resolved["placement"]["client_cpus"])
     asked_all = config.apply_experiment_defaults(config.with_defaults(cfg))["experiments"]
-    est = estimate.estimate(resolved, lock, root=root) if with_estimate else None
+    est = estimate.estimate(resolved, lock, bench_dir=bench_dir, raw=raw, root=root) if with_estimate else None
     est_rows = {r["experiment"]: r for r in est["rows"]} if est else {}
     exps, groups, missing = [], {}, dict(host_plan.missing)
     for exp, spec in plan.experiments(resolved).items():
@@ -68,12 +69,16 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
         exps.append({"experiment": exp, "study": spec["study"], "kind": spec["kind"], "asked": asked,
                      "kept": {str(n): per_count.get(n, 0) for n in spec["cores"]},
                      "dropped": {str(k): v for k, v in drop.items()},
-                     "cells": sum(per_count.values()), "estimate_s": est_rows.get(exp, {}).get("total_s")})
+                     "cells": sum(per_count.values()), "blocks": est_rows.get(exp, {}).get("blocks"),
+                     "cells_expected": est_rows.get(exp, {}).get("cells"),
+                     "estimate_s": est_rows.get(exp, {}).get("total_s"),
+                     "worst_s": est_rows.get(exp, {}).get("worst_s")})
     return {"profile": resolved.get("profile"), "topology": topo.summary(), "source": topo.source,
             "cpus": cpulist(topo.ids), "mems": list(topo.mems), "rule": host_plan.rule(),
             "fits": host_plan.counts, "missing": {str(n): missing[n] for n in sorted(missing)},
             "groups": [groups[n] for n in sorted(groups)], "experiments": exps,
-            "estimate": None if est is None else {"total_s": est["total_s"], "measure_s": est["measure_s"],
+            "estimate": None if est is None else {"total_s": est["total_s"], "worst_s": est["worst_s"],
+                                                  "measure_s": est["measure_s"],
                                                   "dataset_s": est["dataset_s"], "datasets": est["datasets"]}}
 
 
@@ -105,18 +110,24 @@ def render(p: dict) -> str:
     lines.append("experiments:")
     for e in p["experiments"]:
         asked = e["asked"] if isinstance(e["asked"], str) else "[" + ", ".join(map(str, e["asked"])) + "]"
-        est = f", about {estimate.hms(e['estimate_s'])}" if e["estimate_s"] is not None else ""
-        kept = ", ".join(f"{n} ({c} cells)" for n, c in e["kept"].items()) or "none"
+        est = ""
+        if e["estimate_s"] is not None:
+            lo, hi = e["blocks"]
+            est = (f" ({e['cells_expected']} in blocks 1-{lo}, expected {estimate.hms(e['estimate_s'])}; "
+                   f"all {hi} blocks: worst case {estimate.hms(e['worst_s'])})")
+        kept = ", ".join(f"{n} ({c})" for n, c in e["kept"].items()) or "none"
         by_why: dict = {}
         for n, why in e["dropped"].items():
             by_why.setdefault(_short(why, False), []).append(n)
         drop = "; ".join(f"{', '.join(ns)}: {_short(why, len(ns) > 1) if why.endswith('(above)') else why}"
                          for why, ns in by_why.items()) or "none"
-        lines.append(f"  {e['experiment']} ({e['study']}, {e['kind']}; cores: {asked}): {e['cells']} cells{est}")
-        lines.append(f"    kept {kept}; dropped {drop}")
+        lines.append(f"  {e['experiment']} ({e['study']}, {e['kind']}; cores: {asked}): {e['cells']} cells at most{est}")
+        lines.append(f"    kept (cells at most) {kept}; dropped {drop}")
     if p["estimate"]:
         est = p["estimate"]
-        lines.append(f"estimate: {estimate.hms(est['total_s'])} in all (measurement {estimate.hms(est['measure_s'])}, "
-                     f"{est['datasets']} datasets {estimate.hms(est['dataset_s'])}); "
+        lines.append(f"estimate: expected {estimate.hms(est['total_s'])} (every experiment decided at its first "
+                     f"look: repetitions.min blocks), worst case {estimate.hms(est['worst_s'])} (undecided at "
+                     f"every look: max blocks); measurement {estimate.hms(est['measure_s'])} of the expected, "
+                     f"{est['datasets']} datasets {estimate.hms(est['dataset_s'])}; "
                      f"`python -m harness estimate` breaks it down")
     return "\n".join(lines)

@@ -20,6 +20,9 @@ Reads the tidy files of the experiments the resolved config runs
     unsupported.tex  combinations a build cannot run (or a sentence: none)
     sections.tex     \\input of each study's section (harness.studies order)
     power.tex        the verdict power table (harness.report.method, bench/results/verdict_power.csv)
+    claims_<study>.tex, findings_<study>.tex, waits_<study>.tex
+                     per study package: its verdict table, its findings, its wait
+                     rankings (harness.report.studytables)
 
 Formatting: report.latex; the figures table: report.figures; the claims and
 numbers of each study: harness.studies.<study>.
@@ -36,12 +39,13 @@ from harness import atomic
 from harness.analysis import claims as C
 from harness import studies
 from harness.analysis import tidydata as T
-from harness.report import latex, macros as M, method, tables
+from harness.report import latex, macros as M, method, studytables, tables
 from harness.report.figures import FACTOR_TABLE, FIGURES, PAPER_FIGURES, factor_table_csv, figure_inputs  # noqa: F401  (rules, tests)
 from harness.report.latex import fmt_int, fmt_num, fmt_pct, macro, tex_escape, tex_tt  # noqa: F401
 
 OUTPUTS = ("macros.tex", "claims.tex", "claims.csv", "reasons.tex", "design.tex", "deviations.tex",
-           "provenance.tex", "explain.tex", "builds.tex", "unsupported.tex", "sections.tex", "power.tex")
+           "provenance.tex", "explain.tex", "builds.tex", "unsupported.tex", "sections.tex", "power.tex",
+           *studytables.names())
 
 
 def claims_csv(rows) -> str:
@@ -70,6 +74,7 @@ def outputs(tidy: T.Tidy) -> dict:
         "unsupported.tex": tables.unsupported_tex(tidy.unsupported),
         "sections.tex": tables.sections_tex(),
         "power.tex": method.power_tex(ctx.level),
+        **studytables.outputs(rows, ctx.level),
     }
 
 
@@ -86,7 +91,6 @@ def main(argv=None):
     config = T.read_yaml(args.config)
     try:
         C.setting(config, "level")
-        C.setting(config, "contention_min_cores")
     except ValueError as e:
         ap.error(f"{args.config}: {e}")
     tidy = T.load(args.tidy_dir, config)

@@ -11,6 +11,18 @@ from harness.report import method, tables
 from harness.report.figures import FIGURES, coverage_range, figure_inputs
 
 
+def contention_cores() -> str:
+    """'4 (A1), 16 (A2, A3)': the hardware threads each study's contention and scaling
+    claims need (their own min_cores), for the method paragraph."""
+    by = {}
+    for c in studies.claims():
+        if c.needs:
+            by.setdefault(c.min_cores, [])
+            if c.study not in by[c.min_cores]:
+                by[c.min_cores].append(c.study)
+    return "; ".join(f"{n} ({', '.join(s)})" for n, s in sorted(by.items()))
+
+
 def primary_build(tidy) -> str:
     """The build the text's numbers are about: the profile's first measured build."""
     measured = tidy.builds(*tidy.experiments)
@@ -40,6 +52,14 @@ def _coverage_text(rng) -> str:
     return f"{100 * lo:.0f}--{L.fmt_coverage(hi)}"
 
 
+def figure_coverage(rng) -> str:
+    """A figure caption's words for its intervals: 'coverage 56\\%', 'coverage 56--94\\%',
+    or, with one repetition (no interval at all), 'one repetition: no interval'."""
+    if rng is not None and rng[1] == 0:
+        return "one repetition: no interval"
+    return "coverage " + _coverage_text(rng)
+
+
 def claim_text(rows) -> tuple[str, str, str]:
     """(verdict, ratio with interval, measured) of one claim's rows (several builds: joined)."""
     def ratio(r):
@@ -56,7 +76,16 @@ def claim_text(rows) -> tuple[str, str, str]:
         r = rows[0]
         return L.tex_escape(r["verdict"]), ratio(r), L.tex_escape(r["measured"])
     join = lambda f: "; ".join(f"{f(r)} ({L.tex_escape(r['build'])})" for r in rows)  # noqa: E731
-    return join(lambda r: L.tex_escape(r["verdict"])), join(ratio), join(lambda r: L.tex_escape(r["measured"]))
+    return verdicts_text(rows), join(ratio), join(lambda r: L.tex_escape(r["measured"]))
+
+
+def verdicts_text(rows) -> str:
+    """One claim's verdicts over several builds, each verdict said once with its builds:
+    'reproduced (a, b); not measurable here (c)'."""
+    by: dict = {}
+    for r in rows:
+        by.setdefault(r["verdict"], []).append(r["build"])
+    return "; ".join(f"{L.tex_escape(v)} ({L.tex_escape(', '.join(b))})" for v, b in by.items())
 
 
 def claim_macros(rows) -> list:
@@ -126,14 +155,14 @@ def build_macros(ctx, rows) -> list:
         ("ClaimLevelSide", f"{100 * ctx.level ** 0.5:.2f}"),
         ("RepsNeeded", str(max([I.min_blocks(ctx.level, BV.bounds_of(tidy, e)[2]) for e in tidy.experiments]
                                or [I.min_blocks(ctx.level)]))),
-        ("ContentionMinCores", str(ctx.min_cores)),
+        ("ContentionCores", L.tex_escape(contention_cores())),
         ("IntervalMethod", L.tex_escape(method.describe(ctx.level, ctx.decide))),
         ("PowerCaption", L.tex_escape(method.power_caption(ctx.level))),
         ("CellCoverage", _coverage_text((min(covs), max(covs)) if covs else None)),
         ("MemoryCheck", L.tex_escape(tables.memory_sentence(tidy))),
     ]
     for name in FIGURES:
-        out.append(("Cov" + FIGURES[name]["flag"], _coverage_text(coverage_range(tidy, name))))
+        out.append(("Cov" + FIGURES[name]["flag"], figure_coverage(coverage_range(tidy, name))))
     exp_cfg = config.get("experiments") or {}
     for e in known_experiments(tidy):
         spec = exp_cfg.get(e)

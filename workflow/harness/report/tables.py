@@ -88,7 +88,7 @@ def provenance_tex(prov, config):
 
 # --- claims ---------------------------------------------------------------------------
 
-CLAIMS_PER_FLOAT = 16  # a float of 16 numeric rows stays under a page (footnotesize)
+CLAIMS_PER_FLOAT = 14  # a float of 14 numeric rows stays under a page (footnotesize)
 
 
 def _f(x):
@@ -483,5 +483,6 @@ def unsupported_tex(rows) -> str:
 
 def sections_tex() -> str:
     """\\input of every study's section, in the registry's order."""
-    return GENERATED + "".join(f'\\input{{"{studies.section_path(m)}"}}\n' for m in studies.all_studies().values())
+    return GENERATED + "".join(f'\\FloatBarrier\n\\input{{"{studies.section_path(m)}"}}\n'
+                               for m in studies.all_studies().values()) + "\\FloatBarrier\n"
 

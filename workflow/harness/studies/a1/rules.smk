@@ -51,5 +51,20 @@ rule fts_dataset_table:
         " > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
+rule fts_counts_table:
+    """The keyword-count table of the paper (harness.studies.a1.fts_counts)."""
+    input:
+        gate="data/tidy/fts_gate.csv",
+        load="data/tidy/fts_load.csv",
+        code="workflow/harness/studies/a1/fts_counts.py",
+    output:
+        "paper/generated/fts_counts.tex",
+    log:
+        "logs/tidy/fts_counts.log",
+    shell:
+        "{HARNESS} fts-counts --gate {input.gate} --load {input.load} --out {output}"
+        " > {log} 2>&1 || (tail -3 {log}; exit 1)"
+
+
 # on a cluster (profiles/slurm) these run on the submit host, as the Snakefile's localrules
-localrules: corpus, fts_dataset_table
+localrules: corpus, fts_dataset_table, fts_counts_table

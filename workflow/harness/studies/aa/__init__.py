@@ -135,7 +135,7 @@ def _ratio_rows(tidy, claims, level: float | None = None) -> list[dict]:
     """The claims' rows (at `level`, else claims.level) that have an interval."""
     ctx = C.Context.of(tidy)
     if level is not None:
-        ctx = C.Context(tidy, level, ctx.min_cores)
+        ctx = C.Context(tidy, level)
     rows = [c.row(ctx, build) for c in claims for build in c.builds(ctx)]
     return [r for r in rows if r["ratio_lo"] and r["ratio_hi"] and r["coverage"]]
 

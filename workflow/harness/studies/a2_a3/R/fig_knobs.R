@@ -10,17 +10,7 @@
 #
 # Usage: Rscript workflow/harness/studies/a2_a3/R/fig_knobs.R <summary.csv>... [factors.csv] [published.csv] <out.pdf>
 
-# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
-# own figure scripts in their package), or $ARTIFACT_R_THEME
-source(local({
-  t <- Sys.getenv("ARTIFACT_R_THEME")
-  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
-  while (!nzchar(t) && d != dirname(d)) {
-    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
-    d <- dirname(d)
-  }
-  t
-}))
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 
 panel <- function(d, vf, ftab, title, marks = NULL) {
   d$levels <- levels_key(d, vf)
@@ -42,6 +32,7 @@ panel <- function(d, vf, ftab, title, marks = NULL) {
   pk <- merge(pk, top, by = c("build", "engine", "setting"), suffixes = c("", "_top"))
   pk$label <- ifelse(pk$base, "base", ratio_label(pk$qps_median / pk$ref_qps))
   pub <- place_published(marks, pk, "qps_median", "setting", "build")
+  pk <- with_published_label(pk, pub, c("setting", "build"))
   many_users <- length(levels(d$users_f)) > 1
   many_engines <- length(unique(d$engine)) > 1
   dodge <- position_dodge(width = if (many_users || many_engines) 0.5 else 0)
@@ -51,16 +42,17 @@ panel <- function(d, vf, ftab, title, marks = NULL) {
     geom_point(aes(shape = users_f), position = dodge, size = 1.6) +
     geom_text(data = pk, aes(x = setting, y = qps_ci_hi_top, label = label),
               inherit.aes = FALSE, vjust = -0.6, size = 2.3) +
-    geom_published(pub, "setting", vjust = 1.8) +
+    geom_published(pub, "setting", text = FALSE) +
     scale_colour_engine(breaks = levels(d$engine),
                         guide = if (many_engines) "legend" else "none") +
     scale_shape_discrete("Users", guide = if (many_users) "legend" else "none") +
     scale_x_discrete(NULL) +
-    scale_y_kqps(expand = expansion(mult = c(0, 0.14))) +
+    scale_y_kqps(expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.3))) +
     expand_limits(y = 0) +
     facet_varying(d, rows = "build") +
     labs(title = title) +
-    theme_artifact(base_size = 8)
+    theme_artifact(base_size = 8) +
+    theme(plot.title = element_text(size = 8))
 }
 
 main <- function(args) {
@@ -69,13 +61,17 @@ main <- function(args) {
   inp <- split_inputs(args[-length(args)])
   d <- read_tidy_all(inp$tidy)
   marks <- read_published(inp$published, "a3_knobs")
+  exps <- Filter(function(e) length(varied_factors(d[d$experiment == e, , drop = FALSE])) > 0,
+                 unique(d$experiment))
+  # a panel title wraps to its panel's width (7 in shared by the panels, ~12 characters
+  # of the 8 pt title per inch), so no title is cut
+  width <- max(12, floor(12 * 7 / max(1, length(exps))) - 2)
   plots <- list()
-  for (e in unique(d$experiment)) {
+  for (e in exps) {
     de <- d[d$experiment == e, , drop = FALSE]
     vf <- varied_factors(de)
-    if (length(vf) == 0) next
     words <- paste(vapply(vf, short_words, character(1), ftab = inp$factors), collapse = " x ")
-    title <- paste0("(", letters[length(plots) + 1], ") ", words)
+    title <- wrap_label(paste0("(", letters[length(plots) + 1], ") ", words), width)
     plots[[length(plots) + 1]] <- panel(de, vf, inp$factors, title, marks)
   }
   if (length(plots) == 0) fail("no input varies a factor: nothing to compare")

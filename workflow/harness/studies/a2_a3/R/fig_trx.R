@@ -9,17 +9,7 @@
 #
 # Usage: Rscript workflow/harness/studies/a2_a3/R/fig_trx.R <oltp_ro_summary.csv> [factors.csv] [published.csv] <out.pdf>
 
-# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
-# own figure scripts in their package), or $ARTIFACT_R_THEME
-source(local({
-  t <- Sys.getenv("ARTIFACT_R_THEME")
-  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
-  while (!nzchar(t) && d != dirname(d)) {
-    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
-    d <- dirname(d)
-  }
-  t
-}))
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 
 main <- function(args) {
   if (!length(args) %in% 2:4)

@@ -16,17 +16,7 @@
 #    oltp_ro_summary.csv, read_write_summary.csv; recognised by their workload
 #    column, one panel per experiment)
 
-# the shared theme: workflow/R/theme.R, found upwards from this script (studies keep their
-# own figure scripts in their package), or $ARTIFACT_R_THEME
-source(local({
-  t <- Sys.getenv("ARTIFACT_R_THEME")
-  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
-  while (!nzchar(t) && d != dirname(d)) {
-    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
-    d <- dirname(d)
-  }
-  t
-}))
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 PANELS <- c(simple_ranges = "Simple-Ranges (log scale)",
             oltp_ro = "OLTP_RO (read-only)",
             oltp_rw = "OLTP read-write")
@@ -81,14 +71,15 @@ panel_ranges <- function(d, title) {
 panel_bars <- function(d, title, marks = NULL) {
   pk <- ratio_to(peaks(d), "InnoDB")
   pub <- place_published(marks, pk, "qps_median", "engine", "build")
+  pk <- with_published_label(pk, pub, c("engine", "build"))   # one text per bar: never overlapping
   ggplot(pk, aes(x = engine, y = qps_median, fill = engine)) +
     geom_col(width = 0.7, colour = "grey20", linewidth = 0.2) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.25, linewidth = 0.3) +
     geom_text(aes(y = pmax(qps_ci_hi, qps_median), label = label), vjust = -0.5, size = 2.3) +
-    geom_published(pub, "engine", vjust = 1.8) +
+    geom_published(pub, "engine", text = FALSE) +
     scale_fill_engine(guide = "none") +
     scale_x_discrete(NULL, labels = engine_axis_labels) +
-    scale_y_kqps("Peak median throughput (kQPS)", expand = expansion(mult = c(0, 0.14))) +
+    scale_y_kqps("Peak median throughput (kQPS)", expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.3))) +
     by_build(pk) +
     labs(title = title) +
     theme_artifact(base_size = 8)
