@@ -10,16 +10,7 @@
 # Usage: Rscript workflow/harness/studies/c/R/fig_c_per_commit.R <test_drive_summary.csv> \
 #          <test_drive_per_commit_summary.csv> [factors.csv] [published.csv] <out.pdf>
 
-# the shared theme: workflow/R/theme.R, found upwards from this script, or $ARTIFACT_R_THEME
-source(local({
-  t <- Sys.getenv("ARTIFACT_R_THEME")
-  d <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
-  while (!nzchar(t) && d != dirname(d)) {
-    if (file.exists(file.path(d, "workflow", "R", "theme.R"))) t <- file.path(d, "workflow", "R", "theme.R")
-    d <- dirname(d)
-  }
-  t
-}))
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
 
 LEGACY <- "PostgreSQL (legacy stand-in)"
 ORDER <- c("MyISAM", "ARCHIVE", LEGACY, "MEMORY", "Aria")
