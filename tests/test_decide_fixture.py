@@ -17,6 +17,7 @@ intervals about half as wide in logs).
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 import subprocess
@@ -45,6 +46,13 @@ def _reps_per_cell(raw: Path) -> list[int]:
     return list(counts.values())
 
 
+def _without_effective(raw: Path) -> list[str]:
+    """Cells whose manifest has no `effective` block (recorded before harness.measure.effective):
+    tidy refuses them, so no rule can be compared on them."""
+    return sorted(p.parent.name for p in raw.glob("*/*/*/manifest.json")
+                  if "effective" not in json.loads(p.read_text()))
+
+
 def _old_harness(dst: Path) -> Path | None:
     """The harness at OLD_RULE_COMMIT under dst/workflow, or None without that commit."""
     p = subprocess.run(["git", "-C", str(ROOT), "archive", OLD_RULE_COMMIT, "workflow", "config"],
@@ -65,6 +73,10 @@ def test_the_new_rule_decides_more_and_flips_nothing(tmp_path):
     if not (RAW6 / "config.resolved.yaml").exists():
         pytest.skip(f"{RAW6.relative_to(ROOT)} is not recorded yet: it needs real cells with >= {MIN_REPS} "
                     f"repetitions per side (a default-profile run of oltp_ro and ps_pfs)")
+    stale = _without_effective(RAW6)
+    if stale:
+        pytest.skip(f"{RAW6.relative_to(ROOT)}: {len(stale)} cells were recorded before the manifest's effective "
+                    f"settings and tidy refuses them; they must be measured again (README there)")
     reps = _reps_per_cell(RAW6)
     assert reps and min(reps) >= MIN_REPS, f"{RAW6}: cells with fewer than {MIN_REPS} repetitions"
     new = retidy(RAW6, tmp_path / "new")

@@ -79,7 +79,7 @@ def test_every_cell_sets_every_factor_that_applies_to_it_baseline_or_varied():
     MyISAM key cache per table, transactions off)."""
     base = variants.settings({}, "InnoDB", "point_select")
     assert base == {"ps": "off", "pfs": "on", "spin_wait_delay": 96, "innodb_read_only": "off",
-                    "mdl_hash_instances": "default", "replica": "a"}
+                    "mdl_hash_instances": "default", "replica": "a", "durability": "per_commit"}
     assert variants.settings({}, "MyISAM", "oltp_ro") == {"trx": "off", "ps": "off", "pfs": "on",
                                                           "mdl_hash_instances": "default", "myisam_mmap": "off",
                                                           "key_cache": "per_table", "replica": "a"}
@@ -178,3 +178,65 @@ def test_cell_names_round_trip_through_each_kind():
     assert plan.dataset_path(cfg, "x", names[0]) == "data/datasets/mysql-5.6.24/sbtest/InnoDB_t1_n10000"
     assert plan.dataset_path(cfg, "c", "mysql-5.6.24_base_c1_r1") is None
 
+
+
+def test_durability_is_the_log_flush_per_commit_and_applies_to_innodb_and_steps_cells():
+    """Autocommit stays; per_commit flushes InnoDB's log at every commit (1), relaxed
+    writes it at commit and syncs once a second (2). MyISAM cells have no such setting;
+    a steps cell (study C: engines chained, InnoDB among them) has it, as it has the
+    Performance Schema."""
+    assert variants.server_options({"durability": "per_commit"}, FAMILY) == {"innodb_flush_log_at_trx_commit": 1}
+    assert variants.server_options({"durability": "relaxed"}, FAMILY) == {"innodb_flush_log_at_trx_commit": 2}
+    assert "durability" not in variants.settings({}, "MyISAM", "point_select")
+    steps = variants.step_settings({"durability": "relaxed", "pfs": "off"})
+    assert steps["durability"] == "relaxed" and steps["pfs"] == "off"
+    assert "spin_wait_delay" not in steps and "key_cache" not in steps
+    assert variants.parse(variants.label({"pfs": "off", "durability": "relaxed"})) == \
+        {"pfs": "off", "durability": "relaxed"}
+
+
+def test_pfs_default_instruments_sets_no_instruments_and_needs_a_build_that_could():
+    assert variants.server_options({"pfs": "on"}, FAMILY)["performance_schema_instrument"] == "'wait/%=ON'"
+    assert variants.server_options({"pfs": "default_instruments"}, FAMILY) == {"performance_schema": "ON"}
+    assert variants.unsupported({"pfs": "default_instruments"}, FAMILY) is None
+    assert "performance_schema_instrument" in variants.unsupported({"pfs": "default_instruments"}, "mysql-5.5")
+    assert variants.parse(variants.label({"pfs": "default_instruments"})) == {"pfs": "default_instruments"}
+
+
+def _ev(**over):
+    ev = {"variables": {"autocommit": "ON", "performance_schema": "ON", "innodb_flush_log_at_trx_commit": "1",
+                        "innodb_spin_wait_delay": "96", "innodb_read_only": "OFF",
+                        "metadata_locks_hash_instances": "8", "myisam_use_mmap": "OFF"},
+          "instruments": {"total": 500, "enabled": 400, "timed": 400, "wait_total": 300, "wait_timed": 300},
+          "statements": {"Com_stmt_execute": 0, "Com_begin": 0, "Com_commit": 0},
+          "key_caches": [{"table": "sbtest1", "cache": "kc1", "key_buffer_size": "16777216"}]}
+    ev.update(over)
+    return ev
+
+
+def test_each_factor_reads_its_value_from_what_the_server_shows():
+    """harness.measure.effective's evidence -> the factor's value (Factor.read)."""
+    F = variants.FACTORS
+    ev = _ev()
+    assert {n: F[n].read(ev) for n in ("ps", "trx", "pfs", "spin_wait_delay", "innodb_read_only",
+                                       "mdl_hash_instances", "myisam_mmap", "key_cache", "durability")} == {
+        "ps": "off", "trx": "off", "pfs": "on", "spin_wait_delay": 96, "innodb_read_only": "off",
+        "mdl_hash_instances": "default", "myisam_mmap": "off", "key_cache": "per_table",
+        "durability": "per_commit"}
+    assert F["ps"].read(_ev(statements={"Com_stmt_execute": 5, "Com_begin": 0, "Com_commit": 0})) == "on"
+    assert F["trx"].read(_ev(statements={"Com_stmt_execute": 0, "Com_begin": 3, "Com_commit": 3})) == "on"
+    assert F["pfs"].read(_ev(instruments={"wait_total": 300, "wait_timed": 40})) == "default_instruments"
+    assert F["pfs"].read(_ev(variables={"performance_schema": "OFF"})) == "off"
+    assert F["key_cache"].read(_ev(key_caches=[{"cache": "default", "key_buffer_size": "1"}])) == "shared"
+    relaxed = _ev(variables={"innodb_flush_log_at_trx_commit": "2"}, postgres={"synchronous_commit": "off"})
+    assert F["durability"].read(relaxed) == "relaxed"
+    mixed = _ev(variables={"innodb_flush_log_at_trx_commit": "2"}, postgres={"synchronous_commit": "on"})
+    assert F["durability"].read(mixed).startswith("mixed")
+    assert F["replica"].read is None  # a label: nothing on the server shows it
+
+
+def test_the_postgresql_stand_in_flushes_its_wal_as_the_cells_innodb_flushes_its_log():
+    from harness.studies.c import legacy_pg
+    assert legacy_pg.synchronous_commit({"durability": "relaxed"}, FAMILY) == "off"
+    assert legacy_pg.synchronous_commit({"durability": "per_commit"}, FAMILY) == "on"
+    assert legacy_pg.synchronous_commit({}, FAMILY) == "on"  # nothing set: the server default, 1

@@ -1,4 +1,4 @@
-"""Tests of the figure scripts (workflow/R/fig_*.R and each study's R/fig_*.R) on real tidy data: the 58
+"""Tests of the figure scripts (workflow/R/fig_*.R and each study's R/fig_*.R) on real tidy data: the
 recorded smoke cells of tests/fixtures/raw tidied by this checkout
 (test_retidy_fixture.retidy), plus the factor table (harness.report's
 factors.csv): each writes a PDF, copes with a single users or cores value,
@@ -27,9 +27,18 @@ SCRIPT_PATHS = {p.name: p for p in [*R_DIR.glob("fig_*.R"),
 
 pytestmark = pytest.mark.skipif(not shutil.which("Rscript"), reason="Rscript not installed")
 
-ALL_EXPERIMENTS = {"point_select", "oltp_ro", "simple_ranges", "ps_pfs", "spin_wait",
-                   "read_only", "key_cache", "read_write", "build_compare", "test_drive", "fts", "fts_builds",
-                   "fts_mmap"}
+# the experiments of the recorded cells (<study>/<experiment>/<cell>)
+ALL_EXPERIMENTS = {d.name for d in RAW.glob("*/*") if d.is_dir()}
+# figures whose experiments have no recorded cell yet (tests/fixtures/raw/README.md): named here,
+# so that a figure losing its data otherwise fails; fig_knobs.R itself is drawn as a3_knobs
+NOT_RECORDED = {"a3_pfs_instruments": "pfs_instruments"}
+FIGURES_ON_DATA = sorted(set(report.FIGURES) - set(NOT_RECORDED))
+
+
+def test_not_recorded_is_only_what_the_fixture_lacks():
+    assert not set(NOT_RECORDED.values()) & ALL_EXPERIMENTS
+    for name, experiment in NOT_RECORDED.items():
+        assert not inputs(name, ".") and experiment in {e for e, _ in report.FIGURES[name]["inputs"]}
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +106,7 @@ def two_builds(src, dst):
 
 # --- every figure on the smoke data ----------------------------------------------
 
-@pytest.mark.parametrize("name", sorted(report.FIGURES))
+@pytest.mark.parametrize("name", FIGURES_ON_DATA)
 def test_figure_on_smoke_data(tmp_path, smoke, name):
     out = tmp_path / "figures" / f"{name}.pdf"
     run_dir = tmp_path / "cwd"
@@ -108,7 +117,7 @@ def test_figure_on_smoke_data(tmp_path, smoke, name):
     assert list(run_dir.iterdir()) == []                          # e.g. no Rplots.pdf
 
 
-@pytest.mark.parametrize("name", sorted(report.FIGURES))
+@pytest.mark.parametrize("name", FIGURES_ON_DATA)
 def test_figure_with_several_builds(tmp_path, smoke, name):
     tables = (report.FACTOR_TABLE, published.PUBLISHED_TABLE)
     csvs = [two_builds(p, tmp_path / Path(p).name) if Path(p).name not in tables else p
@@ -261,7 +270,7 @@ def test_no_arguments(tmp_path, script):
     assert len(proc.stderr.strip().splitlines()) == 1 and "usage" in proc.stderr
 
 
-@pytest.mark.parametrize("name", sorted(report.FIGURES))
+@pytest.mark.parametrize("name", FIGURES_ON_DATA)
 def test_header_only(tmp_path, smoke, name):
     src = Path(inputs(name, smoke)[0])
     empty = tmp_path / src.name

@@ -1,9 +1,10 @@
 """Tests of harness.report (the R figures: test_figures.py; the verdicts: test_claims.py).
 
-Input: tests/fixtures/raw (58 real smoke cells on MySQL 5.6.24 and three
-other builds, one core, every experiment of studies A2, A3 and B) tidied by
-this checkout through `python -m harness` (test_retidy_fixture.retidy), so
-the report is tested on what the pipeline really writes.
+Input: tests/fixtures/raw (real smoke cells on MySQL 5.6.24 and, for the
+build experiments, MariaDB 10.11; one core; README there) tidied by this
+checkout through `python -m harness` (test_retidy_fixture.retidy), so the
+report is tested on what the pipeline really writes. Counts are taken from
+the fixture's cell directories, not typed in.
 """
 from __future__ import annotations
 
@@ -26,6 +27,31 @@ from test_claims import runs, write_tidy
 from test_retidy_fixture import RAW, retidy
 
 ROOT = Path(__file__).resolve().parents[1]
+# every recorded cell directory <study>/<experiment>/<cell>_r<rep>: one run each
+RECORDED = sorted(d for d in RAW.glob("*/*/*") if d.is_dir())
+
+
+def recorded_cells() -> dict:
+    """{(experiment, cell name without its repetition): number of runs} of the fixture."""
+    out = {}
+    for d in RECORDED:
+        key = (d.parent.name, d.name.rsplit("_r", 1)[0])
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def recorded_builds() -> set:
+    return {d.name.split("_", 1)[0] for d in RECORDED}
+
+
+def ratio_with_interval(row) -> str:
+    """A claim row's ratio and interval as the report prints them ('0.81 [0.77, 0.86]')."""
+    return f"{float(row['ratio']):.2f} [{float(row['ratio_lo']):.2f}, {float(row['ratio_hi']):.2f}]"
+
+
+def claim_row(real, claim_id) -> dict:
+    (row,) = [r for r in read_claims_csv(real["generated"]) if r["claim"] == claim_id]
+    return row
 
 GENERIC_MACROS = [
     "NumCells", "NumRuns", "NumReps", "NumUnstable", "NumExperiments", "ExperimentsNotRun", "CoresAll",
@@ -102,12 +128,17 @@ def test_every_macro_defined_exactly_once_letters_only(real):
 
 def test_macro_values_from_the_real_cells(real):
     m = dict(macros_of(real["generated"]))
-    # 9 sysbench experiments (50 cells, 58 runs) + test_drive (2 cells of one repetition, Study C)
-    # + 3 of Study A1 (11 cells of one repetition)
-    assert m["NumExperiments"] == "13"
-    assert m["ExperimentsNotRun"] == r"mdl\_hash, aa\_throughput, aa\_steps and simple\_ranges\_scale"
-    assert m["NumCells"] == "63" and m["NumRuns"] == "71" and m["NumReps"] == "1--2"
-    assert m["NumUnstable"] == "63"          # one or two repetitions: none shown stable
+    cfg, cells = config_of(real), recorded_cells()
+    recorded = {e for e, _ in cells}
+    # every recorded experiment ran; the profile's other enabled experiments are named as not run
+    assert m["NumExperiments"] == str(len(recorded))
+    not_run = {e for e, spec in cfg["experiments"].items() if spec["enabled"]} - recorded
+    assert "mdl_hash" in not_run
+    assert set(re.split(r", | and ", m["ExperimentsNotRun"].replace(r"\_", "_"))) == not_run
+    assert m["NumCells"] == str(len(cells)) and m["NumRuns"] == str(len(RECORDED)) and m["NumReps"] == "1--2"
+    # one repetition never shows a cell stable; two may agree within the CV threshold
+    single = sum(1 for n in cells.values() if n == 1)
+    assert single < len(cells) and single <= int(m["NumUnstable"]) <= len(cells)
     assert m["ConfigProfile"] == "smoke" and m["PrimaryBuild"].startswith(r"\texttt{mysql-")
     assert m["PrimaryBuildVersion"] == "5.6.24"
     assert m["ClaimLevel"] == "90" and m["RepsNeeded"] == "5" and m["ContentionCores"].startswith("4 (A1")
@@ -115,8 +146,11 @@ def test_macro_values_from_the_real_cells(real):
     assert "sign-test" in m["IntervalMethod"] and "PowerCaption" in m
     assert m["CovPointSelect"] == r"coverage 50\%"    # two repetitions: [min, max] covers the median half the time
     assert m["CellCoverage"] == r"0--50\%"
-    # the A1 cells were recorded with the memory check, the older ones without
-    assert m["MemoryCheck"] == "the data fit in the server's buffers in 11 of 61 cells, 50 of 61 cells were not checked"
+    # every throughput cell was recorded with the memory check (steps cells have none)
+    throughput = sum(1 for e, _ in cells if cfg["experiments"][e]["kind"] == "throughput")
+    assert throughput < len(cells)
+    assert m["MemoryCheck"].startswith(f"the data fit in the server's buffers in every one of the {throughput} "
+                                       f"cells (checked per cell;"), m["MemoryCheck"]
     assert m["MemoryHashType"] == "ALL" and m["MemoryBtreeType"] == "range"
     assert m["MemoryHashRows"] == "1000" and m["MemoryTableSize"] == "1{,}000"
     assert m["MemoryWorkBound"] == "5.2"
@@ -125,7 +159,10 @@ def test_macro_values_from_the_real_cells(real):
                                   "NumClaimsInconclusive", "NumClaimsNotMeasurable")]
     assert sum(counts) == int(m["NumClaims"]) == len(read_claims_csv(real["generated"]))
     assert m["VerdictMemoryHashScan"] == "reproduced"
-    assert m["RatioPSMyISAMWins"].startswith("0.81 [0.77, 0.86]") and r"50\% coverage" in m["RatioPSMyISAMWins"]
+    # two paired blocks: [min, max] of the two ratios, at 50% coverage
+    ps = claim_row(real, "A3-PS-myisam-wins")
+    assert ps["n"] == "2/2" and ps["coverage"] == "0.5"
+    assert m["RatioPSMyISAMWins"] == ratio_with_interval(ps) + r" (50\% coverage)"
     assert m["RatioMdlHash"] == "n/a" and m["VerdictMdlHash"] == "not measurable here"
 
 
@@ -161,7 +198,8 @@ def test_provenance_table(real):
     for script in ("point_select.lua", "read_only.lua", "read_write.lua"):
         assert report.tex_tt(script) in tex, script
     builds = {b["name"] for p in real["tidy"].glob("*_provenance.json") for b in json.loads(p.read_text())["builds"]}
-    assert tex.count("Build}") == len(builds) == 4
+    assert builds == recorded_builds() and len(builds) >= 2
+    assert tex.count("Build}") == len(builds)
     cells = sum(json.loads(p.read_text())["cells"] for p in real["tidy"].glob("*_provenance.json"))
     assert f"measured runs & {cells}" in tex
 
@@ -182,19 +220,23 @@ def test_empty_provenance_and_config_give_na():
 def test_claims_csv_and_table(real):
     rows = read_claims_csv(real["generated"])
     assert tuple(rows[0]) == C.CSV_FIELDS
-    # a row per build: Study C's test_drive ran on its two builds, A1's fts_builds on four
+    # a row per build: Study C's test_drive and A1's fts_builds ran on two builds each
     assert list(dict.fromkeys(r["claim"] for r in rows)) == [c.id for c in studies.claims()]
     assert all(r["verdict"] in C.VERDICTS for r in rows)
     assert C.invariant_violations(rows, 0.9) == []
     tex = (real["generated"] / "claims.tex").read_text()
     assert tex.count(r"\begin{table*}") == -(-len(rows) // tables.CLAIMS_PER_FLOAT)
     assert r"\label{tab:claims}" in tex and "real coverage" in tex
-    assert r"0.81 [0.77, 0.86]\newline{\scriptsize 50\% coverage}" in tex   # two paired blocks
+    ps = claim_row(real, "A3-PS-myisam-wins")   # two paired blocks
+    assert ratio_with_interval(ps) + r"\newline{\scriptsize 50\% coverage}" in tex
     assert r"1.71\newline{\scriptsize MyISAM 360K vs InnoDB 210K (1.71$\times$)}\newline{\scriptsize above the interval}" in tex
     assert r"not measurable here$^\dagger$\newline{\scriptsize (cores)}" in tex
     assert r"inconclusive$^\dagger$\newline{\scriptsize (one repetition)}" in tex
-    assert r"0.48\newline{\scriptsize no interval (one repetition)}" in tex
-    assert dict(macros_of(real["generated"]))["RatioOltpRoAuto"] == "0.48 (one repetition: no interval)"
+    (auto,) = [c.id for c in studies.claims() if c.macro == "OltpRoAuto"]   # one block: a ratio, no interval
+    ratio = f"{float(claim_row(real, auto)['ratio']):.2f}"
+    assert claim_row(real, auto)["n"] == "1/1"
+    assert ratio + r"\newline{\scriptsize no interval (one repetition)}" in tex
+    assert dict(macros_of(real["generated"]))["RatioOltpRoAuto"] == ratio + " (one repetition: no interval)"
     reasons = (real["generated"] / "reasons.tex").read_text()
     for r in rows:
         assert report.tex_tt(r["claim"]) in reasons
@@ -238,7 +280,8 @@ def test_missing_tidy_dir_or_bad_level_is_an_error(tmp_path, real):
 
 def test_disabled_experiments_flags_and_stale_files_ignored(tmp_path, real):
     cfg = config_of(real)
-    for e in ("read_write", "ps_pfs", "spin_wait", "read_only", "key_cache", "build_compare", "test_drive"):
+    disabled = ("read_write", "ps_pfs", "spin_wait", "read_only", "key_cache", "build_compare", "test_drive")
+    for e in disabled:
         cfg["experiments"][e]["enabled"] = False
     out = run_report(tmp_path / "gen", real["tidy"], write_config(tmp_path, cfg))
     flags = flags_of(out)
@@ -246,7 +289,7 @@ def test_disabled_experiments_flags_and_stale_files_ignored(tmp_path, real):
     assert flags["HasFigMemory"] == "true" and flags["HasFigPsPfs"] == "false" and flags["HasFigWaits"] == "true"
     assert flags["HasMdlHash"] == "false"
     m = dict(macros_of(out))
-    assert m["NumExperiments"] == "6"
+    assert m["NumExperiments"] == str(len({e for e, _ in recorded_cells()} - set(disabled)))
     by_id = {r["claim"]: r for r in read_claims_csv(out)}
     assert by_id["B3-MEMORY-writes-limited"]["reason"] == "experiment: read_write not run in this profile"
     assert r"\emph{not run in this profile}" in (out / "design.tex").read_text()
@@ -274,13 +317,20 @@ def test_several_builds(tmp_path, tidy_copy, real):
 
 # --- design, deviations, sections ------------------------------------------------------------
 
-def test_design_table(real):
+def test_design_table(real, tmp_path):
     tex = (real["generated"] / "design.tex").read_text()
     for e in config_of(real)["experiments"]:
         assert report.tex_tt(e) in tex, e
     assert report.tex_tt("mdl_hash") + " & A3: Point-Selects, MDL hash instances" in tex
-    assert r"\emph{not an experiment of this profile}" in tex
+    # mdl_hash is an experiment of the recorded profile without a recorded cell
+    assert "mdl_hash" not in {e for e, _ in recorded_cells()}
+    assert re.search(r"\\texttt\{mdl\\_\\allowbreak\{\}hash\} & [^\n]*\\emph\{not run in this profile\}", tex)
     assert "innodb\\_spin\\_wait\\_delay 6/96/256" in tex
+    # a study experiment the profile does not have at all
+    cfg = config_of(real)
+    del cfg["experiments"]["mdl_hash"]
+    out = run_report(tmp_path / "gen", real["tidy"], write_config(tmp_path, cfg))
+    assert r"\emph{not an experiment of this profile}" in (out / "design.tex").read_text()
 
 
 def test_deviations_table_is_generated_from_studies_factors_and_claims(real):
@@ -294,9 +344,12 @@ def test_deviations_table_is_generated_from_studies_factors_and_claims(real):
     for c in studies.claims():
         if c.deviation:
             assert report.tex_escape(c.deviation) in tex
-    assert "Intel(R) Xeon(R)" in tex and "1 (placement" in tex and "1{,}000" in tex
+    hosts = {h["cpu_model"] for p in real["tidy"].glob("*_provenance.json")
+             for h in json.loads(p.read_text()).get("hosts") or []}
+    assert hosts and all(report.tex_escape(h) in tex for h in hosts)   # the recording host(s)
+    assert "1 (placement" in tex and "1{,}000" in tex
     assert "1\\,s discarded warm-up, then 3\\,s" in tex
-    assert "not checked" in tex
+    assert "data in memory & not stated & the data fit in the server's buffers" in tex
 
 
 def test_memory_sentence_only_from_the_check(tmp_path, tidy_copy, real):
@@ -314,10 +367,13 @@ def test_memory_sentence_only_from_the_check(tmp_path, tidy_copy, real):
                 w.writeheader()
                 w.writerows(rows)
     tidy = T.load(tidy_copy, cfg)
-    assert tables.memory_sentence(tidy) == ("the data fit in the server's buffers in every one of the 63 cells "
+    n = len(recorded_cells())
+    assert tables.memory_sentence(tidy) == (f"the data fit in the server's buffers in every one of the {n} cells "
                                             "(checked per cell; at most 3 MB of data, buffers up to 128 MB)")
     tidy.all_cells()[0].runs[0]["memory_fits"] = "False"
-    assert tables.memory_sentence(tidy).endswith("did not fit in 1 of 63 cells")
+    assert tables.memory_sentence(tidy).endswith(f"did not fit in 1 of {n} cells")
+    tidy.all_cells()[1].runs[0]["memory_fits"] = ""    # a cell recorded without the check
+    assert tables.memory_sentence(tidy).endswith(f"did not fit in 1 of {n} cells and 1 of {n} cells were not checked")
     assert htidy  # the check reads run columns the tidy step adds from manifest['memory']
 
 

@@ -156,7 +156,7 @@ def test_scan_and_pluggability_tables_come_from_the_rows(real):
 def test_macros_state_durability_and_savings_from_the_data(real):
     ctx = C.Context.of(tidy_of(real["tidy"]))
     m = dict(S.macros(ctx, [], latex))
-    assert "innodb\\_flush\\_log\\_at\\_trx\\_commit=1" in m["CDurability"]
+    assert "innodb\\_flush\\_log\\_at\\_trx\\_commit=2" in m["CDurability"]
     assert "log\\_bin=OFF" in m["CDurability"] and "fsync" in m["CDurability"]
     assert m["CPostgres"].startswith("PostgreSQL 1")
     assert m["CRows"] == "5{,}000" and m["CReps"] == "1"

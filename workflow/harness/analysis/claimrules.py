@@ -184,7 +184,7 @@ def varied_factors(tidy: T.Tidy, experiment: str) -> list[str]:
         return []
     out = []
     for name in exp.factor_columns:
-        values = {T.setting_of(c, name) for c in exp.cells if T.applies(name, c.engine)}
+        values = {T.setting_of(c, name) for c in exp.cells if T.applies(name, c.engine)} - {""}
         if len(values) > 1:
             out.append(name)
     return out

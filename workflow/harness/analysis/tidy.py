@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness import atomic
 
-from harness.measure import counters
+from harness.measure import counters, effective
 
 from harness.plan import factors
 
@@ -52,12 +52,17 @@ def kind_of(m: dict):
 
 
 def key_row(m: dict) -> dict:
-    """The columns that name a cell (without the repetition)."""
+    """The columns that name a cell (without the repetition). The factor columns hold
+    each factor's value as the cell's server showed it (the manifest's `effective`
+    block, harness.measure.effective), blank where the factor does not apply; a cell
+    without that block, or whose server showed another value than its name says, is
+    refused (EffectiveError: one line naming the cell and the fix)."""
     kind, f = kind_of(m), m["factors"]
+    shown = effective.check(m)
     row = {}
     for k in kind.KEY_HEAD:
         row[k] = m[k] if k in ("study", "experiment") else f.get(k, "base" if k == "variant" else "")
-    row.update({k: f.get(f"variant_{k}", "") for k in FACTOR_FIELDS})
+    row.update({k: effective.text(shown[k]) if k in shown else "" for k in FACTOR_FIELDS})
     row.update({k: f[k] for k in kind.KEY_TAIL})
     return row
 

@@ -307,13 +307,10 @@ def text(value) -> str:
 
 
 def setting_of(cell: Cell, name: str) -> str:
-    """A factor's effective value in a cell: its column, else its baseline (the
-    factor table's: every cell sets each factor, an empty column is the baseline)."""
-    v = cell.key.get(name, "")
-    if v != "":
-        return v
-    f = factors.FACTORS.get(name)
-    return text(f.baseline) if f is not None else ""
+    """A factor's value in a cell as its server showed it: its column (tidy fills it from
+    the manifest's `effective` block and refuses a cell without one). Empty: the factor
+    does not apply to the cell (never read as its baseline)."""
+    return cell.key.get(name, "")
 
 
 def applies(name: str, engine: str, workload: str | None = None) -> bool:

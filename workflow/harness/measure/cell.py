@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.plan import factors
 
-from harness.measure import kinds
+from harness.measure import effective, kinds
 from harness.measure.frame import Frame
 from harness.measure.server import ServerError
 
@@ -32,7 +32,7 @@ def run_cell(*, experiment: str, spec: dict, cell: str, entry: dict, build_dir: 
     if why:
         raise ServerError(f"variant {d['variant']}: {why}; drop it for build {d['build']}")
     values = factors.settings(variant, d.get("engine", ""), spec.get("workload")) if "engine" in d else \
-        {n: variant.get(n, f.baseline) for n, f in factors.FACTORS.items() if f.engines is None}
+        factors.step_settings(variant)
     options = {**settings["options"],
                **kind.server_options(spec, d, values, entry["family"])}
     users = d.get("users", 0)
@@ -46,10 +46,14 @@ def run_cell(*, experiment: str, spec: dict, cell: str, entry: dict, build_dir: 
                                         **({"table_size": spec["table_size"]} if "table_size" in spec else {}),
                                         **{f"variant_{k}": v for k, v in variant.items()}},
                                )
-        manifest["settings"] = values  # every factor's effective value (varied or baseline)
+        manifest["settings"] = values  # every factor's value as the name says (the server's: "effective")
         if block is not None:  # where the cell ran in its block (harness.plan.blocks)
             manifest["block"] = block
         manifest["server"]["version"] = part.pop("server_version", "")
         manifest.update(part)
+        try:  # a server that ran other settings than the name says is no measurement of it
+            effective.check(manifest)
+        except effective.EffectiveError as e:
+            raise ServerError(str(e)) from None
         (fr.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
     return manifest

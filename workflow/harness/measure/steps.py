@@ -15,6 +15,7 @@ from pathlib import Path
 
 from harness.plan import factors
 from harness import studies
+from harness.measure import effective
 from harness.measure import stepscript as steps
 from harness.measure.naming import CellName
 
@@ -56,10 +57,10 @@ def script(name: str):
 
 
 def server_options(spec: dict, d: dict, values: dict, family: str) -> dict:
-    opts = factors.server_options(values, family)
+    """The script's options, then the factors' (which win: a factor's value is the cell's)."""
     mod = script(spec["script"])
-    if hasattr(mod, "server_options"):
-        opts.update(mod.server_options(family, spec["engines"]))
+    opts = dict(mod.server_options(family, spec["engines"])) if hasattr(mod, "server_options") else {}
+    opts.update(factors.server_options(values, family))
     return opts
 
 
@@ -73,12 +74,18 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     ctx = steps.StepContext(server=fr.server, restart=restart, engines=list(spec["engines"]),
                             params={"rows": spec["rows"]}, rec=rec, family=fr.entry["family"])
     ctx.refresh_engines()
+    # the server the script's timed steps run on, before any restart of the script's
+    ev = effective.evidence(fr.server, values, fr.entry["family"])
     steps.run(mod.run, ctx)
     server_version = fr.server.version()
-    extra = mod.extra(fr, spec, rec) if hasattr(mod, "extra") else {}
+    extra = mod.extra(fr, spec, rec, values) if hasattr(mod, "extra") else {}
+    for part in extra.values():  # a second server of the cell (study C's PostgreSQL stand-in)
+        if isinstance(part, dict) and part.get("effective"):
+            ev["postgres"] = part["effective"]
     (fr.tmp / "steps.tsv").write_text(rec.tsv())
     failed = [f"{r['step']}/{r['engine']}" for r in rec.rows
               if r.get("metric") == "check" and str(r.get("ok")).lower() in ("false", "0")]
     return {"captures": ["steps.tsv"], "server_version": server_version,
             "driver": {"tool": "steps", "script": spec["script"], "rows": spec.get("rows")},
-            "result": {"rows": len(rec.rows), "failed_checks": failed}, **extra}
+            "result": {"rows": len(rec.rows), "failed_checks": failed},
+            "effective": effective.block(values, ev), **extra}

@@ -16,7 +16,7 @@ import resource
 from pathlib import Path
 
 from harness.measure import captures as collect
-from harness.measure import datasets, sbtest, sysbench
+from harness.measure import datasets, effective, sbtest, sysbench
 from harness.measure.naming import CellName
 from harness.measure.server import ServerError, _err_tail as err_tail
 from harness.plan import factors
@@ -95,6 +95,7 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     srv, tmp = fr.server, fr.tmp
     workload, users, engine = spec["workload"], d["users"], d["engine"]
     captures: dict[str, str] = {}
+    caches = None
     if spec["dataset"] == "sbtest":
         if engine in sbtest.VOLATILE:
             sbtest.fill(srv, engine=engine, tables=d["tables"], table_size=spec["table_size"],
@@ -102,9 +103,8 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
         captures["indexes.tsv"] = collect.tsv(["table", "key", "index_type"],
                                               collect.index_types(srv, d["tables"]))
         if engine == "MyISAM":
-            captures["key_caches.tsv"] = collect.tsv(
-                ["table", "cache", "key_buffer_size", "load_index"],
-                collect.key_caches(srv, d["tables"], values["key_cache"]))
+            caches = collect.key_caches(srv, d["tables"], values["key_cache"])
+            captures["key_caches.tsv"] = collect.tsv(["table", "cache", "key_buffer_size", "load_index"], caches)
         captures["explain.tsv"] = collect.tsv(*collect.explain(srv, workload))
     pfs = collect.pfs_enabled(srv)
     common = _driver_common(spec, srv, d)
@@ -145,6 +145,9 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
         captures["pfs_waits.tsv"] = collect.tsv(["event_name", "count_star", "sum_timer_wait_ps"],
                                                 collect.pfs_waits(srv))
     server_version = srv.version()
+    delta = {r[0]: r[3] for r in collect.status_delta(before, after)}
+    shown = effective.block(values, effective.evidence(srv, values, fr.entry["family"], delta=delta,
+                                                       key_caches=caches))
     result = sysbench.parse_report(text)
     if result["errors"] and workload not in sysbench.ERRORS_EXPECTED or result["reconnects"]:
         raise ServerError(f"sysbench reported {result['errors']} errors and {result['reconnects']} reconnects; "
@@ -158,7 +161,6 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
                                                collect.status_delta(before, after))
     for fname, body in captures.items():
         (tmp / fname).write_text(body)
-    delta = {r[0]: r[3] for r in collect.status_delta(before, after)}
     db = _dataset(spec).DB
     memory = collect.memory_fit(srv, db, engine, delta)
     window = result["total_time_s"] or timing["duration_s"]
@@ -166,6 +168,7 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     return {
         "captures": sorted(captures) + ["status_before.tsv", "status_after.tsv"],
         "performance_schema": pfs,
+        "effective": shown,
         "server_version": server_version,
         "driver": {"tool": "sysbench", "version": sysbench.version(), "workload": workload,
                    "script": Path(sysbench.workload(workload)["script"]).name,

@@ -266,6 +266,9 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
                                   f"(a {kind} experiment uses: {', '.join(sorted(KIND_KEYS[kind]))})")
         for name in spec["variants"]:
             f = factors.FACTORS[name]
+            if kind == "steps" and not (f.engines is None or f.steps):
+                raise ConfigError(f"experiments.{exp}.variants.{name}: is not set in steps cells; remove it "
+                                  f"(steps cells take: {', '.join(factors.step_settings({}))})")
             if f.workloads is not None and spec.get("workload") not in f.workloads:
                 raise ConfigError(f"experiments.{exp}.variants.{name}: means nothing for the "
                                   f"{spec.get('workload', kind)} workload; remove it or use one of: "

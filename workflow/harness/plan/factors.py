@@ -33,6 +33,12 @@ class Factor:
     workloads: tuple | None = None    # None: every workload of its kind
     note: str = ""                     # why the baseline is what it is (paper)
     cast: type = str
+    # the value the running server shows (harness.measure.effective gathers the evidence:
+    # variables, PFS instruments, statement counters, key caches); None: nothing to read
+    read: Callable[[dict], Any] | None = None
+    steps: bool = False                # also set in steps cells (engines chained in one cell)
+    # options a value needs the build to have though it sets none of them (None: none)
+    requires: Callable[[Any], tuple] | None = None
 
     def parse(self, text: str):
         if self.cast is int:
@@ -54,41 +60,110 @@ def _pfs(value, family):
     if value == "off":
         return {"performance_schema": "OFF"}
     opts = {"performance_schema": "ON"}
-    if mycnf.known_option(family, "performance_schema_instrument"):
+    if value == "on" and mycnf.known_option(family, "performance_schema_instrument"):
         opts["performance_schema_instrument"] = "'wait/%=ON'"
-    return opts
+    return opts  # default_instruments: the build's own instrument set, nothing to set
+
+
+# -- reading a factor back from the server (evidence: harness.measure.effective) ----------
+def _on(v) -> str:
+    return "on" if str(v).upper() in ("1", "ON", "YES", "TRUE") else "off"
+
+
+def _read_trx(ev):
+    st = ev.get("statements")
+    if st is None:  # no counters over the measured window (steps): the session's autocommit
+        return "off" if _on(ev["variables"].get("autocommit", "ON")) == "on" else "on"
+    return "on" if st.get("Com_begin", 0) > 0 and st.get("Com_commit", 0) > 0 else "off"
+
+
+def _read_ps(ev):
+    st = ev.get("statements")
+    if st is None:  # steps: the harness's driver sends text statements only (PyMySQL)
+        return "off"
+    return "on" if st.get("Com_stmt_execute", 0) > 0 else "off"
+
+
+def _read_pfs(ev):
+    if _on(ev["variables"].get("performance_schema", "OFF")) == "off":
+        return "off"
+    ins = ev.get("instruments") or {}
+    return "on" if ins.get("wait_total") and ins.get("wait_timed") == ins["wait_total"] else \
+        "default_instruments"
+
+
+def _read_key_cache(ev):
+    caches = ev.get("key_caches")
+    if not caches:
+        return None
+    named = [c for c in caches if c["cache"] != "default" and int(c["key_buffer_size"] or 0) > 0]
+    if len(named) == len(caches) and len({c["cache"] for c in named}) == len(caches):
+        return "per_table"
+    return "shared" if all(c["cache"] == "default" for c in caches) else "mixed"
+
+
+def _read_durability(ev):
+    v = ev["variables"].get("innodb_flush_log_at_trx_commit")
+    mine = None if v is None else ("per_commit" if str(v) == "1" else "relaxed")
+    pg = (ev.get("postgres") or {}).get("synchronous_commit")
+    theirs = None if pg is None else ("relaxed" if _on(pg) == "off" else "per_commit")
+    if mine and theirs and mine != theirs:
+        return f"mixed (InnoDB {mine}, PostgreSQL {theirs})"
+    return mine or theirs
+
+
+def _durability(value, family):
+    """Autocommit stays (the studies ran it); what changes is whether each commit waits for
+    its log flush: 1 = flush and sync at every commit; 2 = write at commit, sync once a
+    second (a crash of the host, not of mysqld, loses up to a second). The PostgreSQL
+    stand-in's counterpart (synchronous_commit) is set by harness.studies.c.legacy_pg."""
+    return {"innodb_flush_log_at_trx_commit": 1 if value == "per_commit" else 2}
 
 
 FACTORS: dict[str, Factor] = {f.name: f for f in (
     Factor("trx", "trx", "transactions (BEGIN/COMMIT around each mix)", ("on", "off"), "off",
            driver=lambda v: [f"--skip-trx={'off' if v == 'on' else 'on'}"],
-           workloads=("oltp_ro", "oltp_rw"),
+           workloads=("oltp_ro", "oltp_rw"), read=_read_trx,
            note="autocommit, as study A3's OLTP_RO baseline; transactions on is its variant"),
     Factor("ps", "ps", "prepared statements", ("on", "off"), "off",
-           driver=lambda v: [f"--db-ps-mode={'auto' if v == 'on' else 'disable'}"],
+           driver=lambda v: [f"--db-ps-mode={'auto' if v == 'on' else 'disable'}"], read=_read_ps,
            note="off, as study A3's baseline (its 'PFS off + prepared statements' runs are the variant)"),
-    Factor("pfs", "pfs", "Performance Schema", ("on", "off"), "on", server=_pfs,
-           note="on with every wait instrument timed, as the studies report top waits"),
+    Factor("pfs", "pfs", "Performance Schema", ("on", "off", "default_instruments"), "on", server=_pfs,
+           read=_read_pfs, steps=True,
+           requires=lambda v: ("performance_schema_instrument",) if v == "default_instruments" else (),
+           note="on with every wait instrument timed (wait/%), as the studies report top waits: "
+                "a choice of this artifact (the studies name no instruments); default_instruments "
+                "is the build's own set, to show what timing every wait costs"),
     Factor("spin_wait_delay", "spin", "innodb_spin_wait_delay", (6, 96, 256), 96, cast=int,
            server=lambda v, fam: {"innodb_spin_wait_delay": v}, engines=("InnoDB",),
+           read=lambda ev: int(ev["variables"]["innodb_spin_wait_delay"]),
            note="96, the study's usual setting (256 is its variant)"),
     Factor("innodb_read_only", "ro", "innodb_read_only", ("off", "on"), "off",
            server=lambda v, fam: {"innodb_read_only": v.upper()}, engines=("InnoDB",),
+           read=lambda ev: _on(ev["variables"].get("innodb_read_only")),  # absent (5.5): read-write
            note="off; on stands in for the study's read-only prototype"),
     Factor("mdl_hash_instances", "mdl", "metadata_locks_hash_instances", ("default", "1"), "default",
            server=lambda v, fam: {} if v == "default" else {"metadata_locks_hash_instances": v},
+           read=lambda ev: "1" if ev["variables"].get("metadata_locks_hash_instances") == "1" else "default",
            note="the build's default (8 in MySQL 5.6); 1 stands in for 5.6-rc1, which had one MDL hash"),
     Factor("myisam_mmap", "mmap", "myisam_use_mmap", ("off", "on"), "off",
            server=lambda v, fam: {"myisam_use_mmap": 1 if v == "on" else 0}, engines=("MyISAM",),
+           read=lambda ev: _on(ev["variables"].get("myisam_use_mmap")),
            note="off (the server default); study A1 tried on, which did not help MyISAM"),
     Factor("key_cache", "kc", "MyISAM key cache", ("shared", "per_table"), "per_table",
-           engines=("MyISAM",),
+           engines=("MyISAM",), read=_read_key_cache,
+           workloads=("point_select", "oltp_ro", "simple_ranges", "oltp_rw"),  # sbtest's (CACHE INDEX)
            note="one key cache per table, as study A3's 8-table MyISAM runs"),
     # An A/A control (study AA, harness.studies.aa): the same setting measured as two
     # cells. It sets nothing on the server or in the driver; only its code in the cell
     # name keeps the two replicas apart, so they run (and are blocked) as any two cells.
     Factor("replica", "replica", "A/A replica", ("a", "b"), "a",
            note="a control of this artifact (the studies had none): the same setting measured twice, a and b"),
+    Factor("durability", "dur", "durability (log flush per commit)", ("per_commit", "relaxed"), "per_commit",
+           server=_durability, engines=("InnoDB",), read=_read_durability, steps=True,
+           note="per commit (innodb_flush_log_at_trx_commit=1, the servers' default then and now); "
+                "study C's inserts run relaxed (2; the stand-in's synchronous_commit=off): its "
+                "published InnoDB time needs a flush that cost next to nothing"),
 )}
 ORDER = list(FACTORS)
 
@@ -127,9 +202,15 @@ def applies(variant: dict, engine: str, workload: str | None = None) -> bool:
 
 
 def settings(variant: dict, engine: str, workload: str | None = None) -> dict:
-    """Every factor's effective value in a cell: the varied ones, else the baseline;
+    """Every factor's value in a cell as its name says: the varied ones, else the baseline;
     factors that do not apply to this engine/workload are left out."""
     return {n: variant.get(n, f.baseline) for n, f in FACTORS.items() if f.applies(engine, workload)}
+
+
+def step_settings(variant: dict) -> dict:
+    """The same for a steps cell (engines chained in one cell): the factors of every
+    engine, and those marked `steps`."""
+    return {n: variant.get(n, f.baseline) for n, f in FACTORS.items() if f.engines is None or f.steps}
 
 
 def server_options(values: dict, family: str) -> dict:
@@ -158,7 +239,8 @@ def driver_args(values: dict) -> list[str]:
 def unsupported(variant: dict, family: str) -> str | None:
     """Why a build family cannot run this variant (None if it can)."""
     for n, v in variant.items():
-        for opt in (FACTORS[n].server(v, family) if FACTORS[n].server else {}):
+        f = FACTORS[n]
+        for opt in [*(f.server(v, family) if f.server else {}), *(f.requires(v) if f.requires else ())]:
             if not mycnf.known_option(family, opt):
                 return f"{opt} is not an option of {family}"
     return None

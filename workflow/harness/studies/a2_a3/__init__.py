@@ -43,6 +43,9 @@ SETUP = [
     ("server builds", "MySQL 5.6-rc1 and 5.6-rc2", "builds"),
     ("load generator", "sysbench of 2012", "load"),
     ("throughput", "QPS as the server counts it", "metric"),
+    # key for the deviations table (harness.report.tables): every PFS-on cell times every
+    # wait instrument (wait/%), a choice; experiment pfs_instruments measures what it costs
+    ("Performance Schema instruments", "not stated (top waits reported)", "pfs_instruments"),
 ]
 
 A2_MECHANISM = "MyISAM's key_root_lock and key-cache cache_lock, InnoDB's metadata locks"
@@ -284,6 +287,9 @@ FIGURES = {
                      inputs=[("spin_wait", "summary"), ("read_only", "summary"),
                              ("key_cache", "summary"), ("mdl_hash", "summary")],
                      extra=["factors.csv", "published.csv"]),
+    # the instrumentation's own cost: every wait instrument timed vs the build's defaults vs off
+    "a3_pfs_instruments": dict(script="fig_knobs.R", flag="PfsInstruments",
+                               inputs=[("pfs_instruments", "summary")], extra=["factors.csv", "published.csv"]),
     "a3_waits": dict(script="fig_waits.R", flag="Waits",
                      inputs=[("point_select", "waits"), ("ps_pfs", "waits")], extra=["factors.csv"]),
     "builds": dict(script="fig_builds.R", flag="Builds", inputs=[("build_compare", "summary")],

@@ -27,7 +27,7 @@ from harness.analysis import blockverdict as BV
 from harness.analysis import intervals as I
 from harness.analysis import marks as _marks
 from harness.analysis.claimrules import interval_text
-from harness.studies.c import test_drive
+from harness.studies.c import percommit, test_drive
 
 NAME = "c"
 CODES = ("C1",)
@@ -39,12 +39,15 @@ STEP_SCRIPTS = {test_drive.SCRIPT: test_drive}
 EXPERIMENTS = {
     EXPERIMENT: ("C1--C4", "stored-procedure inserts, scans, conversions, ARCHIVE size, pluggability "
                            "(+ PostgreSQL as the legacy stand-in)"),
+    percommit.EXPERIMENT: ("C1", "the inserts with a log flush at every commit (the baseline relaxes it)"),
 }
 
 SETUP = [
     ("host", "one Pentium 4, 3.0 GHz with Hyper-Threading, 1 GB RAM (C)", "hardware"),
     ("server builds", "MySQL 5.0 (C)", "builds"),
     ("repetitions per point", "one run shown (C)", "repetitions"),
+    ("Performance Schema instruments", "none: MySQL 5.0 had no Performance Schema (C)", "pfs_instruments"),
+    percommit.SETUP_ROW,
 ]
 
 LEGACY = "PostgreSQL (legacy stand-in)"
@@ -346,6 +349,7 @@ FIGURES = {
                     extra=["published.csv"]),
     "c_storage": dict(script="fig_c_storage.R", flag="CStorage", inputs=[(EXPERIMENT, "summary")],
                       extra=["published.csv"]),
+    **percommit.FIGURE,
 }
 
 
@@ -371,6 +375,7 @@ PUBLISHED_MARKS = [
     _marks.mark("c_storage", 1 - PUBLISHED_SAVING, f"published \u2212{100 * PUBLISHED_SAVING:.0f}%",
                 "C3, about 80% saved", step="C3", metric="identical_datadir_bytes", engine="ARCHIVE",
                 ref_engine="MyISAM"),
+    *percommit.PUBLISHED_MARKS,
 ]
 
 
@@ -446,8 +451,8 @@ def pluggability_table(ctx, fmt) -> str:
     return "\n".join(lines)
 
 
-def durability(ctx, fmt) -> str:
-    """The durability settings the script recorded, per build (LaTeX)."""
+def flush_settings(ctx, fmt) -> str:
+    """The flush and binary-log settings the script recorded, per build (LaTeX)."""
     parts = []
     for build in ctx.tidy.builds(EXPERIMENT):
         kv = [f"{k}={setup_value(ctx, build, k)}" for k in SETUP_SHOWN if setup_value(ctx, build, k)]
@@ -483,7 +488,7 @@ def macros(ctx, rows, fmt):
         ("CReps", fmt.join_words(reps) if reps else fmt.NA),
         ("CRepsNeeded", str(I.min_blocks(ctx.level, BV.bounds_of(ctx.tidy, EXPERIMENT)[2]))),
         ("CPostgres", fmt.tex_escape(postgres_version(ctx)) or fmt.NA),
-        ("CDurability", durability(ctx, fmt)),
+        ("CDurability", flush_settings(ctx, fmt)),
         ("CScanTable", scan_table(ctx, fmt)),
         ("CPluggabilityTable", pluggability_table(ctx, fmt)),
     ]
@@ -491,5 +496,5 @@ def macros(ctx, rows, fmt):
         s = [(b, saving(ctx, b, which)) for b in builds]
         out.append((f"CSaving{name}", "; ".join(f"{fmt.fmt_pct(v)}\\% ({fmt.tex_tt(b)})" for b, v in s
                                                 if v is not None) or fmt.NA))
-    return out
+    return out + percommit.macros(ctx, fmt)
 

@@ -31,10 +31,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.measure import placement
+from harness.measure import mycnf, placement
+from harness.measure.effective import PG_SETTINGS
 
 from harness.measure import procs
 from harness.measure.datasets import scratch
+from harness.plan import factors
 
 PG_LIB = Path("/usr/lib/postgresql")
 PG_USER = "postgres"
@@ -405,21 +407,46 @@ def _pg_parent(work: Path):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def legacy(fr, spec: dict, rec) -> dict:
+# InnoDB's log flush of the cell (innodb_flush_log_at_trx_commit, set by harness.plan.factors)
+# on PostgreSQL: autocommit kept (a COMMIT per row), only whether each commit waits for its
+# WAL flush follows it (1: flush at every commit; 0 or 2: not)
+FLUSH_OPTION = "innodb_flush_log_at_trx_commit"
+
+
+def synchronous_commit(values: dict, family: str) -> str:
+    """'on' when the cell's factor values flush InnoDB's log at every commit (the
+    family's default, 1, when they set nothing), else 'off'."""
+    opts = {**mycnf.family_defaults(family), **factors.server_options(values, family)}
+    return "on" if str(opts.get(FLUSH_OPTION) or 1) == "1" else "off"
+
+
+def settings(pg: PgServer) -> dict:
+    """The stand-in's settings that say how it ran (SHOW ALL, the names of
+    harness.measure.effective.PG_SETTINGS)."""
+    rows = {r[0]: r[1] for r in pg.query("SHOW ALL") if len(r) >= 2}
+    return {n: rows[n] for n in PG_SETTINGS if n in rows}
+
+
+def legacy(fr, spec: dict, rec, values: dict | None = None) -> dict:
     """The study's "legacy commercial RDBMS" row, stood in for by a real PostgreSQL
     (Debian's) on the same CPUs: its PL/pgSQL loop inserting the same rows one
-    statement each, committed per row, then the same scan. Labelled as a stand-in."""
+    statement each, committed per row (as autocommit), then the same scan. Each commit
+    waits for its WAL flush when the cell's InnoDB flushes its log at every commit
+    (synchronous_commit follows `values`, the cell's factor values). Labelled as a stand-in."""
     rows = spec["rows"]
+    sync = synchronous_commit(values or {}, fr.entry["family"])
     with scratch("pg") as run, _pg_parent(fr._work) as parent:
         pgdata = parent / "pgdata"
         with PgServer(datadir=pgdata, rundir=run, run_id=fr.run_id + "-pg", cpus=fr.server_cpus,
-                               mechanism=fr.settings["mechanism"],
+                               mechanism=fr.settings["mechanism"], options={"synchronous_commit": sync},
                                startup_timeout=fr.settings["startup_timeout_s"]) as pg:
             version = pg.server_version()
+            shown = settings(pg)
             secs = legacy_insert(pg, rows)
             rec.value("C1", LEGACY_ENGINE, "insert_s", round(secs, 6), "s",
-                      detail=f"PostgreSQL {version}, PL/pgSQL loop, commit per row")
+                      detail=f"PostgreSQL {version}, PL/pgSQL loop, commit per row, "
+                             f"synchronous_commit={shown.get('synchronous_commit')}")
             scan_s, n = legacy_scan(pg)
             rec.value("C2", LEGACY_ENGINE, "scan_s", round(scan_s, 6), "s", detail=scan_plan(pg))
             rec.check("C2", LEGACY_ENGINE, n == rows, f"{n} of {rows} rows match c1 = 1", metric="matched")
-    return {"engine": LEGACY_ENGINE, "version": version}
+    return {"engine": LEGACY_ENGINE, "version": version, "effective": shown}

@@ -250,7 +250,8 @@ def _varied_sizes(ctx: StepContext, cur, p: dict, engines: list[str], datadir: P
     _ratio(ctx, "varied")
 
 
-def extra(fr, spec: dict, rec) -> dict:
-    """After the script: the legacy stand-in's row (a real PostgreSQL), when the
-    experiment asks for it; its part of the manifest."""
-    return {"legacy": legacy_pg.legacy(fr, spec, rec)} if spec.get("legacy") else {}
+def extra(fr, spec: dict, rec, values: dict | None = None) -> dict:
+    """After the script: the legacy stand-in's row (a real PostgreSQL flushing its WAL as
+    the cell's InnoDB flushes its log), when the experiment asks for it; its part of the
+    manifest."""
+    return {"legacy": legacy_pg.legacy(fr, spec, rec, values or {})} if spec.get("legacy") else {}
