@@ -14,7 +14,10 @@ FIX = Path(__file__).resolve().parent / "fixtures" / "sysbench"
 U1 = FIX / "point_select_u1.out"
 U4 = FIX / "point_select_u4.out"
 PARTIAL = FIX / "point_select_partial.out"
-MANIFEST = FIX / "manifest_point_select.json"
+MANIFEST = FIX / "manifest_point_select.json"   # recorded before the effective block existed
+# a recorded cell with its effective block (tests/fixtures/raw, see its README)
+RAW_MANIFEST = (Path(__file__).resolve().parent / "fixtures" / "raw" / "A3" / "point_select"
+                / "mysql-5.6.24_InnoDB_base_t1_c1_u4_r1" / "manifest.json")
 
 
 def line_value(text: str, label: str) -> str:
@@ -70,10 +73,16 @@ def test_parse_report_agrees_with_the_recorded_manifest():
 
 
 def test_manifest_fixture_gives_a_tidy_run_row():
-    m = json.loads(MANIFEST.read_text())
+    m = json.loads(RAW_MANIFEST.read_text())
     row = tidy.run_row(m)
     assert set(row) == set(tidy.RUN_FIELDS)
-    assert (row["engine"], row["users"], row["rep"], row["qps"]) == ("InnoDB", 4, 1, 34633.95)
+    assert (row["engine"], row["users"], row["rep"], row["qps"]) == ("InnoDB", 4, 1, 17353.97)
+
+
+def test_a_manifest_without_effective_settings_is_refused_with_the_fix():
+    from harness.measure.effective import EffectiveError
+    with pytest.raises(EffectiveError, match="re-measure it"):
+        tidy.run_row(json.loads(MANIFEST.read_text()))
 
 
 @pytest.mark.parametrize("cut_at,missing", [
