@@ -152,6 +152,23 @@ def build_dir(lock_entry):
     return d
 
 
+PG_BUILD = "postgresql-15"
+
+
+@pytest.fixture(scope="session")
+def pg_build():
+    """(name, lock entry, build dir) of study C's PostgreSQL stand-in, the pinned Debian
+    packages fetched and verified as the pipeline does (cached in resources/)."""
+    entry = builds.load_lock(config.LOCK)[PG_BUILD]
+    d = ROOT / "resources" / "builds" / PG_BUILD
+    if not d.exists():
+        if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+            pytest.skip("apt-get and dpkg-deb are needed to fetch the pinned PostgreSQL packages")
+        builds.fetch(PG_BUILD, entry, d)
+    builds.verify_installed(PG_BUILD, entry, d)
+    return PG_BUILD, entry, d
+
+
 @pytest.fixture(scope="session")
 def template(build_dir, lock_entry):
     d = ROOT / "resources" / "templates" / BUILD

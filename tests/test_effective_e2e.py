@@ -1,5 +1,5 @@
 """Effective settings end to end (harness.measure.effective): real cells on the real
-MySQL 5.6.24 (and the host's PostgreSQL 15 as study C's stand-in) carry an `effective`
+MySQL 5.6.24 (and the pinned PostgreSQL 15 as study C's stand-in) carry an `effective`
 block with every factor as the running server showed it, tidy fills its factor columns
 from it, and tidy refuses a copy of such a real cell with the block removed or with a
 value its name does not say (one line naming the cell and the fix).
@@ -28,7 +28,7 @@ from harness.measure import cell, effective
 pytestmark = pytest.mark.e2e
 SETTINGS = {"warmup_s": 1, "duration_s": 2}
 STEPS = {"study": "C1", "kind": "steps", "script": "c_test_drive", "engines": ["InnoDB", "MyISAM"],
-         "cores": [1], "rows": 1000, "legacy": True}
+         "cores": [1], "rows": 1000, "legacy": True, "legacy_build": "postgresql-15"}
 
 
 def _throughput(tmp_path, build_dir, lock_entry, source, name, **spec):
@@ -54,7 +54,7 @@ def base(build_dir, lock_entry, dataset, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def relaxed(build_dir, lock_entry, template, tmp_path_factory):
+def relaxed(build_dir, lock_entry, template, pg_build, tmp_path_factory):
     return _steps(tmp_path_factory.mktemp("c"), build_dir, lock_entry, template, "test_drive",
                   f"{BUILD}_pfs-off.dur-relaxed_c1_r1", {"durability": ["relaxed"], "pfs": ["off"]})
 
@@ -98,7 +98,7 @@ def test_study_c_baseline_is_relaxed_without_performance_schema(relaxed):
     assert "innodb_flush_log_at_trx_commit=2" in m["server"]["my_cnf"]
 
 
-def test_study_c_per_commit_experiment_flushes_every_commit(build_dir, lock_entry, template, tmp_path):
+def test_study_c_per_commit_experiment_flushes_every_commit(build_dir, lock_entry, template, pg_build, tmp_path):
     m, out = _steps(tmp_path, build_dir, lock_entry, template, "test_drive_per_commit",
                     f"{BUILD}_pfs-off.dur-percommit_c1_r1", {"durability": ["per_commit"], "pfs": ["off"]})
     eff = m["effective"]

@@ -44,6 +44,9 @@ def cell_inputs(wc):
     ds = hplan.dataset_path(CFG, wc.experiment, wc.cell)
     inputs = {"build": f"resources/builds/{build}",
               "source": ds or f"resources/templates/{build}"}
+    spec = CFG["experiments"][wc.experiment]
+    if spec.get("legacy"):  # study C's PostgreSQL stand-in: its pinned build, fetched like the others
+        inputs["legacy_build"] = f"resources/builds/{spec['legacy_build']}"
     names, _ = block_order(wc.experiment, rep)
     st = block_state(wc.experiment, rep)
     opened = hblocks.open_path(wc.experiment, rep, hblocks.attempt(st, wc.experiment, rep))

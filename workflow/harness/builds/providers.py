@@ -249,4 +249,7 @@ def fetch(name: str, entry: dict, out: Path, artifact: Path | None = None,
                 print(f"build {name}: pinned {k} {v} into {lock} (first fetch: {against}; compare it "
                       f"with a trusted source, then commit the lock)", file=sys.stderr)
         (tmp / "build.json").write_text(json.dumps({"name": name, **entry, **info}, indent=2) + "\n")
+        # readable by every user, as an installed package (and a Nix store path) is: a server
+        # that refuses root (PostgreSQL) runs its binaries as another user (mkdtemp made it 0700)
+        tmp.chmod(0o755)
     return out

@@ -181,6 +181,8 @@ class DockerBackend(Backend):
         self.cidfile = Path(cidfile) if cidfile else None
         self.memory = memory or docker_backend.memory_limit()
         self.container: str | None = None
+        self.user: str | None = None    # uid:gid to run as (default: root, or the harness' user)
+        self.files: list[tuple[Path, str]] = []  # (host file, path inside), mounted read-only
         self._init_pid: int | None = None
         self._pid: int | None = None
         self.placement = docker_backend.DockerPlacement(cpus=self.cpus)
@@ -206,7 +208,7 @@ class DockerBackend(Backend):
             image_ref=self.image["id"], run_id=self.run_id, cpus=placement.cpulist(self.cpus),
             mems=docker_backend.host_mems(), cidfile=cidfile, ro_mounts=self.ro_mounts,
             rw_mounts=self.rw_mounts, env=cenv, command=[str(a) for a in command],
-            memory=self.memory, **kw)
+            memory=self.memory, user=self.user, files=self.files, **kw)
 
     def _cidfile(self) -> tuple[Path, contextlib.AbstractContextManager]:
         if self.cidfile is not None:

@@ -230,9 +230,12 @@ def labels(run_id: str, session: str | None = None) -> dict[str, str]:
 def run_argv(*, image_ref: str, run_id: str, cpus: str, mems: str, cidfile: Path,
              ro_mounts: list[Path], rw_mounts: list[Path], env: dict[str, str],
              command: list[str], nofile: int | None = None, memory: str | None = None,
-             detach: bool = True, stdin: bool = False) -> list[str]:
+             detach: bool = True, stdin: bool = False, user: str | None = None,
+             files: list[tuple[Path, str]] = ()) -> list[str]:
     """The `docker run` arguments of one container: detached (a server), or attached
-    with `stdin` open (a one-shot command such as `mysqld --bootstrap` fed SQL)."""
+    with `stdin` open (a one-shot command such as `mysqld --bootstrap` fed SQL).
+    `user` (uid:gid) runs it as that user (PostgreSQL refuses root); `files` are
+    (host file, path in the container) mounted read-only (its /etc/passwd)."""
     nofile = nofile_limit() if nofile is None else nofile
     argv = ["run", "--detach"] if detach else ["run", *(["--interactive"] if stdin else [])]
     argv += ["--rm", "--init", "--network", "none", "--cpuset-cpus", cpus, "--cpuset-mems", mems,
@@ -242,12 +245,16 @@ def run_argv(*, image_ref: str, run_id: str, cpus: str, mems: str, cidfile: Path
         argv += ["--memory", memory, "--memory-swap", memory]
     for k, v in labels(run_id).items():
         argv += ["--label", f"{k}={v}"]
-    if os.geteuid() != 0:  # the server runs as the harness' user (my.cnf has no user=root then)
+    if user:
+        argv += ["--user", user]
+    elif os.geteuid() != 0:  # the server runs as the harness' user (my.cnf has no user=root then)
         argv += ["--user", f"{os.geteuid()}:{os.getegid()}"]
     for p in ro_mounts:
         argv += ["--mount", f"type=bind,source={p},target={p},readonly"]
     for p in rw_mounts:
         argv += ["--mount", f"type=bind,source={p},target={p}"]
+    for src, target in files:
+        argv += ["--mount", f"type=bind,source={src},target={target},readonly"]
     for k, v in env.items():
         argv += ["--env", f"{k}={v}"]
     return argv + [image_ref, *command]

@@ -27,7 +27,7 @@ VARIABLES = ("version", "autocommit", "performance_schema", "innodb_flush_log_at
 # the statement counters that prove prepared statements and transactions were used
 STATEMENT_COUNTERS = ("Com_stmt_prepare", "Com_stmt_execute", "Com_begin", "Com_commit", "Com_select")
 # PostgreSQL's (SHOW ALL) settings that say what the stand-in ran with
-PG_SETTINGS = ("server_version", "synchronous_commit", "fsync", "wal_sync_method", "full_page_writes")
+PG_SETTINGS = ("server_version", "synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "jit")
 
 
 class EffectiveError(ValueError):

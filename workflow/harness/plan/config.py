@@ -101,7 +101,7 @@ def _fill(node: dict, base: dict) -> dict:
 KIND_KEYS = {
     "throughput": {"workload", "dataset", "corpus", "engines", "tables", "table_size", "cores", "users",
                    "repetitions", "variants", "builds", "enabled"},
-    "steps": {"script", "rows", "legacy", "engines", "cores", "repetitions", "variants", "builds", "enabled"},
+    "steps": {"script", "rows", "legacy", "legacy_build", "engines", "cores", "repetitions", "variants", "builds", "enabled"},
 }
 
 
@@ -241,6 +241,15 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
     for exp, spec in out["experiments"].items():
         if "builds" in spec:
             check_builds(spec["builds"], f"experiments.{exp}.builds")
+    for exp, spec in out["experiments"].items():
+        if spec.get("legacy"):
+            name = spec["legacy_build"]
+            if name not in lock:
+                raise ConfigError(f"experiments.{exp}.legacy_build: '{name}' is not in {lock_path.name}; "
+                                  f"use postgresql-15")
+            if not str(lock[name]["family"]).startswith("postgresql"):
+                raise ConfigError(f"experiments.{exp}.legacy_build: {name} is a {lock[name]['family']} build, "
+                                  f"not PostgreSQL; use postgresql-15")
     used = set(out["builds"]) | {b for spec in out["experiments"].values() for b in spec.get("builds", out["builds"])}
     for key in out["server"]["options"]:
         if mycnf.reserved(key):
