@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(not shutil.which("Rscript"), reason="Rscript not
 ALL_EXPERIMENTS = {d.name for d in RAW.glob("*/*") if d.is_dir()}
 # figures whose experiments have no recorded cell yet (tests/fixtures/raw/README.md): named here,
 # so that a figure losing its data otherwise fails; fig_knobs.R itself is drawn as a3_knobs
-NOT_RECORDED = {"a3_pfs_instruments": "pfs_instruments"}
+NOT_RECORDED: dict[str, str] = {}   # empty since pfs_instruments was recorded (2026-11-26)
 FIGURES_ON_DATA = sorted(set(report.FIGURES) - set(NOT_RECORDED))
 
 
