@@ -82,3 +82,23 @@ def test_artifact_measured_time_sums_cell_and_tidy_benchmarks(tmp_path):
     (b / "tidy_throughput" / "point_select.tsv").write_text("s\th:m:s\n2.0\t0:00:02\n")
     assert artifact.measured_time("A3", "point_select", str(b)) == (24.0, 3)
     assert artifact.measured_time("A3", "oltp_ro", str(b)) == (0, 0)
+
+
+def test_wall_clock_on_nodes_is_bounded_by_the_longest_chain_of_blocks():
+    """on_nodes: an experiment's blocks run in turn, experiments side by side, datasets first."""
+    est = {"rows": [{"experiment": "long", "blocks": [4, 8], "total_s": 400.0, "worst_s": 800.0},
+                    {"experiment": "a", "blocks": [2, 4], "total_s": 100.0, "worst_s": 200.0},
+                    {"experiment": "b", "blocks": [2, 4], "total_s": 100.0, "worst_s": 200.0},
+                    {"experiment": "off", "blocks": [2, 4], "total_s": 0.0, "worst_s": 0.0}],
+           "dataset_s": 20.0, "datasets": 4}
+    assert E.on_nodes(est, 1) == 20 + 600  # one node: everything in turn
+    assert E.on_nodes(est, 1, worst=True) == 20 + 1200
+    assert E.on_nodes(est, 2) == 10 + 400  # the chain of `long` on one node, a and b on the other
+    # more nodes than chains: the longest chain bounds it (datasets over at most 4 nodes)
+    assert E.on_nodes(est, 3) == 20 / 3 + 400 and E.on_nodes(est, 8) == 20 / 4 + 400
+    try:
+        E.on_nodes(est, 0)
+    except ValueError as e:
+        assert "at least 1" in str(e)
+    else:
+        raise AssertionError("0 nodes accepted")

@@ -63,7 +63,7 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
     "./artifact paper --profile profiles/slurm --configfile config/paper.yaml "
     "--default-resources slurm_partition=NAME slurm_account=NAME": (
         DRY, ["-n"], "submits to a SLURM cluster (NAME: placeholders); tests/test_slurm_e2e.py runs this "
-                     "profile on a one-node SLURM"),
+                     "profile on a two-node SLURM"),
     "./artifact smoke": (DRY, ["-n"], "measures for ~12 min; tests/test_e2e_pipeline.py runs the smoke profile"),
     "./artifact smoke --config backend=host": (DRY, ["-n"], "measures for ~12 min"),
     "./artifact replot": (

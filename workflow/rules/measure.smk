@@ -2,8 +2,10 @@
 # `bench=1` keeps one server on the host at a time. Blocks (harness.plan.blocks):
 # repetition r of an experiment is block r; block r opens after block r-1 is done,
 # and inside it every cell runs once, each after its predecessor in the block's
-# seeded order. An interrupted block is re-run whole. Looks (checkpoint `look`):
-# blocks beyond `repetitions.min` are planned only while the experiment is not decided.
+# seeded order. An interrupted block is re-run whole. On a cluster (profiles/slurm) a block
+# is one job (group `block_<experiment>_r<rep>`): its cells run back to back on one node.
+# Looks (checkpoint `look`): blocks beyond `repetitions.min` are planned only while the
+# experiment is not decided.
 
 
 def dataset_inputs(wc):
@@ -60,6 +62,13 @@ def cell_inputs(wc):
     return inputs
 
 
+def block_group(wc):
+    """The group of a cell's block (run_cell and cell_measured): on a cluster the block's
+    cells, chained by their markers, are one job on one node, run back to back in the
+    block's order (Snakemake runs a group as one job; run locally, groups are ignored)."""
+    return f"block_{wc.experiment}_r{hplan.parse_cell(CFG, wc.experiment, wc.cell)['rep']}"
+
+
 def cell_block(wc):
     rep = hplan.parse_cell(CFG, wc.experiment, wc.cell)["rep"]
     names, seed = block_order(wc.experiment, rep)
@@ -78,6 +87,8 @@ rule run_cell:
     params:
         spec=lambda wc: hplan.cell_spec(CFG, wc.experiment),
         block=cell_block,
+    group:
+        block_group
     resources:
         bench=1,
     shell:
@@ -92,6 +103,8 @@ rule cell_measured:
         lambda wc: hplan.cell_dir(CFG, wc.experiment, wc.cell),
     output:
         touch("data/order/{experiment}/{cell}.measured"),
+    group:
+        block_group
 
 
 def open_inputs(wc):

@@ -79,7 +79,19 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
             "groups": [groups[n] for n in sorted(groups)], "experiments": exps,
             "estimate": None if est is None else {"total_s": est["total_s"], "worst_s": est["worst_s"],
                                                   "measure_s": est["measure_s"],
-                                                  "dataset_s": est["dataset_s"], "datasets": est["datasets"]}}
+                                                  "dataset_s": est["dataset_s"], "datasets": est["datasets"],
+                                                  "nodes": nodes_table(est)}}
+
+
+NODES = (1, 2, 4, 8, 16)
+
+
+def nodes_table(est: dict) -> list[dict]:
+    """The sweep's wall clock on a SLURM cluster of n nodes like this host (estimate.on_nodes),
+    for the usual n and for one node per experiment (beyond that, more nodes change nothing)."""
+    most = sum(1 for r in est["rows"] if r["cells"])
+    return [{"nodes": n, "expected_s": estimate.on_nodes(est, n), "worst_s": estimate.on_nodes(est, n, worst=True)}
+            for n in sorted({*NODES, max(1, most)})]
 
 
 def _where(sockets, nodes, mems=None) -> str:
@@ -130,4 +142,9 @@ def render(p: dict) -> str:
                      f"every look: max blocks); measurement {estimate.hms(est['measure_s'])} of the expected, "
                      f"{est['datasets']} datasets {estimate.hms(est['dataset_s'])}; "
                      f"`python -m harness estimate` breaks it down")
+        lines.append("on a SLURM cluster of such nodes (profiles/slurm: a block one job, an experiment's blocks "
+                     "in turn, experiments side by side), wall clock expected / worst case:")
+        lines.append("  " + "; ".join(f"{r['nodes']} node{'s' if r['nodes'] > 1 else ''} "
+                                      f"{estimate.hms(r['expected_s'])} / {estimate.hms(r['worst_s'])}"
+                                      for r in est["nodes"]))
     return "\n".join(lines)

@@ -218,6 +218,36 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
             "disk_bytes": sum(r["disk_bytes"] for r in rows) + ds_bytes}
 
 
+def on_nodes(est: dict, nodes: int, worst: bool = False) -> float:
+    """The wall-clock seconds of the sweep on `nodes` identical nodes of a cluster
+    (profiles/slurm): each block is one job of its experiment's block time, an
+    experiment's blocks run one after another (block r opens once r-1 is done),
+    experiments side by side; a free node takes the next block of the ready experiment
+    with the most work left. Datasets first, spread over the nodes. Expected
+    (repetitions.min blocks) or worst case (max blocks)."""
+    if nodes < 1:
+        raise ValueError("nodes: at least 1")
+    left = {}
+    for r in est["rows"]:
+        n = r["blocks"][1 if worst else 0]
+        if n and r["worst_s" if worst else "total_s"] > 0:
+            left[r["experiment"]] = [n, r["worst_s" if worst else "total_s"] / n]
+    start = est["dataset_s"] / min(nodes, max(1, est["datasets"]))
+    free = [start] * nodes  # when each node is next free
+    ready = {x: start for x in left}  # when each experiment's next block may open
+    end = start
+    while left:
+        i = min(range(nodes), key=free.__getitem__)
+        t = max(free[i], min(ready.values()))
+        x = max((x for x in left if ready[x] <= t), key=lambda x: left[x][0] * left[x][1])
+        ready[x] = free[i] = end_x = t + left[x][1]
+        end = max(end, end_x)
+        left[x][0] -= 1
+        if not left[x][0]:
+            del left[x], ready[x]
+    return end
+
+
 def hms(s: float) -> str:
     s = int(round(s))
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
