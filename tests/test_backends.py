@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, ROOT, harness_env, server_pids
+from conftest import BUILD, ROOT, harness_env, run_settings, server_pids
 
 from harness.measure import backends
 
@@ -26,6 +26,7 @@ from harness import builds
 from harness.measure import placement
 
 from harness.measure import procs
+from harness.measure.frame import Frame
 from harness.measure.server import Server
 
 CPU0 = sorted(os.sched_getaffinity(0))[:1]
@@ -59,6 +60,20 @@ def test_explicit_host_has_no_fallback():
     assert info["cpus"] == placement.cpulist(CPU0)
 
 
+def test_a_memory_node_this_host_does_not_allow_is_refused_before_any_server_starts(tmp_path):
+    """placement.mems naming a node outside this process's Mems_allowed_list: the cell's
+    frame and either backend refuse it in one line naming the key, before a lock, copy
+    or server (nothing under tmp_path is touched)."""
+    bad = [max(placement.allowed_mems()) + 1]
+    with pytest.raises(placement.PlacementError, match=r"^placement\.mems: memory node \d+ is not among"):
+        Frame(out=tmp_path / "raw" / "cell", name=BUILD, entry={}, build_dir=tmp_path, source=tmp_path,
+              cores=1, settings=run_settings(mems=bad), options={})
+    for name in ("host", "docker"):
+        with pytest.raises(placement.PlacementError, match=r"^placement\.mems: [^\n]*; use plan"):
+            backends.make(name, run_id="test-bad-mems", cpus=CPU0, mems=bad)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_link_targets_are_the_files_a_debian_build_points_into(tmp_path):
     (tmp_path / "b" / "sbin").mkdir(parents=True)
     (tmp_path / "b" / "sbin" / "mysqld").symlink_to("/usr/bin/env")
@@ -82,6 +97,10 @@ def test_host_backend_holds_the_server_to_its_cpus_and_stops_it(build_dir, lock_
         cgroup = b.placement.path
         if cgroup is not None:
             assert str(b.pid) in (cgroup / "cgroup.procs").read_text().split()
+            # its memory nodes: the cgroup's cpuset.mems, as the kernel applies them to the mysqld
+            assert placement.parse_cpulist((cgroup / "cpuset.mems").read_text()) == placement.allowed_mems()
+        assert placement.observed_mems(b.pid) == placement.allowed_mems() == b.mems
+        assert srv.placement_info()["mems"] == placement.cpulist(b.mems)
         assert procs.labelled_pids(run_id=srv.run_id) == [b.pid]  # the watchdog is not labelled
         watchdog = b._watchdog
         assert watchdog is not None and watchdog.poll() is None
@@ -120,7 +139,8 @@ HOLDER = textwrap.dedent("""
     from pathlib import Path
     from harness import builds
     from harness.plan import config
-    from harness.measure.server import Server
+    from harness.measure.frame import Frame
+from harness.measure.server import Server
     a = json.loads(sys.argv[1])
     entry = builds.load_lock(config.LOCK)[a["build"]]
     with Server(name=a["build"], entry=entry, build_dir=Path(a["build_dir"]), datadir=Path(a["datadir"]),

@@ -85,6 +85,8 @@ MALFORMED = [
     ("cv-threshold-zero", _set("stats", "cv_threshold", 0), "stats.cv_threshold"),
     ("bad-profile-name", _set("profile", "Smoke Test!"), "profile"),
     ("unknown-mechanism", _set("placement", "mechanism", "cgroups"), "placement.mechanism"),
+    ("mems-node-not-allowed", _set("placement", "mems", [0, 63]), "placement.mems"),
+    ("mems-unknown-word", _set("placement", "mems", "local"), "placement.mems"),
 ]
 
 
@@ -157,7 +159,7 @@ def test_defaults_are_filled_when_omitted():
     del cfg["server"]["options"]
     out = config.resolve(cfg)
     assert out["stats"]["cv_threshold"] == 0.05
-    assert out["placement"] == {"client_cpus": 1, "mechanism": "auto"}
+    assert out["placement"] == {"client_cpus": 1, "mechanism": "auto", "mems": "plan"}
     assert out["claims"] == {"level": 0.9, "decide": False}
     assert out["backend"] == load("default.yaml")["backend"]
     assert ps(out)["enabled"] is True and ps(out)["variants"] == {}

@@ -27,7 +27,7 @@ from harness import builds
 
 from harness.measure import cell
 
-from harness.plan import config
+from harness.plan import config, cores
 
 from harness.measure import datasets
 
@@ -152,6 +152,7 @@ def test_run_argv_never_has_a_network():
     for flag in ("--rm", "--init", "--detach"):
         assert flag in argv
     assert argv[argv.index("--cpuset-cpus") + 1] == "0-1"
+    assert argv[argv.index("--cpuset-mems") + 1] == "0"
     assert argv[argv.index("--security-opt") + 1] == "seccomp=unconfined"  # bench/container_overhead.py
     assert argv[argv.index("--cidfile") + 1] == "/x/cid"
     assert f"mysqlbench.session={os.environ[procs.SESSION_VAR]}" in argv
@@ -165,7 +166,8 @@ def test_server_in_container_cpuset_no_network_socket(runtime_image, build_dir, 
                                                      tmp_path):
     datadir = _copy_datadir(dataset, tmp_path / "datadir")
     run_id = f"test-docker-{os.getpid()}"
-    with _server(build_dir, lock_entry, datadir, tmp_path / "run", run_id) as srv:
+    mems = placement.allowed_mems()[:1]   # one memory node, as the plan binds a server on one node
+    with _server(build_dir, lock_entry, datadir, tmp_path / "run", run_id, mems=mems) as srv:
         cid = srv.container
         assert srv.backend == "docker" and srv.mechanism_used == "docker-cpuset"
         assert srv.image["id"] == runtime_image["id"]
@@ -180,6 +182,12 @@ def test_server_in_container_cpuset_no_network_socket(runtime_image, build_dir, 
         status1 = _exec(cid, "grep Cpus_allowed_list /proc/1/status")
         assert placement.parse_cpulist(status1.split(":", 1)[1]) == CPU0
         assert placement.observed_cpus(srv.pid) == CPU0  # the mysqld, seen from the host
+        # its memory nodes: docker's --cpuset-mems, the container's cpuset, the mysqld's Mems_allowed_list
+        assert hc["CpusetMems"] == placement.cpulist(mems)
+        inside = _exec(cid, "cat /sys/fs/cgroup/cpuset.mems.effective 2>/dev/null"
+                            " || cat /sys/fs/cgroup/cpuset/cpuset.effective_mems")
+        assert placement.parse_cpulist(inside) == mems
+        assert placement.observed_mems(srv.pid) == mems
         assert Path(f"/proc/{srv.pid}/comm").read_text().strip() == "mysqld"
         assert srv.pid in server_pids(), "the container's mysqld carries no session label"
         # (b) no network: network mode none, only lo inside, skip-networking, no TCP listener
@@ -216,7 +224,8 @@ def test_server_in_container_cpuset_no_network_socket(runtime_image, build_dir, 
                             " || cat /sys/fs/cgroup/memory/memory.limit_in_bytes").strip()
         assert int(inside) == hc["Memory"]
         assert srv.placement_info() == {"backend": "docker", "mechanism": "docker-cpuset",
-                                        "cpus": placement.cpulist(CPU0), "image": runtime_image,
+                                        "cpus": placement.cpulist(CPU0), "mems": placement.cpulist(mems),
+                                        "image": runtime_image,
                                         "memory_limit": limit, "seccomp": "unconfined"}
         watchdog = b._watchdog
         assert watchdog is not None and watchdog.poll() is None
@@ -328,6 +337,12 @@ def test_run_cell_docker_manifest(runtime_image, build_dir, lock_entry, dataset,
     assert m["placement"]["backend"] == "docker"
     assert m["placement"]["mechanism"] == "docker-cpuset" and m["placement"]["seccomp"] == "unconfined"
     assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
+    # the plan's memory nodes (placement.mems: plan), asked and seen by the kernel; a 1-core cell sits on
+    # one node, so it is bound to that node (on this one-node host: node 0, all there is)
+    p = m["placement"]
+    assert p["server_mems"] == p["observed_server_mems"]
+    planned = cores.cell_for(1, cores.plan(cores.Topology.live(), client_min=req["settings"]["client_cpus"]))
+    assert p["server_mems"] == placement.cpulist(cores.mems_for("plan", planned) or placement.allowed_mems())
     assert m["result"]["qps"] > 0
     assert json.loads((out / "manifest.json").read_text())["placement"]["backend"] == "docker"
     assert (out / "mysqld.err").stat().st_size > 0

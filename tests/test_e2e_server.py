@@ -99,6 +99,7 @@ def test_cell_measures_and_records_manifest(build_dir, dataset, tmp_path):
     m = json.loads((out / "manifest.json").read_text())
     assert m["result"]["qps"] > 0
     assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
+    assert m["placement"]["observed_server_mems"] == m["placement"]["server_mems"] != ""
     assert not set(placement.parse_cpulist(m["placement"]["server_cpus"])) & \
         set(placement.parse_cpulist(m["placement"]["client_cpus"]))
     assert m["build"]["mysqld_sha256"] == "dfb30bc3cde88ceba19ed59004c64b075808d902d96b9741283021e9bd4ce00a"

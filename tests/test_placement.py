@@ -1,11 +1,13 @@
-"""harness.measure.placement: CPU list format, the server/client split, and which
-mechanism holds mysqld to its cores. (Tests that put a server in a cgroup
-live elsewhere.)"""
+"""harness.measure.placement: CPU list format, the server/client split, which
+mechanism holds mysqld to its cores, and the memory nodes a run is bound to (a
+real cgroup here holds a `sleep`; tests that put a server in a cgroup live
+elsewhere)."""
 import os
+import subprocess
 
 import pytest
 
-from harness.measure import placement
+from harness.measure import placement, procs
 
 MECHANISMS = {"cgroup-v1", "cgroup-v2", "taskset"}
 
@@ -90,3 +92,55 @@ def test_detect_auto_falls_back_to_taskset_without_cgroups(no_cgroups):
 def test_detect_of_an_unknown_mechanism_raises():
     with pytest.raises(placement.PlacementError):
         placement.detect("cgroups")
+
+
+# -- memory nodes ------------------------------------------------------------------
+def test_allowed_mems_are_what_the_kernel_lets_this_process_use():
+    assert placement.allowed_mems() == placement.observed_mems(os.getpid()) != []
+
+
+def test_run_mems_unbound_is_every_allowed_node_and_a_binding_stays_within_them():
+    assert placement.run_mems(None, [0, 1, 2, 3]) == [0, 1, 2, 3]
+    assert placement.run_mems([], [0, 1]) == [0, 1]
+    assert placement.run_mems([2, 1, 2], [0, 1, 2, 3]) == [1, 2]
+    assert placement.run_mems(None) == placement.allowed_mems()
+
+
+@pytest.mark.parametrize("asked,allowed,named", [([1], [0], "1"), ([0, 2, 3], [0, 1], "2-3"), ([0], [1, 2], "0")])
+def test_run_mems_outside_the_allowed_nodes_is_one_line_naming_the_key_and_the_fix(asked, allowed, named):
+    with pytest.raises(placement.PlacementError) as e:
+        placement.run_mems(asked, allowed)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("placement.mems: memory node")
+    assert f" {named} " in msg and f"nodes within {placement.cpulist(allowed)}" in msg
+
+
+def test_a_cgroup_cpuset_holds_the_process_to_its_memory_nodes():
+    """A real per-run cgroup (v1 or v2, as root): cpuset.mems is the run's nodes, and the
+    kernel applies them to the process in it (Mems_allowed_list)."""
+    mechanism = placement.detect("auto")
+    if mechanism == "taskset":
+        pytest.skip("no writable cgroup cpuset on this host (not root?)")
+    mems = placement.allowed_mems()[:1]
+    cpus = sorted(os.sched_getaffinity(0))[:1]
+    run_id = f"test-mems-{os.getpid()}"
+    with placement.Placement(run_id, cpus, mechanism, mems=mems) as p:
+        assert placement.parse_cpulist((p.path / "cpuset.mems").read_text()) == mems
+        proc = subprocess.Popen(["sleep", "30"], preexec_fn=p.preexec, env=procs.labelled_env(run_id, None))
+        try:
+            assert placement.observed_mems(proc.pid) == mems
+            assert placement.observed_cpus(proc.pid) == cpus
+        finally:
+            proc.kill()
+            proc.wait()
+    assert not p.path.exists()
+
+
+def test_taskset_refuses_to_bind_memory_it_cannot_hold(monkeypatch):
+    """taskset holds CPUs only: on a host with two memory nodes it refuses a binding to one
+    (before anything starts) and accepts none (every node)."""
+    monkeypatch.setattr(placement, "allowed_mems", lambda: [0, 1])
+    with pytest.raises(placement.PlacementError, match=r"^placement\.mems: taskset cannot bind memory to node 0; "):
+        placement.Placement("test-taskset-mems", [0], "taskset", mems=[0])
+    assert placement.Placement("test-taskset-mems", [0], "taskset", mems=None).mems == [0, 1]
+    assert placement.Placement("test-taskset-mems", [0], "taskset", mems=[0, 1]).mems == [0, 1]

@@ -53,6 +53,17 @@ def topo(name) -> Topology:
 
 
 @lru_cache(maxsize=None)
+def xml_nodes(name) -> dict[int, int]:
+    """PU -> the os_index of the NUMANode its cpuset holds, straight from the XML."""
+    out = {}
+    for obj in ET.parse(HW / name).iter("object"):
+        if obj.get("type") == "NUMANode" and obj.get("cpuset"):
+            for pu in _Bitmap(obj.get("cpuset")).bits:
+                out[pu] = int(obj.get("os_index"))
+    return out
+
+
+@lru_cache(maxsize=None)
 def xml_cores(name) -> dict[int, frozenset]:
     """PU -> every PU of its Core, straight from the XML (independent of harness.plan.topology)."""
     out = {}
@@ -287,6 +298,42 @@ def test_numa_placement_on_the_big_hosts():
     p = cores.plan(topo("192em64t-12gr2n8c2t.xml"))
     assert [p.cells[n].sockets for n in (8, 16, 32)] == [(0,), (0, 1), (0, 1, 2, 3)]
     assert p.cells[16].client == tuple(range(16, 24))                     # sysbench on the next socket
+
+
+@pytest.mark.parametrize("name,spans", [("32em64t-2n8c2t-pci-noio.xml", {}),
+                                        ("96em64t-4n4d3ca2co-pci.xml", {32: (0, 1)}),
+                                        ("24em64t-2n6c2t-pci.xml", {8: (0, 1)}),
+                                        ("192em64t-12gr2n8c2t.xml", {16: (0, 1), 24: (0, 1, 2), 32: (0, 1, 2, 3),
+                                                                64: (0, 1, 2, 3)})])
+def test_each_cells_memory_is_bound_to_its_one_node_or_its_allowed_nodes_when_it_spans(name, spans):
+    """The memory-binding rule on multi-node hosts, against the XML's own node of each PU:
+    a server whose CPUs sit on one NUMA node is bound to that node (the server gets it as
+    --cpuset-mems / cpuset.mems under placement.mems: plan); one that spans nodes is bound
+    to the nodes it runs on that this process may use."""
+    t = topo(name)
+    node_of = xml_nodes(name)
+    p = cores.plan(t, smt=True)
+    assert p.cells, name
+    for n, cell in p.cells.items():
+        nodes = tuple(sorted({node_of[c] for c in cell.server}))
+        if len(nodes) == 1:
+            assert cell.mems == nodes, (n, cell)
+        else:
+            assert cell.mems == tuple(k for k in nodes if k in t.mems), (n, cell)
+        assert (cell.mems if len(nodes) > 1 else None) == spans.get(n), (n, cell)
+        assert cores.mems_for("plan", cell) == list(cell.mems)
+        assert cores.mems_for("all", cell) is None and cores.mems_for([1, 0], cell) == [0, 1]
+
+
+def test_a_cell_spanning_a_node_whose_memory_is_not_allowed_is_bound_to_the_allowed_one():
+    p = cores.plan(topo("16amd64-8n2c-cpusets.xml"))
+    assert p.cells[4].nodes == (0, 1) and p.cells[4].mems == (1,)       # node 0's memory is not allowed
+
+
+def test_a_one_node_host_binds_nothing_so_the_server_gets_every_allowed_node():
+    t = topo("16em64t-4s2c2t-offlines.xml")
+    for cell in cores.plan(t).cells.values():
+        assert cell.mems == () and cores.mems_for("plan", cell) is None
 
 
 def test_a_cpu_whose_node_memory_is_not_allowed_is_used_last():

@@ -8,11 +8,15 @@ their host paths (so the same command line, my.cnf and socket work inside).
 Both give the same calls, so a server, a datadir bootstrap and a dataset load
 go through whichever backend the profile names:
 
-    b = make("docker", run_id=..., cpus=[0], ro_mounts=[build], rw_mounts=[datadir, rundir])
+    b = make("docker", run_id=..., cpus=[0], mems=[0], ro_mounts=[build], rw_mounts=[datadir, rundir])
     b.start(argv, env)      # a long-running process (a server); b.pid, b.alive(), b.exited()
     b.stop(kill=False, timeout=120) -> bool   # True: it ended by itself within the timeout
     b.run(argv, env, stdin=..., log=...) -> exit status   # a one-shot command (bootstrap)
-    b.info()                # backend, mechanism, cpus, image, memory limit, fallback
+    b.info()                # backend, mechanism, cpus, mems, image, memory limit, fallback
+
+`mems`: the memory nodes the process may allocate on (a container's
+--cpuset-mems, the cgroup's cpuset.mems); None = every node this process may
+use. It is checked against those before anything starts (placement.run_mems).
 
 Nothing outlives the harness: the host's process dies with it
 (PR_SET_PDEATHSIG), and a detached watchdog per run (`python -m harness
@@ -72,14 +76,15 @@ class Backend:
     image: dict | None = None
     fallback: str | None = None
 
-    def __init__(self, run_id: str, cpus):
+    def __init__(self, run_id: str, cpus, mems=None):
         self.run_id = run_id
         self.cpus = sorted(set(cpus))
+        self.mems = placement.run_mems(mems)   # a placement.PlacementError: one line, with the fix
         self._watchdog: subprocess.Popen | None = None
 
     def info(self) -> dict:
         out = {"backend": self.name, "mechanism": self.mechanism,
-               "cpus": placement.cpulist(self.cpus), "image": self.image}
+               "cpus": placement.cpulist(self.cpus), "mems": placement.cpulist(self.mems), "image": self.image}
         if self.fallback:
             out["fallback"] = self.fallback
         return out
@@ -97,9 +102,9 @@ class HostBackend(Backend):
     """The process runs here, in a cgroup cpuset of its own (or under taskset)."""
     name = "host"
 
-    def __init__(self, run_id: str, cpus, mechanism: str = "auto"):
-        super().__init__(run_id, cpus)
-        self.placement = placement.Placement(run_id, self.cpus, mechanism)
+    def __init__(self, run_id: str, cpus, mechanism: str = "auto", mems=None):
+        super().__init__(run_id, cpus, mems)
+        self.placement = placement.Placement(run_id, self.cpus, mechanism, mems=self.mems)
         self.mechanism = self.placement.mechanism
         self.proc: subprocess.Popen | None = None
 
@@ -172,9 +177,9 @@ class DockerBackend(Backend):
     name = "docker"
     mechanism = docker_backend.MECHANISM
 
-    def __init__(self, run_id: str, cpus, *, ro_mounts=(), rw_mounts=(), image: dict | None = None,
+    def __init__(self, run_id: str, cpus, *, mems=None, ro_mounts=(), rw_mounts=(), image: dict | None = None,
                  cidfile: Path | None = None, memory: str | None = None):
-        super().__init__(run_id, cpus)
+        super().__init__(run_id, cpus, mems)
         self.ro_mounts = [Path(p) for p in ro_mounts]
         self.rw_mounts = [Path(p) for p in rw_mounts]
         self.image = image
@@ -206,7 +211,7 @@ class DockerBackend(Backend):
                 procs.SESSION_VAR: os.environ.get(procs.SESSION_VAR, ""), **(env or {})}
         return docker_backend.run_argv(
             image_ref=self.image["id"], run_id=self.run_id, cpus=placement.cpulist(self.cpus),
-            mems=docker_backend.host_mems(), cidfile=cidfile, ro_mounts=self.ro_mounts,
+            mems=placement.cpulist(self.mems), cidfile=cidfile, ro_mounts=self.ro_mounts,
             rw_mounts=self.rw_mounts, env=cenv, command=[str(a) for a in command],
             memory=self.memory, user=self.user, files=self.files, **kw)
 
@@ -326,7 +331,7 @@ def resolve_auto() -> tuple[str, dict | None, str | None]:
         return "host", None, str(e)
 
 
-def make(name: str, *, run_id: str, cpus, mechanism: str = "auto", ro_mounts=(), rw_mounts=(),
+def make(name: str, *, run_id: str, cpus, mems=None, mechanism: str = "auto", ro_mounts=(), rw_mounts=(),
          cidfile: Path | None = None, warn=None) -> Backend:
     """The backend `name` (host, docker, auto) for one run. auto resolves here: its
     fallback to host is printed once (to `warn`, default stderr) and kept in info()."""
@@ -338,10 +343,10 @@ def make(name: str, *, run_id: str, cpus, mechanism: str = "auto", ro_mounts=(),
         if fallback:
             print(f"warning: backend auto: {fallback}; using host", file=warn or sys.stderr)
     if name == "host":
-        b: Backend = HostBackend(run_id, cpus, mechanism)
+        b: Backend = HostBackend(run_id, cpus, mechanism, mems=mems)
         b.fallback = fallback
         return b
-    return DockerBackend(run_id, cpus, ro_mounts=ro_mounts, rw_mounts=rw_mounts, image=image,
+    return DockerBackend(run_id, cpus, mems=mems, ro_mounts=ro_mounts, rw_mounts=rw_mounts, image=image,
                          cidfile=cidfile)
 
 

@@ -1,8 +1,8 @@
 """The docker backend's moving parts: the runtime image, labelled containers,
 and their reaping.
 
-A server container is `docker run --rm --init --network none --cpuset-cpus …`
-of the runtime image (Debian bookworm + the libraries in docker/packages.txt,
+A server container is `docker run --rm --init --network none --cpuset-cpus …
+--cpuset-mems …` (the cell's CPUs and memory nodes) of the runtime image (Debian bookworm + the libraries in docker/packages.txt,
 built offline by docker/build-image.sh); the build, the datadir and the run
 dir are bind-mounted at their host paths, so the rendered my.cnf and the
 unix socket work unchanged and sysbench stays on the host. Every container
@@ -173,19 +173,6 @@ def image(build: bool = True, timeout: float = 1800) -> dict:
 
 
 # -- containers ----------------------------------------------------------------
-def host_mems() -> str:
-    """The memory nodes a container may use (--cpuset-mems): all the host's."""
-    for p in ("/sys/fs/cgroup/cpuset/cpuset.mems", "/sys/fs/cgroup/cpuset.mems.effective",
-              "/sys/devices/system/node/online"):
-        try:
-            text = Path(p).read_text().strip()
-        except OSError:
-            continue
-        if text:
-            return text
-    return "0"
-
-
 NOFILE = 65535
 _CAP_SYS_RESOURCE = 24
 

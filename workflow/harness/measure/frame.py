@@ -2,8 +2,8 @@
 
 Staging directory beside the output (renamed into place only when all of it
 succeeded), the datadir copied from a prepared dataset (or the empty
-template) into the work directory, a private server on the cell's CPUs with
-the observed CPUs checked, restarts with extra options, the server's my.cnf
+template) into the work directory, a private server on the cell's CPUs and
+memory nodes with the observed ones checked, restarts with extra options, the server's my.cnf
 and error log kept, and the manifest's common part (build and hashes,
 placement, host, timing, harness commit). A kind only measures.
 """
@@ -75,7 +75,8 @@ def now() -> str:
 
 class Frame:
     """`with Frame(...) as fr:` gives fr.server (started), fr.tmp (the staging
-    dir: write captures there), fr.server_cpus, fr.client_cpus, fr.run_id."""
+    dir: write captures there), fr.server_cpus, fr.server_mems (its memory nodes),
+    fr.client_cpus, fr.run_id."""
 
     def __init__(self, *, out: Path, name: str, entry: dict, build_dir: Path, source: Path,
                  cores: int, settings: dict, options: dict, max_connections: int = 200):
@@ -89,9 +90,14 @@ class Frame:
         self.host_plan = cores_mod.plan(cores_mod.Topology.live(),
                                         client_min=settings["client_cpus"])
         self.server_cpus, self.client_cpus = cores_mod.cpus_for(cores, self.host_plan)
+        # its memory on the plan's nodes (placement.mems), checked against the nodes this
+        # process may use before any server starts
+        self.server_mems = placement.run_mems(
+            cores_mod.mems_for(settings["mems"], cores_mod.cell_for(cores, self.host_plan)))
         self.run_id = f"{self.out.name}-{os.getpid()}"
         self.server: Server | None = None
         self.observed: list[int] = []
+        self.observed_mems: list[int] = []
         # where a cell's time beyond its measured windows goes (bench/cell_overhead.py):
         # the datadir copy, each server start (to the first answer, CPUs checked) and stop
         self.timing = {"started": now(), "phases": {"copy_s": 0.0, "start_s": 0.0, "stop_s": 0.0, "starts": 0}}
@@ -104,6 +110,7 @@ class Frame:
         s = self.settings
         return Server(name=self.name, entry=self.entry, build_dir=self.build_dir, datadir=self.datadir,
                       rundir=self.run / "run", run_id=self.run_id, cpus=self.server_cpus,
+                      mems=self.server_mems,
                       mechanism=s["mechanism"], backend=s["backend"],
                       options=options, max_connections=self.max_connections,
                       startup_timeout=s["startup_timeout_s"],
@@ -120,6 +127,11 @@ class Frame:
         if observed != self.server_cpus:
             raise ServerError(f"mysqld runs on CPUs {observed}, not the configured {self.server_cpus}")
         self.observed = observed
+        mems = placement.observed_mems(srv.pid)
+        if mems != self.server_mems:
+            raise ServerError(f"mysqld's memory is on NUMA nodes {placement.cpulist(mems)}, not the configured "
+                              f"{placement.cpulist(self.server_mems)}")
+        self.observed_mems = mems
         return srv
 
     def _stop(self, failed: bool, discard: bool = False) -> None:
@@ -219,6 +231,8 @@ class Frame:
             "placement": {"backend": getattr(self, "backend", ""), "mechanism": getattr(self, "mechanism", ""),
                           "server_cpus": placement.cpulist(self.server_cpus),
                           "observed_server_cpus": placement.cpulist(self.observed),
+                          "server_mems": placement.cpulist(self.server_mems),
+                          "observed_server_mems": placement.cpulist(self.observed_mems),
                           "client_cpus": placement.cpulist(self.client_cpus),
                           "plan_rule": self.host_plan.rule(),
                           "image": getattr(self, "image", None), **getattr(self, "backend_extra", {})},

@@ -1,7 +1,10 @@
-"""Hold a process to a set of CPUs: a cgroup cpuset (v1 or v2), else taskset.
+"""Hold a process to a set of CPUs and memory nodes: a cgroup cpuset (v1 or
+v2), else taskset (CPUs only).
 
 The cgroup is created per run, named after the run, entered by the child
 before it execs (so the server never runs outside it), and removed after.
+Its cpuset.mems is the run's memory nodes (`mems`: the plan's, see
+harness.plan.cores; None = every node this process may use).
 """
 from __future__ import annotations
 
@@ -88,12 +91,46 @@ def detect(preference: str = "auto") -> str:
     return preference
 
 
-class Placement:
-    """A cpuset for one run. Use as a context manager; pass `preexec` to Popen."""
+def allowed_mems() -> list[int]:
+    """The memory nodes this process may use (Mems_allowed_list): what a run gets when
+    its memory is not bound, and the set a binding must stay within."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Mems_allowed_list:"):
+                return parse_cpulist(line.split(":", 1)[1])
+    except (OSError, ValueError):
+        pass
+    return [0]
 
-    def __init__(self, run_id: str, cpus, mechanism: str = "auto"):
+
+def run_mems(asked, allowed: list[int] | None = None, key: str = "placement.mems") -> list[int]:
+    """The memory nodes a run is bound to: `asked` (None or empty: every allowed node),
+    checked to be among `allowed` (default: this process's) before anything starts."""
+    allowed = sorted(set(allowed_mems() if allowed is None else allowed))
+    mems = sorted(set(asked)) if asked else allowed
+    outside = [m for m in mems if m not in allowed]
+    if outside:
+        raise PlacementError(f"{key}: memory node{'s' if len(outside) > 1 else ''} {cpulist(outside)} "
+                             f"{'are' if len(outside) > 1 else 'is'} not among those this host lets the pipeline use "
+                             f"({cpulist(allowed)}); use plan (the server's own nodes), all, or nodes within "
+                             f"{cpulist(allowed)}")
+    return mems
+
+
+class Placement:
+    """A cpuset for one run. Use as a context manager; pass `preexec` to Popen.
+    `mems`: the memory nodes (None: every node this process may use); taskset holds
+    only CPUs, so it refuses a binding to fewer nodes than that."""
+
+    def __init__(self, run_id: str, cpus, mechanism: str = "auto", mems=None):
         self.cpus = sorted(set(cpus))
         self.mechanism = detect(mechanism)
+        self.mems = run_mems(mems)
+        if self.mechanism == "taskset" and self.mems != run_mems(None):
+            raise PlacementError(f"placement.mems: taskset cannot bind memory to node"
+                                 f"{'s' if len(self.mems) > 1 else ''} {cpulist(self.mems)}; use "
+                                 f"placement.mechanism: auto where a cgroup cpuset is writable "
+                                 f"(as root), or placement.mems: all")
         self.name = PREFIX + re.sub(r"[^A-Za-z0-9_.-]", "_", run_id)
         self.path: Path | None = None
 
@@ -104,7 +141,7 @@ class Placement:
             self.path.mkdir(exist_ok=True)
             # cpus first, then mems: a v1 cpuset accepts no task until both are set
             (self.path / "cpuset.cpus").write_text(cpulist(self.cpus))
-            (self.path / "cpuset.mems").write_text((root / "cpuset.mems").read_text().strip())
+            (self.path / "cpuset.mems").write_text(cpulist(self.mems))
         elif self.mechanism == "cgroup-v2":
             root = _v2_root()
             ctl = root / "cgroup.subtree_control"
@@ -113,6 +150,7 @@ class Placement:
             self.path = root / self.name
             self.path.mkdir(exist_ok=True)
             (self.path / "cpuset.cpus").write_text(cpulist(self.cpus))
+            (self.path / "cpuset.mems").write_text(cpulist(self.mems))
         return self
 
     def preexec(self) -> None:
@@ -142,6 +180,15 @@ def observed_cpus(pid: int) -> list[int]:
     """The CPUs the kernel lets `pid` run on (Cpus_allowed_list)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("Cpus_allowed_list:"):
+            return parse_cpulist(line.split(":", 1)[1])
+    return []
+
+
+def observed_mems(pid: int) -> list[int]:
+    """The memory nodes the kernel lets `pid` allocate on (Mems_allowed_list: its
+    cpuset's cpuset.mems.effective, a container's or our cgroup's)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Mems_allowed_list:"):
             return parse_cpulist(line.split(":", 1)[1])
     return []
 

@@ -4,12 +4,13 @@ of the harness (the server dies with its parent, or its container with the
 run's watchdog).
 
 Where it runs is a backend object (harness.measure.backends): `host` here, in a
-per-run cgroup cpuset (taskset as a fallback); `docker` in a labelled
-`--network none` container of the offline-built runtime image, held by
-`--cpuset-cpus` and a memory limit, with the build (read-only, with the files
-its symlinks point at), datadir and run dir bind-mounted at their host paths,
-so the same my.cnf and socket serve sysbench on the host; `auto` is docker
-when an engine answers and the image can be had, else host with a one-line
+per-run cgroup cpuset holding its CPUs and memory nodes (taskset, CPUs only, as
+a fallback); `docker` in a labelled `--network none` container of the
+offline-built runtime image, held by `--cpuset-cpus`, `--cpuset-mems` and a
+memory limit, with the build (read-only, with the files its symlinks point at),
+datadir and run dir bind-mounted at their host paths, so the same my.cnf and
+socket serve sysbench on the host; `auto` is docker when an engine answers and
+the image can be had, else host with a one-line
 warning on stderr that `placement_info()["fallback"]` keeps."""
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ class Server(procs.Managed):
     """Start with `with Server(...) as srv:`; `srv.connect()` gives a PyMySQL connection."""
 
     def __init__(self, *, name: str, entry: dict, build_dir: Path, datadir: Path, rundir: Path,
-                 run_id: str, cpus, mechanism: str = "auto", options: dict | None = None,
+                 run_id: str, cpus, mems=None, mechanism: str = "auto", options: dict | None = None,
                  max_connections: int = 200, startup_timeout: float = 120,
                  shutdown_timeout: float = 120, backend: str = "host"):
         if backend not in BACKENDS:
@@ -59,6 +60,7 @@ class Server(procs.Managed):
         self.rundir = Path(rundir).resolve()
         self.run_id = run_id
         self.cpus = list(cpus)
+        self.mems = list(mems) if mems else None   # memory nodes; None = all this process may use
         self.mechanism = mechanism
         self.options = options or {}
         self.max_connections = max_connections
@@ -70,7 +72,7 @@ class Server(procs.Managed):
         self.mysqld: Path | None = None
         try:
             self.runner = backends.make(
-                backend, run_id=run_id, cpus=self.cpus, mechanism=mechanism,
+                backend, run_id=run_id, cpus=self.cpus, mems=self.mems, mechanism=mechanism,
                 ro_mounts=[self.build_dir, *backends.link_targets(self.build_dir)],
                 rw_mounts=[self.datadir, self.rundir], cidfile=self.rundir / "cid")
         except backends.BackendError as e:  # (a placement.PlacementError passes as it is)

@@ -26,6 +26,8 @@ from harness.plan import repetitions
 
 from harness.measure import mycnf
 
+from harness.measure import placement
+
 from harness import paths
 
 from harness.analysis import tidy
@@ -237,6 +239,12 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
 
     topo = topo if topo is not None else topology(cpus if cpus_given else None)
     host_plan = cores_mod.plan(topo, client_min=client)
+    mems = out["placement"]["mems"]
+    if isinstance(mems, list):   # before any server starts: nodes this host (its plan's topology) allows
+        try:
+            placement.run_mems(mems, list(topo.mems) or None)
+        except placement.PlacementError as e:
+            raise ConfigError(str(e)) from None
     check_builds(out["builds"], "builds")
     for exp, spec in out["experiments"].items():
         if "builds" in spec:

@@ -21,7 +21,10 @@ Rules (each one a docstring below states in full):
   mysqld does not use: the two never share a core (SMT siblings stay on one
   side), so a count whose client cannot get that many does not fit.
 - Each cell records mysqld's NUMA nodes and `mems`, the memory nodes to bind
-  it to (a container's --cpuset-mems).
+  it to: its one node while its cores fit one, else those of its nodes this
+  process may use; () on a one-node host (nothing to bind). A cell's server
+  gets them (a container's --cpuset-mems, the host cgroup's cpuset.mems) under
+  `placement.mems: plan`, the default (mems_for).
 - The topology is harness.plan.topology's: hwloc (`lstopo`) on this host, a
   recorded `lstopo --of xml` file or JSON snapshot for another.
 """
@@ -350,12 +353,29 @@ def resolve_cores(value, topology: Topology, *, key: str = "cores", client_min: 
     return list(dict.fromkeys(value))
 
 
-def cpus_for(cores: int, plan: Plan) -> tuple[list[int], list[int]]:
-    """(server_cpus, client_cpus) for a cell with `cores` cores: the planned
-    lists, or placed by the plan's rules when the count was not planned.
-    Same shape as placement.split; raises CoresError (a PlacementError)."""
+def cell_for(cores: int, plan: Plan) -> Cell:
+    """The Cell of a cell with `cores` cores: the planned one, or placed by the
+    plan's rules when the count was not planned. Raises CoresError (a PlacementError)."""
     cell = plan.cells.get(cores)
     if cell is None:
         cell = place(plan.topology, cores, smt=plan.smt, client_min=plan.client_min,
                      client_ratio=plan.client_ratio, cross_socket=plan.cross_socket)
+    return cell
+
+
+def cpus_for(cores: int, plan: Plan) -> tuple[list[int], list[int]]:
+    """(server_cpus, client_cpus) for a cell with `cores` cores (cell_for).
+    Same shape as placement.split; raises CoresError (a PlacementError)."""
+    cell = cell_for(cores, plan)
     return list(cell.server), list(cell.client)
+
+
+def mems_for(setting, cell: Cell) -> list[int] | None:
+    """The memory nodes mysqld is bound to under `placement.mems` (config/default.yaml):
+    `plan` = the cell's `mems` (its NUMA node while its cores fit one); `all` = not
+    bound; a list = those nodes. None = not bound (every node this process may use)."""
+    if setting == "plan":
+        return list(cell.mems) or None
+    if setting == "all":
+        return None
+    return sorted(set(setting))

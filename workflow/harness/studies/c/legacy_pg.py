@@ -152,13 +152,16 @@ def legacy(fr, spec: dict, rec, values: dict | None = None) -> dict:
     with scratch("pg") as run, _pg_parent(fr._work) as parent:
         pgdata = parent / "pgdata"
         with PgServer(build=name, entry=entry, build_dir=build_dir, datadir=pgdata, rundir=run,
-                      run_id=fr.run_id + "-pg", cpus=fr.server_cpus, mechanism=fr.settings["mechanism"],
+                      run_id=fr.run_id + "-pg", cpus=fr.server_cpus, mems=fr.server_mems, mechanism=fr.settings["mechanism"],
                       backend=fr.settings["backend"], options={"synchronous_commit": sync},
                       startup_timeout=fr.settings["startup_timeout_s"],
                       shutdown_timeout=fr.settings["shutdown_timeout_s"]) as pg:
             where = pg.info()
             if where.get("observed_cpus") != where["cpus"]:
                 raise PgError(f"postgres runs on CPUs {where.get('observed_cpus')}, not the cell's {where['cpus']}")
+            if where.get("observed_mems") != where["mems"]:
+                raise PgError(f"postgres's memory is on NUMA nodes {where.get('observed_mems')}, not the cell's "
+                              f"{where['mems']}")
             version = pg.server_version()
             shown = settings(pg)
             secs = legacy_insert(pg, rows)

@@ -151,7 +151,7 @@ class PgServer(procs.Managed):
     cpus=[0], backend="docker") as pg: pg.query(sql)`; `pg.info()` says where it ran."""
 
     def __init__(self, *, build: str, entry: dict, build_dir: Path, datadir: Path, rundir: Path,
-                 run_id: str, cpus, mechanism: str = "auto", backend: str = "host",
+                 run_id: str, cpus, mems=None, mechanism: str = "auto", backend: str = "host",
                  options: dict | None = None, startup_timeout: float = 60, shutdown_timeout: float = 60):
         if backend not in backends.NAMES:
             raise PgError(f"backend: {backend} is not supported; use one of {', '.join(backends.NAMES)}")
@@ -161,6 +161,7 @@ class PgServer(procs.Managed):
         self.rundir = Path(rundir).absolute()
         self.run_id = run_id
         self.cpus = list(cpus)
+        self.mems = list(mems) if mems else None   # memory nodes; None = all this process may use
         self.mechanism = mechanism
         self.backend_asked = backend
         self.options = {**BASE_OPTIONS, **(options or {})}
@@ -215,7 +216,7 @@ class PgServer(procs.Managed):
         build = self.build_dir.resolve()
         try:
             runner = backends.make(
-                self.backend_asked, run_id=self.run_id, cpus=self.cpus, mechanism=self.mechanism,
+                self.backend_asked, run_id=self.run_id, cpus=self.cpus, mems=self.mems, mechanism=self.mechanism,
                 ro_mounts=[build, *backends.link_targets(build)],
                 rw_mounts=[self.datadir, self.sockdir, self.logdir], cidfile=self.rundir / "cid")
         except backends.BackendError as e:
@@ -256,7 +257,8 @@ class PgServer(procs.Managed):
             except backends.BackendError as e:
                 raise PgError(f"backend docker: {e}") from None
         else:
-            self.placement = placement.Placement(self.run_id, self.cpus, self.mechanism).__enter__()
+            self.placement = placement.Placement(self.run_id, self.cpus, self.mechanism,
+                                                 mems=self.mems).__enter__()
             with open(self.log, "ab") as log:
                 self.proc = subprocess.Popen(
                     self.argv, env=procs.labelled_env(self.run_id, self._env()),
@@ -332,17 +334,20 @@ class PgServer(procs.Managed):
         return pg_pids(self.run_id)
 
     def info(self) -> dict:
-        """Where it ran, for the manifest: backend, mechanism, CPUs asked and observed,
+        """Where it ran, for the manifest: backend, mechanism, CPUs and memory nodes asked and observed,
         container and image (docker), memory limit, the user it ran as."""
         if self.runner is not None:
             out = {**self.runner.info(), "container": self.runner.container}
         else:
             out = {"backend": "host", "mechanism": self.placement.mechanism if self.placement else "",
-                   "cpus": placement.cpulist(self.cpus), "image": None}
+                   "cpus": placement.cpulist(self.cpus),
+                   "mems": placement.cpulist(self.placement.mems if self.placement else placement.run_mems(self.mems)),
+                   "image": None}
             if getattr(self, "_fallback", None):
                 out["fallback"] = self._fallback
         if self.pid is not None and _running(self.pid):
             out["observed_cpus"] = placement.cpulist(placement.observed_cpus(self.pid))
+            out["observed_mems"] = placement.cpulist(placement.observed_mems(self.pid))
         out["uid"] = self._ids[0] if self._ids else os.geteuid()
         return out
 
