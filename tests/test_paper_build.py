@@ -206,3 +206,22 @@ def test_a_series_measured_at_one_x_is_drawn_as_points(built, tmp_path):
         out = tmp_path / f"{Path(script).name}.pdf"
         p = paper_build.rscript(script, part, out)
         assert p.returncode == 0 and out.exists(), p.stderr
+
+
+def test_deviations_rows_and_multiplicity_sentence_are_in_the_paper(built):
+    """The PDF shows the deviations table's computed rows and the multiplicity sentence,
+    whose count follows from the generated claims.csv and the run's claims.level."""
+    import csv
+    import yaml
+    # reading order, not layout: the sentence runs across the columns' lines
+    raw = subprocess.run(["pdftotext", str(built["paper"] / "main.pdf"), "-"], capture_output=True, text=True,
+                         check=True).stdout
+    text = re.sub(r"\s+", " ", raw.replace("-\n", "-"))
+    for aspect in ("log flush per commit", "Performance Schema instruments", "rows per table", "rows inserted",
+                   "key distribution", "buffers", "corpus statistics (A1)"):
+        assert aspect in text, aspect
+    with open(built["paper"] / "generated" / "claims.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    level = yaml.safe_load((built["tidy"] / "config.resolved.yaml").read_text())["claims"]["level"]
+    n = sum(1 for r in rows if r["threshold"] and r["side"] in ("above", "below", "within"))
+    assert f"about {n * (1 - level) / 2:.1f} of the {n} would be reproduced by chance alone" in text

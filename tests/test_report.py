@@ -21,7 +21,7 @@ import pytest
 from harness.analysis import claims as C
 from harness import report
 from harness.analysis import tidydata as T
-from harness.report import latex, tables
+from harness.report import deviations, latex, tables
 from harness import studies
 from test_claims import runs, write_tidy
 from test_retidy_fixture import RAW, retidy
@@ -368,12 +368,12 @@ def test_memory_sentence_only_from_the_check(tmp_path, tidy_copy, real):
                 w.writerows(rows)
     tidy = T.load(tidy_copy, cfg)
     n = len(recorded_cells())
-    assert tables.memory_sentence(tidy) == (f"the data fit in the server's buffers in every one of the {n} cells "
+    assert deviations.memory_sentence(tidy) == (f"the data fit in the server's buffers in every one of the {n} cells "
                                             "(checked per cell; at most 3 MB of data, buffers up to 128 MB)")
     tidy.all_cells()[0].runs[0]["memory_fits"] = "False"
-    assert tables.memory_sentence(tidy).endswith(f"did not fit in 1 of {n} cells")
+    assert deviations.memory_sentence(tidy).endswith(f"did not fit in 1 of {n} cells")
     tidy.all_cells()[1].runs[0]["memory_fits"] = ""    # a cell recorded without the check
-    assert tables.memory_sentence(tidy).endswith(f"did not fit in 1 of {n} cells and 1 of {n} cells were not checked")
+    assert deviations.memory_sentence(tidy).endswith(f"did not fit in 1 of {n} cells and 1 of {n} cells were not checked")
     assert htidy  # the check reads run columns the tidy step adds from manifest['memory']
 
 

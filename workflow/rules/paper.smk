@@ -126,6 +126,8 @@ rule generated_tex:
         unsupported=f"{TIDY}/unsupported.csv",
         official=f"{TIDY}/official_check.json",
         config=f"{TIDY}/config.resolved.yaml",
+        # a study's own tidy tables (its TIDY_TABLES, e.g. A1's corpus: the deviations table)
+        study_tables=[f"{TIDY}/{name}" for name in hstudies.tidy_tables(EXPERIMENTS)],
         code=REPORT_CODE,
     output:
         [

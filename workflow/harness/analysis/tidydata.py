@@ -180,6 +180,7 @@ class Tidy:
     experiments: dict                  # name -> Experiment
     unsupported: list = field(default_factory=list)
     provenance: dict = field(default_factory=dict)
+    tables: dict = field(default_factory=dict)   # a study's own tidy tables: file name -> rows
 
     def experiment(self, name) -> Experiment | None:
         return self.experiments.get(name)
@@ -243,12 +244,13 @@ def merge_provenance(provs: list[dict]) -> dict:
     return out
 
 
-def load(tidy_dir, config: dict) -> Tidy:
+def load(tidy_dir, config: dict, tables=()) -> Tidy:
     """Every tidy file of the experiments the config runs (all present if it names none).
 
     Per experiment: `<e>.csv` (runs), `<e>_summary.csv`, `<e>_<kind>.csv` for
     EXTRA_KINDS, `<e>_provenance.json` (merged; a lone provenance.json when no
-    experiment has one), plus `unsupported.csv` and `official_check.json`."""
+    experiment has one), plus `unsupported.csv` and `official_check.json`, and
+    each of `tables` (file names, e.g. a study's fts_load.csv) that exists."""
     enabled = enabled_experiments(config)
     experiments, provs = {}, []
     names = sorted({os.path.basename(p)[:-len("_summary.csv")]
@@ -283,7 +285,9 @@ def load(tidy_dir, config: dict) -> Tidy:
     p = os.path.join(tidy_dir, "unsupported.csv")
     if os.path.exists(p):
         unsupported = [r for r in read_csv(p) if enabled is None or r.get("experiment") in enabled]
-    return Tidy(config or {}, experiments, unsupported, prov)
+    own = {name: read_csv(os.path.join(tidy_dir, name)) for name in tables
+           if os.path.exists(os.path.join(tidy_dir, name))}
+    return Tidy(config or {}, experiments, unsupported, prov, own)
 
 
 # --- factors of an experiment, without naming any ---------------------------------

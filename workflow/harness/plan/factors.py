@@ -39,6 +39,10 @@ class Factor:
     steps: bool = False                # also set in steps cells (engines chained in one cell)
     # options a value needs the build to have though it sets none of them (None: none)
     requires: Callable[[Any], tuple] | None = None
+    # the deviations table (harness.report.deviations): the studies' SETUP key whose "this
+    # artifact" side counts the cells at each value, and the words for each value there
+    setup: str = ""
+    value_words: dict = field(default_factory=dict)
 
     def parse(self, text: str):
         if self.cast is int:
@@ -131,6 +135,9 @@ FACTORS: dict[str, Factor] = {f.name: f for f in (
     Factor("pfs", "pfs", "Performance Schema", ("on", "off", "default_instruments"), "on", server=_pfs,
            read=_read_pfs, steps=True,
            requires=lambda v: ("performance_schema_instrument",) if v == "default_instruments" else (),
+           setup="pfs_instruments",
+           value_words={"on": "every wait instrument timed (wait/%)",
+                        "default_instruments": "the build's default instruments", "off": "PFS off"},
            note="on with every wait instrument timed (wait/%), as the studies report top waits: "
                 "a choice of this artifact (the studies name no instruments); default_instruments "
                 "is the build's own set, to show what timing every wait costs"),
@@ -161,6 +168,9 @@ FACTORS: dict[str, Factor] = {f.name: f for f in (
            note="a control of this artifact (the studies had none): the same setting measured twice, a and b"),
     Factor("durability", "dur", "durability (log flush per commit)", ("per_commit", "relaxed"), "per_commit",
            server=_durability, engines=("InnoDB",), read=_read_durability, steps=True,
+           setup="log_flush",
+           value_words={"per_commit": "a flush per commit (innodb_flush_log_at_trx_commit=1)",
+                        "relaxed": "relaxed (2; PostgreSQL's synchronous_commit=off)"},
            note="per commit (innodb_flush_log_at_trx_commit=1, the servers' default then and now); "
                 "study C's inserts run relaxed (2; the stand-in's synchronous_commit=off): its "
                 "published InnoDB time needs a flush that cost next to nothing"),

@@ -39,7 +39,7 @@ from harness import atomic
 from harness.analysis import claims as C
 from harness import studies
 from harness.analysis import tidydata as T
-from harness.report import latex, macros as M, method, studytables, tables
+from harness.report import deviations, latex, macros as M, method, studytables, tables
 from harness.report.figures import FACTOR_TABLE, FIGURES, PAPER_FIGURES, factor_table_csv, figure_inputs  # noqa: F401  (rules, tests)
 from harness.report.latex import fmt_int, fmt_num, fmt_pct, macro, tex_escape, tex_tt  # noqa: F401
 
@@ -67,7 +67,7 @@ def outputs(tidy: T.Tidy) -> dict:
         "claims.csv": claims_csv(rows),
         "reasons.tex": tables.reasons_tex(rows),
         "design.tex": tables.design_tex(tidy),
-        "deviations.tex": tables.deviations_tex(tidy),
+        "deviations.tex": deviations.deviations_tex(tidy),
         "provenance.tex": tables.provenance_tex(tidy.provenance, tidy.config),
         "explain.tex": tables.explain_tex(tidy.extra("explain", tables.EXPLAIN_EXPERIMENT)),
         "builds.tex": tables.builds_tex(bc.cells if bc else [], tidy.provenance),
@@ -93,7 +93,7 @@ def main(argv=None):
         C.setting(config, "level")
     except ValueError as e:
         ap.error(f"{args.config}: {e}")
-    tidy = T.load(args.tidy_dir, config)
+    tidy = T.load(args.tidy_dir, config, tables=studies.tidy_tables())
     for name, text in outputs(tidy).items():
         atomic.write_text(os.path.join(args.out, name), text)
     for line in studies.warnings(tidy):  # e.g. an A/A control that says the host was not quiet

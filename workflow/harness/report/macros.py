@@ -7,7 +7,7 @@ from harness.analysis import blockverdict as BV
 from harness.analysis import intervals as I
 from harness import studies
 from harness.report import latex as L
-from harness.report import method, tables
+from harness.report import deviations, method, tables
 from harness.report.figures import FIGURES, coverage_range, figure_inputs
 
 
@@ -157,9 +157,10 @@ def build_macros(ctx, rows) -> list:
                                or [I.min_blocks(ctx.level)]))),
         ("ContentionCores", L.tex_escape(contention_cores())),
         ("IntervalMethod", L.tex_escape(method.describe(ctx.level, ctx.decide))),
+        ("Multiplicity", L.tex_escape(method.multiplicity(rows, ctx.level))),
         ("PowerCaption", L.tex_escape(method.power_caption(ctx.level))),
         ("CellCoverage", _coverage_text((min(covs), max(covs)) if covs else None)),
-        ("MemoryCheck", L.tex_escape(tables.memory_sentence(tidy))),
+        ("MemoryCheck", L.tex_escape(deviations.memory_sentence(tidy))),
     ]
     for name in FIGURES:
         out.append(("Cov" + FIGURES[name]["flag"], figure_coverage(coverage_range(tidy, name))))

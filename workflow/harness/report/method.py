@@ -14,6 +14,7 @@ from harness.analysis import intervals as I
 from harness.plan import repetitions
 from harness.report.latex import GENERATED
 
+SIDES = ("above", "below", "within")   # a claim row's side (claims.csv) when an interval decides it
 POWER_CSV = paths.ROOT / "bench" / "results" / "verdict_power.csv"
 COV, DRIFT = "0.05", "0.05"          # the row the paper quotes: this class of host's CoV, drift on
 PROFILES = ("default", "paper")
@@ -37,6 +38,25 @@ def describe(level: float, decide: bool) -> str:
         text += (" This profile sets claims.decide to false: it measures too few blocks to decide, "
                  "so its ratio rows are inconclusive by design.")
     return text
+
+
+def decidable(rows) -> list[dict]:
+    """The claim rows (claims.csv) an interval decides: a published threshold and a side."""
+    return [r for r in rows if r.get("threshold") not in (None, "") and r.get("side") in SIDES]
+
+
+def multiplicity(rows, level: float) -> str:
+    """How many of the decidable claim rows a run at `level` would decide by chance alone
+    (macro Multiplicity). The bound: a row whose true effect sits exactly at its threshold is
+    decided on a given side with probability at most (1 - level)/2 whatever the looks (each
+    look at level 1 - (1 - level)/L, Bonferroni), so the expected count is at most N(1 - level)/2."""
+    n = len(decidable(rows))
+    per = (1 - level) / 2
+    return (f"Judged together, the {n} claim rows an interval decides (those with a published threshold) "
+            f"are a multiple test: were every one's true effect exactly at its threshold, each would land on "
+            f"a given side with probability at most (1 - {level:g})/2 = {per:g}, so about {n * per:.1f} of "
+            f"the {n} would be reproduced by chance alone (and as many not reproduced); no verdict is "
+            f"corrected for this.")
 
 
 def _rows() -> list[dict] | None:

@@ -1,14 +1,13 @@
 """Generated LaTeX tables: provenance, claims (+ the reasons appendix), design,
-deviations, EXPLAIN, build versus build, unsupported cells."""
+EXPLAIN, build versus build, unsupported cells."""
 from __future__ import annotations
 
 import re
 
 from harness.analysis import claims as C
 from harness.plan import factors, repetitions
-from harness.analysis import tidydata as T
 from harness import studies
-from harness.report.latex import (GENERATED, NA, distinct, fmt_coverage, fmt_int, fmt_num, join_words,
+from harness.report.latex import (GENERATED, NA, distinct, fmt_coverage, fmt_int, join_words,
                     tex_escape, tex_tt)
 
 ENGINE_ORDER = ["InnoDB", "MyISAM", "MEMORY", "MEMORY-BTREE", "ARCHIVE"]
@@ -273,127 +272,6 @@ def design_tex(tidy) -> str:
             design = design_text(spec)
         lines.append(r"%s & %s: %s%s\\" % (tex_tt(e), tex_escape(codes), tex_escape(what) + "; " if what
                                             else "", design))
-    lines += [r"\bottomrule", r"\end{tabularx}", ""]
-    return "\n".join(lines)
-
-
-# --- deviations --------------------------------------------------------------------------
-
-def _values(cells, col):
-    return sorted({c.int(col) for c in cells if c.key.get(col, "") != ""})
-
-
-def _ranges(values):
-    return join_words(values) if values else NA
-
-
-def memory_check(tidy):
-    """(fits, not fitting, unchecked) cell counts and the largest data/buffer bytes, from the
-    run columns memory_fits, data_bytes, buffer_bytes (manifest['memory'] of each cell)."""
-    fits = nofit = unchecked = 0
-    data = buf = 0.0
-    for c in tidy.all_cells():
-        if not any("memory_fits" in r for r in c.runs):
-            continue  # a steps cell: no dataset held in buffers, nothing to check
-        flags = [r.get("memory_fits", "") for r in c.runs]
-        if not flags or any(f in ("", None) for f in flags):
-            unchecked += 1
-            continue
-        if all(T.flag(f) for f in flags):
-            fits += 1
-        else:
-            nofit += 1
-        for r in c.runs:
-            data = max(data, T.number(r.get("data_bytes")) or 0)
-            buf = max(buf, T.number(r.get("buffer_bytes")) or 0)
-    return fits, nofit, unchecked, data, buf
-
-
-def memory_sentence(tidy) -> str:
-    """The paper's sentence about data and memory: only what the per-cell check says."""
-    fits, nofit, unchecked, data, buf = memory_check(tidy)
-    total = fits + nofit + unchecked
-    if total == 0 or fits + nofit == 0:
-        return "whether the data fit in the server's buffers was not checked"
-    mb = lambda x: f"{x / 2**20:,.0f}".replace(",", "{,}")  # noqa: E731
-    if nofit == 0 and unchecked == 0:
-        return (f"the data fit in the server's buffers in every one of the {total} cells (checked per "
-                f"cell; at most {mb(data)} MB of data, buffers up to {mb(buf)} MB)")
-    parts = []
-    if nofit:
-        parts.append(f"did not fit in {nofit} of {total} cells")
-    if unchecked:
-        parts.append(f"{unchecked} of {total} cells were not checked")
-    return "the data fit in the server's buffers in " + f"{fits} of {total} cells, " + " and ".join(parts)
-
-
-def _artifact(tidy, key) -> str:
-    """What this artifact did for a study's SETUP aspect (LaTeX)."""
-    cells, prov, cfg = tidy.all_cells(), tidy.provenance, tidy.config
-    sb = cfg.get("sysbench") or {}
-    if key == "hardware":
-        hosts = prov.get("hosts") or []
-        return tex_escape("; ".join(f"{h.get('cpu_model', '?')}, {h.get('n_cpus', '?')} logical CPUs"
-                                    for h in hosts)) or NA
-    if key == "cores":
-        return _ranges(_values(cells, "cores")) + " (placement: mysqld and sysbench on disjoint CPUs)"
-    if key == "users":
-        return _ranges(_values(cells, "users"))
-    if key == "table_size":
-        sizes = distinct(tidy.spec(e).get("table_size") for e in tidy.experiments)
-        return join_words([fmt_int(s) for s in sorted(sizes)]) if sizes else NA
-    if key == "duration":
-        if sb.get("duration_s") is None:
-            return NA
-        return f"{fmt_num(sb.get('warmup_s'))}\\,s discarded warm-up, then {fmt_num(sb['duration_s'])}\\,s"
-    if key == "repetitions":
-        ns = sorted({c.reps for c in cells})
-        return (f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}--{ns[-1]}") + " per cell" if ns else NA
-    if key == "builds":
-        return ", ".join(tex_tt(b.get("name")) for b in prov.get("builds") or [] if b.get("name")) or NA
-    if key == "load":
-        v = distinct(str(s.get("version", "")).removeprefix("sysbench ") for s in prov.get("sysbench") or [])
-        return (f"sysbench {tex_escape(', '.join(v) or NA)}, key distribution "
-                f"{tex_escape(sb.get('rand_type', NA))}, fixed seed")
-    if key == "metric":
-        return ("the server's statement counters (Com\\_*) without BEGIN/COMMIT; sysbench's count as a "
-                "cross-check")
-    return NA
-
-
-def deviation_rows(tidy) -> list[tuple[str, str, str]]:
-    """(aspect, the studies, this artifact) -- LaTeX -- every place the artifact differs
-    from or had to choose for the studies: their setups (studies' SETUP), the factor
-    table's baselines, stand-ins (claims' deviation), the memory check."""
-    rows, seen = [], {}
-    for name, mod in studies.all_studies().items():
-        letter = mod.TITLE.split(":")[0].replace("Study ", "")
-        for aspect, studied, key in mod.SETUP:
-            here = _artifact(tidy, key)
-            if aspect in seen:  # one row per aspect, the studies' values side by side
-                i = seen[aspect]
-                rows[i] = (rows[i][0], rows[i][1] + f"; {letter}: {tex_escape(studied)}", rows[i][2])
-            else:
-                seen[aspect] = len(rows)
-                rows.append((tex_escape(aspect), f"{letter}: {tex_escape(studied)}", here))
-    for f in factors.FACTORS.values():
-        exps = [e for e in tidy.experiments if f.name in (tidy.spec(e).get("variants") or {})]
-        where = f"; set in {', '.join(exps)}" if exps else ""
-        rows.append((tex_escape(f.words), tex_escape(f.note or "not stated"),
-                     tex_escape(f"{str(f.baseline).replace('_', ' ')} unless varied{where}")))
-    for c in studies.claims():
-        if c.deviation:
-            rows.append((f"{tex_escape(c.study)} {tex_tt(c.id)}", tex_escape(c.published), tex_escape(c.deviation)))
-    rows.append(("data in memory", "not stated", tex_escape(memory_sentence(tidy))))
-    return rows
-
-
-def deviations_tex(tidy) -> str:
-    lines = [GENERATED, r"\begin{tabularx}{\linewidth}{@{}>{\raggedright\arraybackslash\hsize=0.7\hsize}X"
-             r">{\raggedright\arraybackslash\hsize=1.1\hsize}X>{\raggedright\arraybackslash\hsize=1.2\hsize}X@{}}",
-             r"\toprule", r"Aspect & The studies & This artifact\\", r"\midrule"]
-    for a, s, h in deviation_rows(tidy):
-        lines.append(f"{a} & {s} & {h}\\\\")
     lines += [r"\bottomrule", r"\end{tabularx}", ""]
     return "\n".join(lines)
 

@@ -23,6 +23,8 @@ A study package declares, in its `__init__.py`:
 
 and, where it brings its own measurement parts:
 
+    TIDY_TABLES        {file: experiments} tidy tables of its own (data/tidy/<file>, made by its
+                       rules.smk) the report reads when one of those experiments runs
     WORKLOADS          {name: {"script": path of a sysbench Lua driver, "args": [...],
                        "statements": [...]}} beside the generic ones (harness.measure.sysbench)
     DATASETS           {name: dataset module} beside `sbtest` (harness.measure.datasets)
@@ -34,6 +36,8 @@ and, where its results bear on the whole run (study AA's A/A controls):
     annotate(ctx, rows)   amends the claims' rows (e.g. a reason) after every study's
                           claims are evaluated (the report calls it)
     warnings(tidy)        lines the report prints on stderr (e.g. a host that was not quiet)
+    deviations(tidy)      rows (aspect, the study, this artifact; plain text) the deviations
+                          table computes from the run (e.g. A1's corpus statistics)
 
 Adding a study: a new folder here (or on $MYSQLBENCH_STUDY_PATH), its experiment
 block in a config, and its paper section.
@@ -154,3 +158,18 @@ def annotate(ctx, rows: list) -> list:
 def warnings(tidy) -> list[str]:
     """Every study's report-time warnings (those that declare `warnings`)."""
     return [w for s in all_studies().values() if hasattr(s, "warnings") for w in s.warnings(tidy)]
+
+
+def tidy_tables(experiments=None) -> list[str]:
+    """The file names of every study's TIDY_TABLES (those of `experiments` only, if given)."""
+    out = []
+    for s in all_studies().values():
+        for name, exps in getattr(s, "TIDY_TABLES", {}).items():
+            if (experiments is None or set(exps) & set(experiments)) and name not in out:
+                out.append(name)
+    return out
+
+
+def deviations(tidy) -> list:
+    """Every study's computed deviation rows (those that declare `deviations`), in study order."""
+    return [row for s in all_studies().values() if hasattr(s, "deviations") for row in s.deviations(tidy)]

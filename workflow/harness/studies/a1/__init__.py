@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.analysis import claims as C
 from harness.analysis import marks as _marks
-from harness.studies.a1 import fts_dataset
+from harness.studies.a1 import corpus_stats, fts_dataset
 
 NAME = "a1"
 CODES = ("A1",)
@@ -36,6 +36,8 @@ EXPERIMENTS = {
 # names A1's values too; the corpus has no artifact key there, so its deviation
 # is stated on the headline claim instead.
 SETUP = []
+# its own tidy tables (rules.smk: fts_dataset_table), which the deviations table's corpus row reads
+TIDY_TABLES = {corpus_stats.GATE_TABLE: tuple(EXPERIMENTS), corpus_stats.LOAD_TABLE: tuple(EXPERIMENTS)}
 CORPUS_DEVIATION = ("OHSUMED (348,566 MEDLINE records) has no redistribution licence: the profile's "
                     "corpus is used, a seeded stand-in with the 30 keywords planted at their published "
                     "counts unless the real archive is given (corpus: source: ohsumed)")
@@ -261,3 +263,12 @@ def macros(ctx, rows, fmt):
         ("FtsPubBestMyISAM", fmt.fmt_int(BEST_MYISAM)),
     ]
     return out
+
+
+def deviations(tidy):
+    """The corpus row of the deviations table: OHSUMED as published vs the run's corpus
+    (harness.studies.a1.corpus_stats, from fts_gate.csv and fts_load.csv)."""
+    here = corpus_stats.artifact_text(tidy.tables.get(corpus_stats.GATE_TABLE) or [],
+                                      tidy.tables.get(corpus_stats.LOAD_TABLE) or [])
+    return [("corpus statistics (A1)", "A1: " + corpus_stats.studies_text(),
+             here or "no full-text dataset in this run")]

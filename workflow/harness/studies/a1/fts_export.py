@@ -23,7 +23,7 @@ import sys
 from harness import atomic
 
 GATE_FIELDS = ("build", "engine", "corpus", "source", "keyword", "rank", "published", "planted", "measured")
-LOAD_FIELDS = ("build", "engine", "corpus", "source", "rows", "bytes", "load_s", "index_s")
+LOAD_FIELDS = ("build", "engine", "corpus", "source", "rows", "bytes", "vocabulary", "load_s", "index_s")
 TOKENIZER_PREFIX = "tok_"   # load columns: tok_<server variable> (union over the datasets)
 
 
@@ -69,10 +69,14 @@ def gate_rows(d: dict) -> list[dict]:
 
 
 def load_row(d: dict) -> dict:
-    """The dataset's load: rows, bytes, load and index-build seconds, tokenizer settings."""
+    """The dataset's load: rows, bytes, the stand-in's vocabulary (the generator's word types;
+    blank for the real corpus, whose terms are not counted), load and index-build seconds,
+    tokenizer settings."""
     ld = d["load"]
+    shape = (d.get("corpus_manifest") or {}).get("shape") or {}
     row = {"build": d["build"], "engine": d["engine"], "corpus": d["corpus"], "source": source_of(d),
            "rows": ld.get("rows", ""), "bytes": ld.get("bytes", ""),
+           "vocabulary": shape.get("vocabulary_types", "") if source_of(d) == "standin" else "",
            "load_s": ld.get("load_s", ""), "index_s": ld.get("index_s", "")}
     for k, v in sorted((d.get("tokenizer") or {}).items()):
         row[TOKENIZER_PREFIX + k] = v

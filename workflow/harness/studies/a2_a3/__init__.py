@@ -42,8 +42,13 @@ SETUP = [
     ("repetitions per point", "not stated (one run shown)", "repetitions"),
     ("server builds", "MySQL 5.6-rc1 and 5.6-rc2", "builds"),
     ("load generator", "sysbench of 2012", "load"),
+    # sysbench 0.4/0.5's default distribution (0.4: --oltp-dist-type, 0.5: --rand-type) was
+    # 'special': --rand-spec-pct=1 of the keys draw --rand-spec-res=75 % of the requests
+    ("key distribution", "not stated; sysbench's default then: special (1% of keys get 75% of requests)",
+     "rand_type"),
+    ("buffers", "not stated", "buffers"),
     ("throughput", "QPS as the server counts it", "metric"),
-    # key for the deviations table (harness.report.tables): every PFS-on cell times every
+    # key for the deviations table (harness.report.deviations): every PFS-on cell times every
     # wait instrument (wait/%), a choice; experiment pfs_instruments measures what it costs
     ("Performance Schema instruments", "not stated (top waits reported)", "pfs_instruments"),
 ]

@@ -26,6 +26,7 @@ SETUP = [
     ("host", "not stated", "hardware"),
     ("rows per table", "not stated", "table_size"),
     ("load generator", "sysbench of about 2011", "load"),
+    ("key distribution", "as A", "rand_type"),
     ("Performance Schema instruments", "not stated", "pfs_instruments"),
     ("log flush per commit", "not stated (B3's InnoDB side: the server's default, a flush per commit)", "log_flush"),
 ]

@@ -47,7 +47,7 @@ SETUP = [
     ("server builds", "MySQL 5.0 (C)", "builds"),
     ("repetitions per point", "one run shown (C)", "repetitions"),
     ("Performance Schema instruments", "none: MySQL 5.0 had no Performance Schema (C)", "pfs_instruments"),
-    percommit.SETUP_ROW,
+    percommit.SETUP_ROW, percommit.ROWS_ROW,
 ]
 
 LEGACY = "PostgreSQL (legacy stand-in)"

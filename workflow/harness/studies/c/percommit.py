@@ -20,11 +20,13 @@ from harness.analysis import tidydata as T
 EXPERIMENT = "test_drive_per_commit"
 BASELINE = "test_drive"
 LEGACY = "PostgreSQL (legacy stand-in)"
-# The study's flush, as a row of the deviations table (harness.report.tables; key log_flush)
+# The study's flush, as a row of the deviations table (harness.report.deviations; key log_flush)
 SETUP_ROW = ("log flush per commit", "autocommit; InnoDB's 3,000,000 inserts in 184.75 s, only possible "
                                      "with a flush that cost next to nothing (C)", "log_flush")
 # InnoDB's published time over each engine's (3,000,000 rows, docs/studies.md)
 PUBLISHED_INNODB_OVER = {"MyISAM": 184.75 / 109.88, "ARCHIVE": 184.75 / 73.83, LEGACY: 184.75 / 183.01}
+# the rows the study inserted, beside the profile's (the deviations table's "rows inserted")
+ROWS_ROW = ("rows inserted", "3,000,000 (C)", "steps_rows")
 
 
 def insert_times(ctx, experiment: str, build: str, engine: str) -> list[float]:

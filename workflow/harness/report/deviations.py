@@ -1,0 +1,258 @@
+"""deviations.tex: every place the artifact differs from or had to choose for the studies.
+
+Rows, in order: the studies' stated setups (each study's SETUP: aspect, the study's value,
+a key this module computes the artifact's value for from the run's resolved config and
+tidy data), rows a study computes itself (its `deviations(tidy)`, e.g. A1's corpus
+statistics), the factor table's baselines, the stand-ins the claims use (a claim's
+`deviation`) and the per-cell memory check. Nothing here is typed in: a value that varies
+with the profile or the host comes from the config, the cells or the study's tidy tables.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from harness import studies
+from harness.analysis import tidydata as T
+from harness.measure import datasets, mycnf
+from harness.plan import factors
+from harness.report.latex import GENERATED, NA, distinct, fmt_int, fmt_num, join_words, tex_escape, tex_tt
+
+MB = 2 ** 20
+# the buffer each engine's data sit in (harness.measure.captures.memory_fit's buffer_bytes)
+BUFFERS = {"InnoDB": ("innodb_buffer_pool_size", "buffer pool"),
+           "MyISAM": ("key_buffer_size", "key cache")}
+
+
+
+def _mb(x) -> str:
+    return f"{x / MB:,.0f}"
+
+
+# --- the memory check ----------------------------------------------------------------
+
+def memory_check(tidy):
+    """(fits, not fitting, unchecked) cell counts and the largest data/buffer bytes, from the
+    run columns memory_fits, data_bytes, buffer_bytes (manifest['memory'] of each cell)."""
+    fits = nofit = unchecked = 0
+    data = buf = 0.0
+    for c in tidy.all_cells():
+        if not any("memory_fits" in r for r in c.runs):
+            continue  # a steps cell: no dataset held in buffers, nothing to check
+        flags = [r.get("memory_fits", "") for r in c.runs]
+        if not flags or any(f in ("", None) for f in flags):
+            unchecked += 1
+            continue
+        if all(T.flag(f) for f in flags):
+            fits += 1
+        else:
+            nofit += 1
+        for r in c.runs:
+            data = max(data, T.number(r.get("data_bytes")) or 0)
+            buf = max(buf, T.number(r.get("buffer_bytes")) or 0)
+    return fits, nofit, unchecked, data, buf
+
+
+def memory_sentence(tidy) -> str:
+    """The paper's sentence about data and memory (plain text): only what the per-cell check says."""
+    fits, nofit, unchecked, data, buf = memory_check(tidy)
+    total = fits + nofit + unchecked
+    if total == 0 or fits + nofit == 0:
+        return "whether the data fit in the server's buffers was not checked"
+    if nofit == 0 and unchecked == 0:
+        return (f"the data fit in the server's buffers in every one of the {total} cells (checked per "
+                f"cell; at most {_mb(data)} MB of data, buffers up to {_mb(buf)} MB)")
+    parts = []
+    if nofit:
+        parts.append(f"did not fit in {nofit} of {total} cells")
+    if unchecked:
+        parts.append(f"{unchecked} of {total} cells were not checked")
+    return "the data fit in the server's buffers in " + f"{fits} of {total} cells, " + " and ".join(parts)
+
+
+# --- the artifact's side of a study's SETUP row ----------------------------------------
+
+def _values(cells, col):
+    return sorted({c.int(col) for c in cells if c.key.get(col, "") != ""})
+
+
+def _by_experiment(tidy, pick) -> str:
+    """'1{,}000; 20{,}000 in x': a per-experiment setting of the measured experiments (pick(spec)
+    -> value or None), the most common value first and bare, the others naming their experiments."""
+    by = {}
+    for e in tidy.experiments:
+        v = pick(tidy.spec(e))
+        if v is not None:
+            by.setdefault(int(v), []).append(e)
+    if not by:
+        return NA
+    order = sorted(by, key=lambda v: (-len(by[v]), v))
+    return "; ".join([fmt_int(order[0])] + [f"{fmt_int(v)} in {', '.join(tex_tt(e) for e in by[v])}"
+                                            for v in order[1:]])
+
+
+def _sbtest_rows(spec):
+    return spec.get("table_size") if spec.get("kind") == "throughput" and spec.get("dataset") == "sbtest" else None
+
+
+def _steps_rows(spec):
+    return spec.get("rows") if spec.get("kind") == "steps" else None
+
+
+def _counts(tidy, col, words) -> str:
+    """'words[v] in N cells (experiments)' per value of a cell key column, most cells first."""
+    cells = Counter(c.key.get(col) for c in tidy.all_cells() if c.key.get(col))
+    if not cells:
+        return NA
+    exps = {}
+    for name, exp in tidy.experiments.items():
+        for c in exp.cells:
+            if c.key.get(col) and name not in exps.setdefault(c.key[col], []):
+                exps[c.key[col]].append(name)
+    parts = []
+    for i, (v, n) in enumerate(cells.most_common()):
+        if i == 0:
+            parts.append(f"{words.get(v, v)} in {n} of {sum(cells.values())} cells")
+        else:
+            parts.append(f"{words.get(v, v)} in {n} ({', '.join(exps[v])})")
+    return tex_escape("; ".join(parts))
+
+
+def _size(v) -> int | None:
+    """A my.cnf size ('256M', 1024) in bytes."""
+    s = str(v).strip().upper()
+    mult = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}.get(s[-1:], 1)
+    try:
+        return int(float(s.rstrip("KMG")) * mult)
+    except ValueError:
+        return None
+
+
+def _harness_value(cfg, option) -> set:
+    """What the my.cnf the harness writes sets `option` to before any dataset sizes it:
+    the profile's server.options, else every build family's default (harness.measure.mycnf)."""
+    own = ((cfg.get("server") or {}).get("options") or {}).get(option)
+    if own is not None:
+        return {_size(own)}
+    return {_size(o[option]) for f in mycnf.FAMILY_DEFAULTS if option in (o := mycnf.family_defaults(f))}
+
+
+def sized_from_data(dataset: str) -> bool | None:
+    """Does the dataset's own my.cnf part (its server_options) size the buffers from the data?
+    None for a dataset this checkout does not know."""
+    mod = datasets.all_datasets().get(dataset)
+    if mod is None:
+        return None
+    opts = mod.server_options({"tables": 1, "table_size": 1}, "mysql-5.6")
+    return any(option in opts for option, _ in BUFFERS.values())
+
+
+def buffers(tidy) -> str:
+    """Per dataset, the buffers the servers reported (buffer_bytes of the runs) and whether they
+    were the harness's fixed my.cnf values or sized from the data."""
+    seen = {}
+    for name, exp in tidy.experiments.items():
+        ds = tidy.spec(name).get("dataset")
+        for c in exp.cells if ds else []:
+            engine = c.key.get("engine", "").split("-")[0]
+            for r in c.runs:
+                b = T.number(r.get("buffer_bytes"))
+                if engine in BUFFERS and b:
+                    seen.setdefault(ds, {}).setdefault(engine, set()).add(int(b))
+    parts = []
+    for ds, engines in sorted(seen.items()):
+        words, default = [], True
+        for engine, (option, what) in BUFFERS.items():
+            if engine not in engines:
+                continue
+            vals = sorted(engines[engine])
+            words.append(f"{what} {_mb(vals[0])}" + (f"--{_mb(vals[-1])}" if len(vals) > 1 else "") + " MB")
+            default = default and set(vals) <= _harness_value(tidy.config, option)
+        sized = sized_from_data(ds)
+        how = ("sized from the data" + (", here the minimum" if default else "") if sized
+               else "fixed my.cnf values, whatever the data" if sized is False and default
+               else "as the servers reported them")
+        parts.append(f"{tex_tt(ds)} tables: " + tex_escape(f"{', '.join(words)} ({how})"))
+    return "; ".join(parts) or NA
+
+
+def artifact_value(tidy, key) -> str:
+    """What this artifact did for a study's SETUP aspect (LaTeX)."""
+    cells, prov, cfg = tidy.all_cells(), tidy.provenance, tidy.config
+    sb = cfg.get("sysbench") or {}
+    profile = f" (profile {tex_escape(cfg.get('profile') or NA)})"
+    if key == "hardware":
+        hosts = prov.get("hosts") or []
+        return tex_escape("; ".join(f"{h.get('cpu_model', '?')}, {h.get('n_cpus', '?')} logical CPUs"
+                                    for h in hosts)) or NA
+    if key == "cores":
+        return (join_words(_values(cells, "cores")) or NA) + " (placement: mysqld and sysbench on disjoint CPUs)"
+    if key == "users":
+        return join_words(_values(cells, "users")) or NA
+    if key == "table_size":
+        v = _by_experiment(tidy, _sbtest_rows)
+        return v + profile if v != NA else v
+    if key == "steps_rows":
+        v = _by_experiment(tidy, _steps_rows)
+        return v + profile if v != NA else v
+    if key == "duration":
+        if sb.get("duration_s") is None:
+            return NA
+        return f"{fmt_num(sb.get('warmup_s'))}\\,s discarded warm-up, then {fmt_num(sb['duration_s'])}\\,s"
+    if key == "repetitions":
+        ns = sorted({c.reps for c in cells})
+        return (f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}--{ns[-1]}") + " per cell" if ns else NA
+    if key == "builds":
+        return ", ".join(tex_tt(b.get("name")) for b in prov.get("builds") or [] if b.get("name")) or NA
+    if key == "load":
+        v = distinct(str(s.get("version", "")).removeprefix("sysbench ") for s in prov.get("sysbench") or [])
+        return f"sysbench {tex_escape(', '.join(v) or NA)}"
+    if key == "rand_type":
+        if not sb.get("rand_type"):
+            return NA
+        return f"\\texttt{{-{{}}-rand-type={tex_escape(sb['rand_type'])}}} on every run, seed {fmt_num(sb.get('seed'))}"
+    if key == "buffers":
+        return buffers(tidy)
+    counted = [f for f in factors.FACTORS.values() if f.setup == key]
+    if counted:  # a factor's values, as the cells were measured (e.g. PFS instruments, log flush)
+        return _counts(tidy, counted[0].name, counted[0].value_words)
+    if key == "metric":
+        return ("the server's statement counters (Com\\_*) without BEGIN/COMMIT; sysbench's count as a "
+                "cross-check")
+    return NA
+
+
+# --- the table ---------------------------------------------------------------------
+
+def deviation_rows(tidy) -> list[tuple[str, str, str]]:
+    """(aspect, the studies, this artifact) -- LaTeX -- in the order of the module's docstring."""
+    rows, seen = [], {}
+    for mod in studies.all_studies().values():
+        letter = mod.TITLE.split(":")[0].replace("Study ", "")
+        for aspect, studied, key in mod.SETUP:
+            if aspect in seen:  # one row per aspect, the studies' values side by side
+                i = seen[aspect]
+                rows[i] = (rows[i][0], rows[i][1] + f"; {letter}: {tex_escape(studied)}", rows[i][2])
+            else:
+                seen[aspect] = len(rows)
+                rows.append((tex_escape(aspect), f"{letter}: {tex_escape(studied)}", artifact_value(tidy, key)))
+    rows += [tuple(tex_escape(x) for x in row) for row in studies.deviations(tidy)]
+    for f in factors.FACTORS.values():
+        exps = [e for e in tidy.experiments if f.name in (tidy.spec(e).get("variants") or {})]
+        where = f"; set in {', '.join(exps)}" if exps else ""
+        rows.append((tex_escape(f.words), tex_escape(f.note or "not stated"),
+                     tex_escape(f"{str(f.baseline).replace('_', ' ')} unless varied{where}")))
+    for c in studies.claims():
+        if c.deviation:
+            rows.append((f"{tex_escape(c.study)} {tex_tt(c.id)}", tex_escape(c.published), tex_escape(c.deviation)))
+    rows.append(("data in memory", "not stated", tex_escape(memory_sentence(tidy))))
+    return rows
+
+
+def deviations_tex(tidy) -> str:
+    lines = [GENERATED, r"\begin{tabularx}{\linewidth}{@{}>{\raggedright\arraybackslash\hsize=0.7\hsize}X"
+             r">{\raggedright\arraybackslash\hsize=1.1\hsize}X>{\raggedright\arraybackslash\hsize=1.2\hsize}X@{}}",
+             r"\toprule", r"Aspect & The studies & This artifact\\", r"\midrule"]
+    for a, s, h in deviation_rows(tidy):
+        lines.append(f"{a} & {s} & {h}\\\\")
+    lines += [r"\bottomrule", r"\end{tabularx}", ""]
+    return "\n".join(lines)
