@@ -482,7 +482,9 @@ def unsupported_tex(rows) -> str:
 
 
 def sections_tex() -> str:
-    """\\input of every study's section, in the registry's order."""
-    return GENERATED + "".join(f'\\FloatBarrier\n\\input{{"{studies.section_path(m)}"}}\n'
-                               for m in studies.all_studies().values()) + "\\FloatBarrier\n"
+    """\\input of every study's section, in the registry's order. No barrier between them
+    (a \\clearpage would leave the end of each study's last page empty): each section
+    declares its verdict table and figures early, so they land beside the text that reads them."""
+    return GENERATED + "".join(f'\\input{{"{studies.section_path(m)}"}}\n'
+                               for m in studies.all_studies().values())
 
