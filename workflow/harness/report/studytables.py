@@ -159,8 +159,9 @@ def claims_tex(rows, mod, level) -> str:
                 "; then the claims this host could not measure, by what is missing" if groups else "",
                 f"; build {tex_tt(primary)} unless a value names another" if primary else ""),
              r"\label{%s}" % label,
-             r"\begin{tabularx}{\linewidth}{@{}>{\raggedright\arraybackslash\hsize=1.15\hsize}X"
-             r">{\raggedright\arraybackslash\hsize=0.85\hsize}X>{\raggedright\arraybackslash}p{3.3cm}"
+             # the measured cell (a value per build, wait rankings) is the longest: the widest
+             r"\begin{tabularx}{\linewidth}{@{}>{\raggedright\arraybackslash\hsize=0.8\hsize}X"
+             r">{\raggedright\arraybackslash\hsize=0.75\hsize}X>{\raggedright\arraybackslash\hsize=1.45\hsize}X"
              r">{\raggedright\arraybackslash}p{3.1cm}@{}}",
              r"\toprule", r"Claim & Published & Measured [interval] coverage & Verdict (reason)\\", r"\midrule"]
     by_claim: dict = {}
