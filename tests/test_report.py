@@ -192,7 +192,8 @@ def test_small_formatters():
 
 def test_provenance_table(real):
     tex = (real["generated"] / "provenance.tex").read_text()
-    assert r"\begin{tabularx}" in tex and r"\bottomrule" in tex
+    # a longtable: it breaks across pages, its caption and label inside
+    assert r"\begin{longtable}" in tex and r"\bottomrule" in tex and r"\label{tab:provenance}" in tex
     assert "dfb30bc3cde8" in tex and "dfb30bc3cde88" not in tex
     assert "cgroup-v1" in tex and "smoke" in tex
     for script in ("point_select.lua", "read_only.lua", "read_write.lua"):
@@ -212,7 +213,7 @@ def test_git_commit_string_or_list(commit):
 
 def test_empty_provenance_and_config_give_na():
     tex = tables.provenance_tex({}, {})
-    assert "n/a" in tex and r"\end{tabularx}" in tex
+    assert "n/a" in tex and r"\end{longtable}" in tex
 
 
 # --- claims --------------------------------------------------------------------------------
@@ -225,7 +226,10 @@ def test_claims_csv_and_table(real):
     assert all(r["verdict"] in C.VERDICTS for r in rows)
     assert C.invariant_violations(rows, 0.9) == []
     tex = (real["generated"] / "claims.tex").read_text()
-    assert tex.count(r"\begin{table*}") == -(-len(rows) // tables.CLAIMS_PER_FLOAT)
+    # one longtable that breaks across pages with its header repeated (no fixed-size floats)
+    assert tex.count(r"\begin{longtable}") == 1 and r"\begin{table" not in tex
+    assert r"\endfirsthead" in tex and r"\endhead" in tex
+    assert tex.count("\\\\\n") >= len(rows)   # a row (ending \\) per claim and build
     assert r"\label{tab:claims}" in tex and "real coverage" in tex
     ps = claim_row(real, "A3-PS-myisam-wins")   # two paired blocks
     assert ratio_with_interval(ps) + r"\newline{\scriptsize 50\% coverage}" in tex
@@ -249,6 +253,37 @@ def test_short_reasons():
     assert tables.short_reason({"verdict": C.NOT_MEASURABLE, "reason": "scale: too small"}, 0.9) == "scale"
     assert tables.rule_text({"side": "within", "threshold": "1", "threshold_hi": "1.16"}) == "in [1, 1.16]"
     assert tables.rule_text({"side": ""}) == "pass/fail"
+
+
+def test_study_verdict_table_says_not_measurable_once():
+    """The claims not measurable here are one block under the table, grouped by what is
+    missing, each claim once with what it needs; the findings count them, never list them."""
+    from harness.report import studytables
+    nm = C.NOT_MEASURABLE
+    rows = [{"claim": "Z-a", "study": "Z1", "build": "b1", "verdict": nm,
+             "reason": "cores: the mechanism needs mysqld on at least 16 hardware threads; measured on 1 core"},
+            {"claim": "Z-b", "study": "Z1", "build": "b1", "verdict": nm,
+             "reason": "cores: scaling of MyISAM needs mysqld on 4 and 8 cores; held on 1 core here"},
+            {"claim": "Z-b", "study": "Z1", "build": "b2", "verdict": nm,
+             "reason": "cores: scaling of MyISAM needs mysqld on 4 and 8 cores; held on 1 core here"},
+            {"claim": "Z-c", "study": "Z1", "build": "", "verdict": nm, "reason": "data: no mdl_hash data"},
+            {"claim": "Z-d", "study": "Z1", "build": "b1", "verdict": C.INCONCLUSIVE, "reason": "by design",
+             "ratio": "1.5", "ratio_lo": "1.2", "ratio_hi": "1.9", "coverage": "0.9", "published": "2x"},
+            {"claim": "Z-d", "study": "Z1", "build": "b2", "verdict": C.REPRODUCED, "reason": "",
+             "ratio": "2.5", "ratio_lo": "2.2", "ratio_hi": "2.9", "coverage": "0.9", "published": "2x"}]
+    mod = types.SimpleNamespace(NAME="z", TITLE="Study Z", CODES=("Z1",), CLAIMS=[])
+    assert studytables.not_measurable_groups(rows) == [
+        ("more cores than this host could give mysqld (mysqld had 1 core here)",
+         [("Z-a", ">=16 cores"), ("Z-b", "4 and 8 cores")]),
+        ("data this run does not have", [("Z-c", "no mdl_hash data")])]
+    tex = studytables.claims_tex(rows, mod, 0.9)
+    assert tex.count("ot measurable here") == 1 and tex.count(latex.tex_tt("Z-b")) == 1
+    # Z-d: one row, each build's value and verdict in it (they differ)
+    (row,) = [ln for ln in tex.splitlines() if ln.startswith(latex.tex_tt("Z-d"))]
+    assert "1.50 [1.20, 1.90]" in row and "2.50 [2.20, 2.90]" in row and "reproduced" in row
+    words = studytables.findings_tex(rows, mod)
+    assert "not measurable" not in words and latex.tex_tt("Z-a") not in words
+    assert "could not test 3 claims: 2 need more cores" in words and "1 needs data" in words
 
 
 def test_empty_inputs_give_na_not_errors(tmp_path):
@@ -398,7 +433,7 @@ def test_a_study_plugs_in_with_one_registration(tmp_path, real, monkeypatch):
     m = dict(macros_of(out))
     assert m["ZNumber"] == "42" and m["VerdictZNew"] == "inconclusive"
     assert (out / "sections.tex").read_text().endswith(
-        f'\\input{{"{tmp_path / "z" / "section.tex"}"}}\n\\FloatBarrier\n')   # its floats stay in its section
+        f'\\input{{"{tmp_path / "z" / "section.tex"}"}}\n')   # the new study's section comes last
     assert "zeta" in (out / "deviations.tex").read_text()
 
 
@@ -475,7 +510,7 @@ def test_generated_tex_compiles(real, tmp_path):
     for p in real["generated"].iterdir():
         shutil.copy(p, tmp_path / p.name)
     (tmp_path / "doc.tex").write_text(r"""\documentclass{article}
-\usepackage[T1]{fontenc}\usepackage{booktabs,tabularx}
+\usepackage[T1]{fontenc}\usepackage{booktabs,tabularx,longtable}
 \input{macros.tex}
 \begin{document}
 \NumCells{} \HostCPU{} \ConfigProfile{} \CoresAll{} \IntervalMethod{} \MemoryCheck{}

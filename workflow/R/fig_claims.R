@@ -3,7 +3,8 @@
 # band of its rule (grey: above / below the threshold, or within the band),
 # the published ratio (open diamond; a published range as a thin bar), the
 # measured ratio with its interval (filled point, coloured by verdict), and
-# the verdict in words at the right, so the figure reads without colour.
+# the verdict in words at the right, so the figure reads without colour ("not
+# measurable here" as n/m and what is missing, said in full in the legend).
 # Claims without a ratio (ranks, EXPLAIN checks) show their verdict only.
 #
 # Usage: Rscript workflow/R/fig_claims.R <claims.csv> <out.pdf>
@@ -12,6 +13,9 @@ source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE)
 
 CLAIMS_COLUMNS <- c("claim", "study", "published", "published_ratio", "ratio", "ratio_lo",
                     "ratio_hi", "threshold", "threshold_hi", "side", "verdict", "build")
+
+NOT_MEASURABLE <- "not measurable here"
+NM <- "n/m"
 
 num <- function(x) suppressWarnings(as.numeric(ifelse(is.na(x), "", x)))
 
@@ -46,6 +50,12 @@ claims_plot <- function(d) {
   d$pos <- rev(seq_len(nrow(d)))
   d$study <- factor(d$study, levels = unique(d$study))
   d$verdict <- factor(d$verdict, levels = names(VERDICT_COLOURS))
+  # the verdict in words at the right; "not measurable here" (half the rows of a small
+  # host) as NM and what is missing, the colour legend saying it in full once
+  missing <- if ("reason" %in% names(d)) sub(":.*$", "", d$reason) else ""
+  d$said <- ifelse(d$verdict == NOT_MEASURABLE,
+                   ifelse(nchar(missing) > 0 & nchar(missing) <= 12, paste0(NM, ": ", missing), NM),
+                   as.character(d$verdict))
   rg <- published_range(d$published)
   d$pub_lo <- rg$lo
   d$pub_hi <- rg$hi
@@ -74,13 +84,14 @@ claims_plot <- function(d) {
     geom_errorbarh(data = meas, aes(xmin = ratio_lo, xmax = ratio_hi, colour = verdict),
                    height = 0.35, linewidth = 0.45) +
     geom_point(data = meas, aes(x = ratio, colour = verdict, shape = "measured"), size = 1.7) +
-    geom_text(aes(x = Inf, label = verdict, colour = verdict), hjust = -0.06, size = 2.3,
+    geom_text(aes(x = Inf, label = said, colour = verdict), hjust = -0.06, size = 2.3,
               show.legend = FALSE) +
     scale_x_log10("Ratio (log scale; grey band: the rule's accepted side; line at 1)",
                   labels = function(x) format(x, trim = TRUE, drop0trailing = TRUE)) +
     scale_y_continuous(NULL, breaks = d$pos, labels = d$row, expand = expansion(add = 0.6),
                        minor_breaks = NULL) +
-    scale_colour_verdict(drop = FALSE) +
+    scale_colour_verdict(drop = FALSE, labels = function(v)
+      ifelse(v == NOT_MEASURABLE, paste0(v, " (", NM, ": what is missing)"), v)) +
     scale_shape_manual(NULL, values = c(published = 5, measured = 16),
                        breaks = c("published", "measured"),
                        labels = c("published ratio (bar: published range)",

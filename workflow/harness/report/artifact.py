@@ -103,11 +103,10 @@ def artifact_tex(cfg: dict, lock: dict, claims_csv: str, root: str = ".") -> str
          r"estimate} prints before the sweep; measured: the sum of the Snakemake benchmark files of "
          r"its cells and its tidy step (\texttt{benchmarks/}); disk: its raw cells." % (
              tex_escape(profile), tex_escape(_cmd(profile))),
-         # the table cannot break: set it in a box and start a new page first when it does not
-         # fit in what is left of this one (else it runs over the page's foot), after the floats
-         # still waiting (the claims table's), which would otherwise take the new page's top
-         "", r"\par\setbox0=\vbox{\footnotesize\begin{tabular}{@{}llp{0.30\linewidth}rrrr@{}}", r"\toprule",
-         r"Experiment & Study & Claims & Cells & Estimated & Measured & Disk\\", r"\midrule"]
+         # a longtable: one row per experiment grows taller than a page on a full profile
+         "", r"\begingroup\footnotesize", r"\begin{longtable}{@{}llp{0.30\linewidth}rrrr@{}}", r"\toprule",
+         r"Experiment & Study & Claims & Cells & Estimated & Measured & Disk\\", r"\midrule", r"\endhead",
+         r"\bottomrule", r"\endfoot", r"\endlastfoot"]
     for r in rows:
         claims = ", ".join(tex_tt(c) for c in r["claims"]) or "--"
         meas = E.hms(r["measured_s"]) if r["measured_s"] is not None else "not run"
@@ -116,10 +115,7 @@ def artifact_tex(cfg: dict, lock: dict, claims_csv: str, root: str = ".") -> str
     total_m = sum(r["measured_s"] or 0 for r in rows)
     L += [r"\midrule", f"total & & & {sum(r['cells'] for r in rows)} & "
           f"{E.hms(sum(r['estimate_s'] for r in rows))} & {E.hms(total_m)} & "
-          f"{E.size(sum(r['disk'] for r in rows))}\\\\", r"\bottomrule", r"\end{tabular}}%",
-          r"\dimen0=\pagegoal \advance\dimen0 by -\pagetotal",
-          r"\ifdim\dimexpr\ht0+\dp0\relax>\dimen0 \clearpage\fi",   # clearpage: pending floats first
-          r"\noindent\box0\par", ""]
+          f"{E.size(sum(r['disk'] for r in rows))}\\\\", r"\bottomrule", r"\end{longtable}", r"\endgroup", ""]
     # requirements
     exps = plan.experiments(cfg)
     max_cores = max((c for s in exps.values() for c in (s.get("cores") or [])), default=1)

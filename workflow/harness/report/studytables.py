@@ -8,7 +8,7 @@
                           empty when the study has no wait claim measured
 
 `study` is the package's NAME (harness.studies); a claim row belongs to the study
-whose CODES hold its `study` code.
+whose CLAIMS hold it, or whose CODES hold its `study` code.
 """
 from __future__ import annotations
 
@@ -21,17 +21,21 @@ from harness.report.latex import GENERATED, NA, join_words, tex_escape, tex_tt
 
 # what a `not measurable here` reason starts with -> the words of the findings sentence
 MISSING_WORDS = {"cores": "more cores than this host could give mysqld",
-                 "build": "a build that lacks the feature",
+                 "build": "a build this run does not have",
                  "experiment": "an experiment this profile does not run as the claim needs",
                  "scale": "larger tables than this profile's",
-                 "data": "data this run does not have"}
+                 "data": "data this run does not have",
+                 "host": "a host set-up the artifact does not create"}
 _WAIT = re.compile(r"^(?P<found>.*?); top (?P<n>\d+) of (?P<engine>\S+)(?: \((?P<where>[^)]*)\))?: (?P<list>.*)$")
 _WAIT_ITEM = re.compile(r"^(?P<event>.+) (?P<share>\d+%)$")
 
 
 def study_rows(rows, mod) -> list[dict]:
+    """The rows of the study's claims: its CLAIMS' ids, or a row whose study code is one of
+    its CODES (study C's claims C2-C4 read experiments of code C1)."""
     codes = set(getattr(mod, "CODES", ()))   # a study without claims of its own has none
-    return [r for r in rows if r.get("study") in codes]
+    ids = {c.id for c in getattr(mod, "CLAIMS", ())}
+    return [r for r in rows if r.get("claim") in ids or r.get("study") in codes]
 
 
 def wait_ranking(measured: str):
@@ -46,17 +50,11 @@ def wait_ranking(measured: str):
 
 
 def short_reason(row, level) -> str:
-    """A few words: what is missing (not measurable), why inconclusive, or nothing."""
-    v, reason = row["verdict"], row.get("reason") or ""
+    """A few words: why inconclusive, where the published ratio lies, or nothing (a claim
+    not measurable here is listed under what it lacks: not_measurable_groups)."""
+    v = row["verdict"]
     if v == C.NOT_MEASURABLE:
-        what, _, rest = reason.partition(":")
-        rest = rest.strip()
-        need = re.search(r"at least (\d+) cores", rest) or re.search(r"on (\d+(?: and (?:more than )?\d+)?) cores", rest)
-        had = re.search(r"(?:measured|held) on (\d+) cores?", rest)
-        if what == "cores" and need:
-            return f"needs {need.group(1)} cores" + (f", had {had.group(1)}" if had else "")
-        first = rest.split(";")[0]
-        return f"{what}: " + (first if len(first) <= 70 else first[:67].rsplit(" ", 1)[0] + " ...")
+        return need_detail(row) or (row.get("reason") or "").split(":", 1)[0]
     if v == C.INCONCLUSIVE:
         return tables.short_reason(row, level)
     if row.get("magnitude"):
@@ -64,46 +62,129 @@ def short_reason(row, level) -> str:
     return ""
 
 
+def _cut(text: str, n: int = 48) -> str:
+    return text if len(text) <= n else text[:n - 3].rsplit(" ", 1)[0] + " ..."
+
+
+def need_detail(row) -> str:
+    """What one claim not measurable here needs, in a few words ('>=16 cores',
+    '4 and 8 cores', 'tables of >=1,940 rows', 'no mdl_hash data')."""
+    what, _, rest = (row.get("reason") or "").partition(":")
+    rest = rest.strip()
+    if what == "cores":
+        m = re.search(r"at least (\d+) (?:hardware threads|cores)", rest)
+        if m:
+            return f">={m.group(1)} cores"
+        m = re.search(r"on (\d+ and (?:more than )?\d+) cores", rest) or re.search(r"on (\d+) cores", rest)
+        if m:
+            return f"{m.group(1)} cores"
+    if what == "scale":
+        m = re.search(r"tables of at least ([\d,]+) rows", rest)
+        if m:
+            return f"tables of >={m.group(1)} rows"
+    return _cut(rest.split(";")[0])
+
+
+def _had_cores(rows) -> str:
+    """' (mysqld had 1 core here)' when the rows agree on the cores mysqld had, else ''."""
+    had = {m.group(1) for r in rows
+           for m in [re.search(r"(?:measured|held) on (\d+) cores?", r.get("reason") or "")] if m}
+    if len(had) != 1:
+        return ""
+    (n,) = had
+    return f" (mysqld had {n} core{'' if n == '1' else 's'} here)"
+
+
+def not_measurable_groups(rows) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The claims not measurable here, grouped by what is missing (the reason's head):
+    [(the group's words, [(claim, what it needs), ...])], each claim once per group."""
+    groups: dict = {}
+    for r in rows:
+        if r["verdict"] == C.NOT_MEASURABLE:
+            groups.setdefault((r.get("reason") or "data:").split(":", 1)[0], []).append(r)
+    out = []
+    for what, g in groups.items():
+        words = MISSING_WORDS.get(what, what) + (_had_cores(g) if what == "cores" else "")
+        items: dict = {}
+        for r in g:
+            items.setdefault(r["claim"], need_detail(r))
+        out.append((words, list(items.items())))
+    return out
+
+
+def _primary(rows) -> str:
+    """The build most of the rows (of every study) name: in the caption, not per row."""
+    builds = [r["build"] for r in rows if r.get("build")]
+    return max(sorted(set(builds)), key=builds.count) if builds else ""
+
+
 def _measured(row) -> str:
     if row.get("ratio"):
         r, lo, hi, cov = (tables._f(row[k]) for k in ("ratio", "ratio_lo", "ratio_hi", "coverage"))
         if not cov:
-            return f"{r:.2f} {{\\scriptsize (one repetition: no interval)}}"
-        return f"{r:.2f} [{lo:.2f}, {hi:.2f}] {{\\scriptsize {100 * cov:.0f}\\%}}"
+            return f"{r:.2f} (no interval)"
+        return f"{r:.2f} [{lo:.2f}, {hi:.2f}] {100 * cov:.0f}\\%"
     w = wait_ranking(row.get("measured"))
     text = w[0] if w else (row.get("measured") or NA)
-    return r"{\scriptsize %s}" % tables.breakable(text)
+    return tables.breakable(text)
 
 
 def _published(row) -> str:
     r = tables._f(row.get("published_ratio"))
-    words = r"{\scriptsize %s}" % tex_escape(row.get("published") or NA)
-    return f"{r:.2f} {words}" if r is not None else words
+    words = tex_escape(row.get("published") or NA)
+    return f"{r:.2f}: {words}" if r is not None else words
+
+
+def _wide(text: str) -> str:
+    """A row spanning the table's four columns."""
+    return r"\multicolumn{4}{@{}>{\raggedright\arraybackslash}p{\linewidth}@{}}{%s}\\" % text
 
 
 def claims_tex(rows, mod, level) -> str:
-    """The study's verdict table (a full-width float labelled tab:claims-<NAME>)."""
+    """The study's verdict table (a full-width float labelled tab:claims-<NAME>): a row per
+    claim measured (decided or inconclusive); below, the claims not measurable here, said
+    once, grouped by what is missing, each claim with what it needs."""
     mine = study_rows(rows, mod)
     label = f"tab:claims-{mod.NAME}"
     if not mine:
         return GENERATED
-    many_builds = len({r["build"] for r in mine if r.get("build")}) > 1
-    lines = [GENERATED, r"\begin{table*}[tbp]", r"\centering\footnotesize",
-             r"\caption{%s: each published claim, the published value, the measured ratio with its "
-             r"interval and that interval's real coverage (or what was measured), and the verdict the "
-             r"pipeline computed, with a short reason (the full reasons: Appendix~\ref{app:reasons}).}"
-             % tex_escape(mod.TITLE), r"\label{%s}" % label,
-             r"\begin{tabularx}{\linewidth}{@{}>{\raggedright\arraybackslash\hsize=1.1\hsize}X"
-             r">{\raggedright\arraybackslash\hsize=0.9\hsize}X>{\raggedright\arraybackslash}p{3.4cm}"
-             r">{\raggedright\arraybackslash}p{3.6cm}@{}}",
+    primary = _primary(rows)
+    shown = [r for r in mine if r["verdict"] != C.NOT_MEASURABLE]
+    groups = not_measurable_groups(mine)
+    lines = [GENERATED, r"\begin{table*}[tbp]", r"\centering\scriptsize",
+             r"\caption{%s, the verdicts: each claim measured, the published value, the measured ratio "
+             r"[interval] and that interval's real coverage (or what was measured), the verdict and a "
+             r"short reason%s%s (full reasons: Appendix~\ref{app:reasons}).}"
+             % (tex_escape(mod.TITLE),
+                "; then the claims this host could not measure, by what is missing" if groups else "",
+                f"; build {tex_tt(primary)} unless a value names another" if primary else ""),
+             r"\label{%s}" % label,
+             # the measured cell (a value per build, wait rankings) is the longest: the widest
+             r"\begin{tabularx}{\linewidth}{@{}>{\raggedright\arraybackslash\hsize=0.8\hsize}X"
+             r">{\raggedright\arraybackslash\hsize=0.75\hsize}X>{\raggedright\arraybackslash\hsize=1.45\hsize}X"
+             r">{\raggedright\arraybackslash}p{3.1cm}@{}}",
              r"\toprule", r"Claim & Published & Measured [interval] coverage & Verdict (reason)\\", r"\midrule"]
-    for r in mine:
-        cid = r"{\scriptsize %s}" % tex_tt(r["claim"])
-        if many_builds and r.get("build"):
-            cid += r" {\scriptsize (%s)}" % tex_tt(r["build"])
-        why = short_reason(r, level)
-        verdict = tex_escape(r["verdict"]) + (r" {\scriptsize (%s)}" % tex_escape(why) if why else "")
-        lines.append(" & ".join([cid, _published(r), _measured(r), verdict]) + r"\\")
+    by_claim: dict = {}
+    for r in shown:   # one row per claim: its builds' values in one cell, the primary's first
+        by_claim.setdefault(r["claim"], []).append(r)
+    for cid, rs in by_claim.items():
+        rs.sort(key=lambda r: r.get("build") != primary)
+        one = len(rs) == 1 and rs[0].get("build") in ("", None, primary)
+        tag = (lambda r: "" if one or not r.get("build") else f"{tex_tt(r['build'])}: ")
+        verdicts = [tex_escape(r["verdict"]) + (f" ({tex_escape(w)})" if (w := short_reason(r, level)) else "")
+                    for r in rs]
+        verdict = (verdicts[0] if len(set(verdicts)) == 1 and not (len(rs) == 1 and not one)
+                   else r"\newline ".join(tag(r) + v for r, v in zip(rs, verdicts)))
+        measured = r"\newline ".join(tag(r) + _measured(r) for r in rs)
+        lines.append(" & ".join([tex_tt(cid), _published(rs[0]), measured, verdict]) + r"\\")
+    if groups:
+        if shown:
+            lines.append(r"\midrule")
+        lines.append(_wide(r"\textit{%s}, by what is missing (each claim with what it needs):"
+                           % ("Not measurable here" if shown else "Every claim was not measurable here")))
+        for words, items in groups:
+            lines.append(_wide(r"\textbullet~%s: %s." % (tex_escape(words), join_words(
+                [f"{tex_tt(c)} ({tex_escape(need)})" if need else tex_tt(c) for c, need in items]))))
     lines += [r"\bottomrule", r"\end{tabularx}", r"\end{table*}", ""]
     return "\n".join(lines)
 
@@ -120,9 +201,17 @@ def _claims_words(rows) -> str:
     return join_words(out)
 
 
+NAMED_AT_MOST = 4   # inconclusive claims named in the findings; more are counted
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def findings_tex(rows, mod) -> str:
-    """Two to four sentences: what held, what did not, what could not be decided and
-    what this host could not test (each verdict named once for the whole study)."""
+    """Two to four sentences: what held and what did not (named), what could not be
+    decided, and what this host could not test (counted by what is missing; the claims
+    are listed once, in the verdict table)."""
     mine = study_rows(rows, mod)
     if not mine:
         return GENERATED + "No claim of this study was evaluated in this profile.\n"
@@ -134,23 +223,26 @@ def findings_tex(rows, mod) -> str:
          + (f", and {_claims_words(failed)} did not" if failed else ", and none was refuted") + "."]
     if of[C.INCONCLUSIVE]:
         k = len({r["claim"] for r in of[C.INCONCLUSIVE]})
+        named = f": {_claims_words(of[C.INCONCLUSIVE])}" if k <= NAMED_AT_MOST else ""
         s.append(f"{'One claim was' if k == 1 else f'{k} claims were'} inconclusive (the interval "
-                 f"straddles the published side, or too few repetitions): {_claims_words(of[C.INCONCLUSIVE])}.")
-    nm = of[C.NOT_MEASURABLE]
-    if nm:
-        groups: dict = {}
-        for r in nm:
-            groups.setdefault((r.get("reason") or "data:").split(":", 1)[0], []).append(r)
-        parts = [f"{_claims_words(g)} need{'s' if len({x['claim'] for x in g}) == 1 else ''} "
-                 f"{MISSING_WORDS.get(what, tex_escape(what))}" for what, g in groups.items()]
-        s.append("This host could not test the rest: " + "; ".join(parts) + ".")
+                 f"straddles the published side, or too few repetitions){named}.")
+    groups = not_measurable_groups(mine)
+    if groups:
+        k = sum(len(items) for _, items in groups)
+        if len(groups) == 1:
+            parts = ("it needs " if k == 1 else "they need ") + tex_escape(groups[0][0])
+        else:
+            parts = join_words([f"{len(items)} need{'s' if len(items) == 1 else ''} {tex_escape(words)}"
+                                for words, items in groups])
+        s.append(f"This host could not test {_count(k, 'claim', 'claims')}: {parts}.")
     if any(wait_ranking(r.get("measured")) for r in mine):
         s.append(f"The wait rankings the wait claims read are in Table~\\ref{{tab:waits-{mod.NAME}}}.")
     return GENERATED + " ".join(s) + "\n"
 
 
 def waits_tex(rows, mod) -> str:
-    """The rankings behind the study's wait claims: per engine's cell, its top waits."""
+    """The rankings behind the study's wait claims: a row per engine's cell, its top
+    waits in order with their shares."""
     seen, blocks = set(), []
     for r in study_rows(rows, mod):
         w = wait_ranking(r.get("measured"))
@@ -160,17 +252,17 @@ def waits_tex(rows, mod) -> str:
         blocks.append(w)
     if not blocks:
         return GENERATED
-    lines = [GENERATED, r"\begin{table}[tbp]", r"\centering\footnotesize",
-             r"\caption{%s: the top lock and synchronisation waits of each engine's busiest cell, "
-             r"the ranking the wait claims of Table~\ref{tab:claims-%s} read (share of the wait time).}"
-             % (tex_escape(mod.TITLE), mod.NAME), r"\label{tab:waits-%s}" % mod.NAME,
-             r"\begin{tabularx}{\linewidth}{@{}r>{\raggedright\arraybackslash}Xr@{}}", r"\toprule",
-             r"Rank & Wait event & Share\\"]
+    lines = [GENERATED, r"\begin{table}[tbp]", r"\centering\scriptsize",
+             r"\caption{%s: the top lock and synchronisation waits of each engine's busiest cell, in "
+             r"order, with their share of the wait time (the ranking the wait claims of "
+             r"Table~\ref{tab:claims-%s} read).}" % (tex_escape(mod.TITLE), mod.NAME),
+             r"\label{tab:waits-%s}" % mod.NAME,
+             r"\begin{tabularx}{\linewidth}{@{}>{\raggedright\arraybackslash}p{1.7cm}"
+             r">{\raggedright\arraybackslash}X@{}}", r"\toprule", r"Cell & Top waits (share)\\", r"\midrule"]
     for _, engine, where, items in blocks:
-        lines += [r"\midrule", r"\multicolumn{3}{@{}l}{\textbf{%s} {\scriptsize (%s)}}\\" % (
-            tex_escape(engine), tex_escape(where))]
-        lines += [f"{i} & {{\\scriptsize {tables.breakable(e)}}} & {tex_escape(sh)}\\\\"
-                  for i, (e, sh) in enumerate(items, 1)]
+        cell = r"\textbf{%s}" % tex_escape(engine) + (r"\newline %s" % tex_escape(where) if where else "")
+        waits = "; ".join(f"{i}.~{tables.breakable(e)} {tex_escape(sh)}" for i, (e, sh) in enumerate(items, 1))
+        lines.append(f"{cell} & {waits}\\\\")
     lines += [r"\bottomrule", r"\end{tabularx}", r"\end{table}", ""]
     return "\n".join(lines)
 

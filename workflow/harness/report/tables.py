@@ -72,22 +72,25 @@ def provenance_tex(prov, config):
     rows += [("config profile", _val(config.get("profile") or prov.get("profile"))),
              ("measured runs", _val(prov.get("cells"))),
              ("git commit", _commits(prov.get("git_commit")))]
-    lines = [GENERATED, r"\begin{tabularx}{\linewidth}{@{}l>{\raggedright\arraybackslash}X@{}}",
-             r"\toprule"]
+    # a longtable (labelled tab:provenance): a profile of several builds and hosts is taller
+    # than a page, and a tabular cannot break
+    lines = [GENERATED, r"\begin{longtable}{@{}>{\raggedright\arraybackslash}p{4.2cm}"
+             r">{\raggedright\arraybackslash}p{\dimexpr\linewidth-4.2cm-2\tabcolsep\relax}@{}}",
+             r"\caption{Provenance of the measurements.}\label{tab:provenance}\\",
+             r"\toprule", r"\endfirsthead", r"\toprule", r"\endhead", r"\bottomrule", r"\endfoot"]
     for i, row in enumerate(rows):
         if isinstance(row, str):
             if i:
                 lines.append(r"\midrule")
-            lines.append(r"\multicolumn{2}{@{}l}{\textbf{%s}}\\" % tex_escape(row))
+            lines.append(r"\multicolumn{2}{@{}l}{\textbf{%s}}\\*" % tex_escape(row))
         else:
             lines.append(r"\quad %s & %s\\" % (tex_escape(row[0]), row[1]))
-    lines += [r"\bottomrule", r"\end{tabularx}", ""]
+    lines += [r"\end{longtable}", ""]
     return "\n".join(lines)
 
 
 # --- claims ---------------------------------------------------------------------------
 
-CLAIMS_PER_FLOAT = 14  # a float of 14 numeric rows stays under a page (footnotesize)
 
 
 def _f(x):
@@ -160,47 +163,48 @@ def breakable(text) -> str:
     return "".join(out)
 
 
-def claims_tex(rows, level, per_float=CLAIMS_PER_FLOAT) -> str:
-    """The claims table as full-width floats of at most `per_float` rows each (a
-    float cannot break across pages); the first is labelled tab:claims."""
-    def x(share):
-        return r">{\raggedright\arraybackslash\hsize=%s\hsize}X" % share
+def claims_tex(rows, level) -> str:
+    """The claims table as one longtable of the (one-column) appendix, labelled
+    tab:claims: it breaks across pages, its header repeated on each (a float of
+    fixed rows cannot: the wait rows are tall and would overfill a page)."""
+    def x(share):   # a share (of 30) of the width the fixed columns leave
+        return (r">{\raggedright\arraybackslash}p{\dimexpr(\linewidth-4.9cm-12\tabcolsep)*%d/30\relax}"
+                % share)
     rl = r">{\raggedright\arraybackslash}"
     verdicts = [r["verdict"] for r in rows]
     summary = ", ".join(f"{verdicts.count(v)} {v}" for v in C.VERDICTS)
     many_builds = len({r["build"] for r in rows if r["build"] and " vs " not in r["build"]}) > 1
-    chunks = [rows[i:i + per_float] for i in range(0, len(rows), per_float)] or [[]]
-    lines = [GENERATED]
-    for n, chunk in enumerate(chunks):
-        caption = (r"\caption{Published claims and the verdicts the pipeline computed from this "
-                   r"host's measurements (%s). Measured: the ratio of the two settings' medians of the "
-                   r"server's statement count with its interval and that interval's real coverage "
-                   r"(Section~\ref{sec:method}); published ratio: below, inside or above that interval; "
-                   r"rule: the published side of the threshold; n: "
-                   r"blocks (paired repetitions) the verdict used; cores: mysqld's cores in the compared cells. The "
-                   r"claims' statements are in Appendix~\ref{app:reasons}. $\dagger$: the verdict rests on a cell "
-                   r"flagged unstable. Reasons: Appendix~\ref{app:reasons}.}\label{tab:claims}" % summary
-                   if n == 0 else r"\caption{Published claims (continued).}")
-        lines += [r"\begin{table*}[tp]", r"\centering\footnotesize", caption,
-                  r"\begin{tabularx}{\linewidth}{@{}%s%s%s%sp{1.3cm}%sp{0.6cm}%sp{0.7cm}%sp{2.3cm}@{}}"
-                  % (x(1.3), x(0.8), x(0.9), rl, rl, rl, rl),
-                  r"\toprule", r"Claim & Published ratio & Measured ratio [interval] & Rule & n & Cores "
-                  r"& Verdict\\", r"\midrule"]
-        for r in chunk:
-            cid = r"{\scriptsize %s}" % tex_tt(r["claim"])
-            if many_builds and r["build"] and " vs " not in r["build"]:
-                cid += r" {\scriptsize (%s)}" % tex_tt(r["build"])
-            why = short_reason(r, level)
-            dagger = r"$^\dagger$" if "unstable" in (r.get("reason") or "") else ""
-            verdict = tex_escape(r["verdict"]) + dagger + (r"\newline{\scriptsize (%s)}" % tex_escape(why)
-                                                           if why else "")
-            lines.append(" & ".join([cid, published_cell(r), measured_cell(r),
-                                     tex_escape(rule_text(r)), tex_escape(r.get("n") or "--"),
-                                     cores_cell(r), verdict])
-                         + r"\\")
-        if not chunk:
-            lines.append(r"\multicolumn{7}{@{}l}{No claims.}\\")
-        lines += [r"\bottomrule", r"\end{tabularx}", r"\end{table*}", ""]
+    head = (r"Claim & Published ratio & Measured ratio [interval] & Rule & n & Cores & Verdict\\")
+    caption = (r"\caption{Published claims and the verdicts the pipeline computed from this "
+               r"host's measurements (%s). Measured: the ratio of the two settings' medians of the "
+               r"server's statement count with its interval and that interval's real coverage "
+               r"(Section~\ref{sec:method}); published ratio: below, inside or above that interval; "
+               r"rule: the published side of the threshold; n: "
+               r"blocks (paired repetitions) the verdict used; cores: mysqld's cores in the compared cells. The "
+               r"claims' statements are in Appendix~\ref{app:reasons}. $\dagger$: the verdict rests on a cell "
+               r"flagged unstable. Reasons: Appendix~\ref{app:reasons}.}\label{tab:claims}\\" % summary)
+    lines = [GENERATED, r"\begingroup\footnotesize",
+             r"\begin{longtable}{@{}%s%s%s%sp{1.3cm}%sp{0.6cm}%sp{0.7cm}%sp{2.3cm}@{}}"
+             % (x(13), x(8), x(9), rl, rl, rl, rl),
+             caption, r"\toprule", head, r"\midrule", r"\endfirsthead",
+             r"\multicolumn{7}{@{}l}{\small\textbf{\tablename~\thetable:} published claims (continued).}\\",
+             r"\toprule", head, r"\midrule", r"\endhead",
+             r"\bottomrule", r"\endfoot"]
+    for r in rows:
+        cid = r"{\scriptsize %s}" % tex_tt(r["claim"])
+        if many_builds and r["build"] and " vs " not in r["build"]:
+            cid += r" {\scriptsize (%s)}" % tex_tt(r["build"])
+        why = short_reason(r, level)
+        dagger = r"$^\dagger$" if "unstable" in (r.get("reason") or "") else ""
+        verdict = tex_escape(r["verdict"]) + dagger + (r"\newline{\scriptsize (%s)}" % tex_escape(why)
+                                                       if why else "")
+        lines.append(" & ".join([cid, published_cell(r), measured_cell(r),
+                                 tex_escape(rule_text(r)), tex_escape(r.get("n") or "--"),
+                                 cores_cell(r), verdict])
+                     + r"\\")
+    if not rows:
+        lines.append(r"\multicolumn{7}{@{}l}{No claims.}\\")
+    lines += [r"\end{longtable}", r"\endgroup", ""]
     return "\n".join(lines)
 
 
@@ -360,7 +364,9 @@ def unsupported_tex(rows) -> str:
 
 
 def sections_tex() -> str:
-    """\\input of every study's section, in the registry's order."""
-    return GENERATED + "".join(f'\\FloatBarrier\n\\input{{"{studies.section_path(m)}"}}\n'
-                               for m in studies.all_studies().values()) + "\\FloatBarrier\n"
+    """\\input of every study's section, in the registry's order. No barrier between them
+    (a \\clearpage would leave the end of each study's last page empty): each section
+    declares its verdict table and figures early, so they land beside the text that reads them."""
+    return GENERATED + "".join(f'\\input{{"{studies.section_path(m)}"}}\n'
+                               for m in studies.all_studies().values())
 

@@ -2,7 +2,8 @@
 # count; order-statistic interval of the median) against users for OLTP_RO,
 # Simple-Ranges and Point-Selects; rows workload x setting x tables (a setting
 # row for each value of a factor the workload's experiment varies, words
-# from the factor table), columns cores, colour engine. Absent cells are
+# from the factor table), columns cores (one core count: the rows wrap into a
+# grid of four columns), colour engine. Absent cells are
 # absent, never zero. Published marks (published.csv): a study's engine ratio at
 # the marked engine's peak in a panel, placed on the other engine's peak there
 # (median over builds).
@@ -42,6 +43,11 @@ prepare <- function(d, ftab) {
   d
 }
 
+# With one core count the rows' panels wrap into a grid of up to WRAP_COLUMNS
+# columns (each panel titled by its row) instead of one tall column.
+WRAP_COLUMNS <- 4
+wrapped <- function(d) nlevels(d$col) == 1 && nlevels(d$row) > 2
+
 plot_ro <- function(d, marks = NULL) {
   many_builds <- length(unique(d$build)) > 1
   users <- sort(unique(d$users))
@@ -65,7 +71,8 @@ plot_ro <- function(d, marks = NULL) {
     scale_shape_manual(NULL, values = c("stable" = 16, "unstable (high CV)" = 21),
                        drop = TRUE,
                        guide = if (any(d$unstable)) "legend" else "none") +
-    facet_varying(d, rows = "row", cols = "col", scales = "free_y") +
+    (if (wrapped(d)) facet_wrap(~row, ncol = WRAP_COLUMNS, scales = "free_y")
+     else facet_varying(d, rows = "row", cols = "col", scales = "free_y")) +
     guides(colour = guide_legend(order = 1), shape = guide_legend(order = 3)) +
     theme_artifact(base_size = 8) +
     theme(strip.text.y = element_text(angle = 0, hjust = 0))
@@ -80,7 +87,9 @@ main <- function(args) {
   inp <- split_inputs(args[-length(args)])
   d <- prepare(read_tidy_all(inp$tidy, required = c(SUMMARY_COLUMNS, "workload")), inp$factors)
   p <- plot_ro(d, read_published(inp$published, "a2_sysbench_ro"))
-  save_figure(p, out, width = 7, height = 0.9 + 0.75 * nlevels(d$row))
+  height <- if (wrapped(d)) 1.0 + 1.35 * ceiling(nlevels(d$row) / WRAP_COLUMNS)
+            else 0.9 + 0.75 * nlevels(d$row)
+  save_figure(p, out, width = 7, height = height)
 }
 
 run_figure(main)
