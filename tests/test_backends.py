@@ -140,7 +140,7 @@ HOLDER = textwrap.dedent("""
     from harness import builds
     from harness.plan import config
     from harness.measure.frame import Frame
-from harness.measure.server import Server
+    from harness.measure.server import Server
     a = json.loads(sys.argv[1])
     entry = builds.load_lock(config.LOCK)[a["build"]]
     with Server(name=a["build"], entry=entry, build_dir=Path(a["build_dir"]), datadir=Path(a["datadir"]),
