@@ -10,9 +10,9 @@ Both rules read the same tidy data: the new one is this checkout's report; the o
 report of the harness at OLD_RULE_COMMIT, extracted with `git archive` into a temporary
 directory. Checked: no claim flips between reproduced and not reproduced, and on the same
 cells every measured claim's interval is narrower under the new rule; how many claims the new
-rule decides that the old one left inconclusive is printed (the recording of tests/fixtures/raw6,
-README there, decided none: both PFS claims stay inconclusive on that loaded host, their
-intervals about half as wide in logs).
+rule decides that the old one left inconclusive is printed. The recording of tests/fixtures/raw6
+(README there: ps_pfs, six blocks, an idle host) decides none that way: both PFS claims are
+reproduced under both rules, their new intervals narrower.
 """
 from __future__ import annotations
 
