@@ -50,7 +50,7 @@ ORDER = ["smoke", "default", "midsize", "paper"]
 SUITES = {"default": "`./artifact test`", "long": "`./artifact test-long`"}
 SUITE_WHAT = {"default": "the default suite (`pytest -m \"not slow\"`): unit tests, end-to-end runs on real "
                          "servers, containers, the Nix store, PostgreSQL, the smoke pipeline to a PDF, replot, "
-                         "the fault cases, a one-node SLURM run",
+                         "the fault cases, a two-node SLURM run",
               "long": "the long suite (`pytest -m slow`): the load test, hundreds of short cells in a row"}
 
 
