@@ -264,12 +264,21 @@ def dry(work: Path, argv: list[str], **kw) -> subprocess.CompletedProcess:
 
 
 def first_cell(fresh: Path, experiment: str = "point_select") -> str:
-    """The first cell of an experiment that `./artifact paper -n` plans (repetition 1)."""
+    """The first cell of block 1 of an experiment that `./artifact paper -n` plans: the run_cell
+    job whose inputs name no predecessor's `.measured` marker (any later cell of a block brings
+    the cells before it in the block's seeded order)."""
     res = dry(fresh, ["./artifact", "paper", "-n"])
     assert res.returncode == 0, tail(res)
-    cells = re.findall(rf"data/raw/[A-C]\d/{experiment}/(\S+_r1)\b", res.stdout + res.stderr)
-    assert cells, f"`./artifact paper -n` plans no {experiment} cell"
-    return cells[0]
+    firsts = []
+    for job in re.split(r"^\s*(?:local)?rule ", res.stdout + res.stderr, flags=re.M):
+        if not job.startswith("run_cell:"):
+            continue
+        out = re.search(rf"output: data/raw/[A-C]\d/{experiment}/(\S+_r1)\s*$", job, re.M)
+        inputs = re.search(r"input: (.*)$", job, re.M)
+        if out and inputs and ".measured" not in inputs.group(1):
+            firsts.append(out.group(1))
+    assert len(firsts) == 1, f"`./artifact paper -n` plans {len(firsts)} first cells of {experiment}'s block 1"
+    return firsts[0]
 
 
 def claim_rows(path: Path) -> list[dict]:
