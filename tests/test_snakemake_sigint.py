@@ -32,7 +32,7 @@ rule all:
 rule one:
     output: "out/{i}.txt"
     resources: bench=1
-    shell: "touch {output}.tmp; sleep 2; echo {wildcards.i} > {output}.tmp; mv {output}.tmp {output}"
+    shell: "touch {output}.tmp; sleep 4; echo {wildcards.i} > {output}.tmp; mv {output}.tmp {output}"
 """
 # Snakemake's own main, one SIGINT to itself sent while its log handler formats the
 # first "Select jobs to execute..." after the first job finished
@@ -66,23 +66,42 @@ def outputs(work: Path) -> list[str]:
     return sorted(p.name for p in (work / "out").glob("*.txt")) if (work / "out").exists() else []
 
 
-def test_sigint_while_a_job_runs_stops_after_it_and_leaves_it_marked_incomplete(toy):
+def _sigint_mid_job(toy: Path) -> tuple[subprocess.Popen, str, str]:
+    """Run the toy, SIGINT Snakemake's pid 1.5 s into its second job; (proc, the job, log)."""
     proc = subprocess.Popen([str(Path(sys.executable).with_name("snakemake")), *ARGS], cwd=toy,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         # the second job is running: the first output is there, the second's temp file too
         assert wait_until(lambda: len(outputs(toy)) == 1 and list((toy / "out").glob("*.tmp")), 60, 0.02) is not None
         running = next((toy / "out").glob("*.tmp")).name[:-len(".tmp")]
-        time.sleep(0.3)
+        # well inside the 4 s job, after the job's start records were written (case 2's window)
+        time.sleep(1.5)
         proc.send_signal(signal.SIGINT)
         log, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 1, log
-    assert "Terminating processes on user request" in log and "Error in rule" not in log, log
-    assert len(outputs(toy)) == 2 and running in outputs(toy), (running, outputs(toy), log)  # it finished
-    assert incomplete_outputs(toy) == {f"out/{running}"}, log  # and was never post-processed
+    return proc, running, log
+
+
+def test_sigint_while_a_job_runs_stops_after_it_and_leaves_it_marked_incomplete(tmp_path):
+    # a loaded host can still delay the main thread's log records into the signal (case 2, the
+    # other documented outcome, checked as such): up to three attempts must show case 1
+    for attempt in range(3):
+        toy = tmp_path / f"a{attempt}"
+        toy.mkdir()
+        (toy / "Snakefile").write_text(SNAKEFILE)
+        proc, running, log = _sigint_mid_job(toy)
+        if proc.returncode == 0:   # case 2: swallowed in a log record, the run went on to the end
+            assert "Terminating processes on user request" not in log, log
+            assert outputs(toy) == ["0.txt", "1.txt", "2.txt"] and incomplete_outputs(toy) == set(), log
+            continue
+        assert proc.returncode == 1, log
+        assert "Terminating processes on user request" in log and "Error in rule" not in log, log
+        assert len(outputs(toy)) == 2 and running in outputs(toy), (running, outputs(toy), log)  # it finished
+        assert incomplete_outputs(toy) == {f"out/{running}"}, log  # and was never post-processed
+        return
+    pytest.fail("three SIGINTs 1.5 s into a running job were all swallowed (case 2): case 1 never seen")
 
 
 def test_sigint_while_snakemake_writes_a_log_record_is_swallowed(toy):
