@@ -56,6 +56,13 @@ sys.exit(main())
 ARGS = ["--cores", "2", "--resources", "bench=1"]
 
 
+def _default_sigint():
+    """In the child before exec: SIGINT back to its default. A suite started in the background
+    of a non-interactive shell (`cmd &`) inherits SIGINT ignored, and Python then installs no
+    KeyboardInterrupt handler: every signal would look swallowed."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def toy(tmp_path):
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
@@ -69,7 +76,8 @@ def outputs(work: Path) -> list[str]:
 def _sigint_mid_job(toy: Path) -> tuple[subprocess.Popen, str, str]:
     """Run the toy, SIGINT Snakemake's pid 1.5 s into its second job; (proc, the job, log)."""
     proc = subprocess.Popen([str(Path(sys.executable).with_name("snakemake")), *ARGS], cwd=toy,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=_default_sigint)
     try:
         # the second job is running: the first output is there, the second's temp file too
         assert wait_until(lambda: len(outputs(toy)) == 1 and list((toy / "out").glob("*.tmp")), 60, 0.02) is not None
@@ -106,7 +114,7 @@ def test_sigint_while_a_job_runs_stops_after_it_and_leaves_it_marked_incomplete(
 
 def test_sigint_while_snakemake_writes_a_log_record_is_swallowed(toy):
     res = subprocess.run([sys.executable, "-c", IN_EMIT, *ARGS], cwd=toy, capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, preexec_fn=_default_sigint)
     log = res.stdout + res.stderr
     assert (toy / "sent").exists(), log
     assert res.returncode == 0, log
