@@ -95,12 +95,10 @@ def allowed_mems() -> list[int]:
     """The memory nodes this process may use (Mems_allowed_list): what a run gets when
     its memory is not bound, and the set a binding must stay within."""
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Mems_allowed_list:"):
-                return parse_cpulist(line.split(":", 1)[1])
+        found = status_list("self", "Mems_allowed_list")
     except (OSError, ValueError):
-        pass
-    return [0]
+        found = None
+    return [0] if found is None else found
 
 
 def run_mems(asked, allowed: list[int] | None = None, key: str = "placement.mems") -> list[int]:
@@ -176,21 +174,24 @@ class Placement:
         raise PlacementError(f"cannot remove cgroup {self.path}: tasks still in it")
 
 
+def status_list(pid, key: str) -> list[int] | None:
+    """A CPU or node list of /proc/<pid>/status (`key`: Cpus_allowed_list, Mems_allowed_list;
+    pid "self" for this process); None when the file has no such line."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return parse_cpulist(line.split(":", 1)[1])
+    return None
+
+
 def observed_cpus(pid: int) -> list[int]:
     """The CPUs the kernel lets `pid` run on (Cpus_allowed_list)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("Cpus_allowed_list:"):
-            return parse_cpulist(line.split(":", 1)[1])
-    return []
+    return status_list(pid, "Cpus_allowed_list") or []
 
 
 def observed_mems(pid: int) -> list[int]:
     """The memory nodes the kernel lets `pid` allocate on (Mems_allowed_list: its
     cpuset's cpuset.mems.effective, a container's or our cgroup's)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("Mems_allowed_list:"):
-            return parse_cpulist(line.split(":", 1)[1])
-    return []
+    return status_list(pid, "Mems_allowed_list") or []
 
 
 def stale_cgroups() -> list[Path]:

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness import atomic
-from harness.measure.placement import PlacementError, cpulist, parse_cpulist
+from harness.measure.placement import PlacementError, cpulist, parse_cpulist, status_list
 
 FORMAT = "mysqlbench-topology/1"
 LSTOPO = ("lstopo-no-graphics", "lstopo")   # Debian's hwloc package has both; -no-graphics needs no X/cairo
@@ -398,9 +398,7 @@ def _node_map(node_dir: Path) -> dict[int, int]:
 def _mems_allowed() -> set[int] | None:
     """This process's Mems_allowed_list (/proc/self/status), None when unreadable."""
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Mems_allowed_list:"):
-                return set(parse_cpulist(line.split(":", 1)[1]))
+        found = status_list("self", "Mems_allowed_list")
     except (OSError, ValueError):
-        pass
-    return None
+        return None
+    return None if found is None else set(found)
