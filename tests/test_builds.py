@@ -194,6 +194,34 @@ def test_verify_installed_rejects_one_flipped_byte_in_mysqld(entry, build_copy):
     assert "\n" not in msg
 
 
+def test_a_verify_stamp_skips_the_hash_until_a_file_changes(entry, build_copy, tmp_path, monkeypatch):
+    """A passed check leaves a stamp; the next start trusts it only while every file's
+    stat (inode, size, mode, mtime, ctime) is the same and the stamp is young: a flipped
+    byte is caught with the stamp there, an old stamp or MYSQLBENCH_VERIFY_STAMPS=0 hashes."""
+    from harness import paths
+    from harness.builds import nixstore
+    monkeypatch.setattr(paths, "RESOURCES", tmp_path / "resources")
+    real_sha, calls = nixstore.sha256_file, []
+    monkeypatch.setattr(nixstore, "sha256_file", lambda p: calls.append(p) or real_sha(p))
+    builds.verify_installed(NAME, entry, build_copy)
+    assert len(calls) == 1 and list((tmp_path / "resources" / "verified").glob("*.json"))
+    builds.verify_installed(NAME, entry, build_copy)
+    assert len(calls) == 1, "a holding stamp must spare the hash"
+    monkeypatch.setenv(nixstore.STAMP_VAR, "0")
+    builds.verify_installed(NAME, entry, build_copy)
+    assert len(calls) == 2, "MYSQLBENCH_VERIFY_STAMPS=0 checks every time"
+    monkeypatch.delenv(nixstore.STAMP_VAR)
+    monkeypatch.setattr(nixstore, "STAMP_MAX_AGE_S", 0)
+    builds.verify_installed(NAME, entry, build_copy)
+    assert len(calls) == 3, "a stamp older than STAMP_MAX_AGE_S is not trusted"
+    monkeypatch.setattr(nixstore, "STAMP_MAX_AGE_S", 3600)
+    builds.verify_installed(NAME, entry, build_copy)
+    assert len(calls) == 3
+    flip_byte(build_copy / entry["mysqld"])  # a write: its ctime moves
+    with pytest.raises(builds.BuildError, match="checksum mismatch"):
+        builds.verify_installed(NAME, entry, build_copy)
+
+
 def test_verify_installed_without_mysqld_says_it_is_missing(entry, build_copy):
     (build_copy / entry["mysqld"]).unlink()
     with pytest.raises(builds.BuildError, match="is missing"):

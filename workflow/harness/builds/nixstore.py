@@ -104,19 +104,83 @@ def verify_store_path(name: str, entry: dict, path: Path) -> dict:
     return info
 
 
+# A full check (nix store verify of the whole store path, its path-info, the sha256 of
+# mysqld: ~0.7 s for MySQL 5.6.24) is done again before a server starts unless a stamp
+# says it passed less than STAMP_MAX_AGE_S ago on files whose every inode, size, mode,
+# mtime and ctime are still those it saw. Any write, chmod or replacement of a file
+# changes its ctime, which no user call can set back: the stamp never hides a change
+# made through the filesystem; the age bounds how long it trusts the disk's own bytes.
+STAMP_MAX_AGE_S = 3600
+STAMP_VAR = "MYSQLBENCH_VERIFY_STAMPS"   # 0: no stamps, every start checks everything
+
+
+def _stat_digest(root: Path, files: list[Path]) -> str:
+    """A digest of the lstat (inode, size, mode, mtime, ctime) of `files` and of every
+    entry under `root` (None: no tree)."""
+    import hashlib
+    h = hashlib.sha256()
+    entries = list(files)
+    if root is not None:
+        for d, dirs, names in os.walk(root):
+            dirs.sort()
+            entries += [Path(d)] + [Path(d) / n for n in sorted(names)]
+    for p in entries:
+        st = os.lstat(p)
+        h.update(f"{p}\0{st.st_ino}\0{st.st_size}\0{st.st_mode}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def _stamp_path(build_dir: Path, entry: dict) -> Path:
+    import hashlib
+    from harness import paths
+    key = hashlib.sha256(f"{Path(build_dir).resolve()}\0{entry.get('nar_hash')}\0"
+                         f"{entry.get('mysqld_sha256')}".encode()).hexdigest()[:32]
+    return paths.RESOURCES / "verified" / f"{key}.json"
+
+
+def _stamp_holds(stamp: Path, digest: str) -> bool:
+    import time
+    try:
+        data = json.loads(stamp.read_text())
+        return data["stat"] == digest and 0 <= time.time() - float(data["verified_at"]) < STAMP_MAX_AGE_S
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _write_stamp(stamp: Path, digest: str, build_dir: Path) -> None:
+    import time
+    try:
+        from harness import atomic
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        atomic.write_text(stamp, json.dumps({"build_dir": str(Path(build_dir).resolve()), "stat": digest,
+                                             "verified_at": time.time()}) + "\n")
+    except OSError:  # no stamp: the next start checks everything again
+        pass
+
+
 def verify_installed(name: str, entry: dict, build_dir: Path, store_checked: bool = False) -> Path:
     """Check the unpacked server binary against the lock; return its path. A build dir
-    in the Nix store is first verified whole (verify_store_path) unless the caller just did."""
-    if not store_checked and in_store(build_dir):
-        verify_store_path(name, entry, build_dir)
+    in the Nix store is first verified whole (verify_store_path) unless the caller just did.
+    Skipped when a stamp of a passed check still holds (STAMP_MAX_AGE_S above)."""
+    store = in_store(build_dir)
     mysqld = mysqld_path(build_dir, entry)
     if not mysqld.is_file():
         raise BuildError(f"build {name}: {mysqld} is missing; run the fetch_build rule again")
     if entry.get("mysqld_sha256") is None:
         raise BuildError(f"build {name}: mysqld_sha256 is not pinned in the lock; fetch the build "
                          f"(which pins it) or write the sha256 of {mysqld} into config/builds.lock.yaml")
+    use_stamp = os.environ.get(STAMP_VAR, "1") != "0" and not store_checked
+    if use_stamp:
+        top = store_dir() / Path(build_dir).resolve().relative_to(store_dir()).parts[0] if store else None
+        stamp, digest = _stamp_path(build_dir, entry), _stat_digest(top, [mysqld.resolve()])
+        if _stamp_holds(stamp, digest):
+            return mysqld
+    if not store_checked and store:
+        verify_store_path(name, entry, build_dir)
     check_checksum(name, mysqld, entry["mysqld_sha256"], sha256_file(mysqld),
            f"delete {build_dir} and fetch again, or fix config/builds.lock.yaml")
+    if use_stamp and _stat_digest(top, [mysqld.resolve()]) == digest:  # unchanged while it was checked
+        _write_stamp(stamp, digest, build_dir)
     return mysqld
 
 
