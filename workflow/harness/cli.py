@@ -12,8 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from harness import builds, studies
-from harness.builds import nix as build_nix
+from harness import builds, paths, studies
 
 from harness.measure import cell
 
@@ -24,7 +23,6 @@ from harness.measure import placement
 
 from harness.measure import procs
 
-from harness.analysis import tidy
 from harness.measure.server import ServerError
 from harness.measure.sysbench import SysbenchError
 
@@ -63,7 +61,6 @@ def cmd_check_config(a):
 
 
 def cmd_plan(a):
-    from harness import paths
     from harness.plan import coreplan, topology
     cfg = {}
     for f in [str(paths.CONFIG / "default.yaml"), *a.configfile]:  # as `harness estimate` merges them
@@ -99,6 +96,7 @@ def cmd_bootstrap(a):
 
 def cmd_nix_pins(a):
     """nix/builds.json from the lock (harness.builds.nix): write, check, or pin a nar_hash."""
+    from harness.builds import nix as build_nix
     if a.command == "write":
         print(build_nix.write_pins(Path(a.lock), Path(a.out)))
     elif a.command == "check":
@@ -229,6 +227,7 @@ def cmd_decided(a):
 
 
 def cmd_tidy(a):
+    from harness.analysis import tidy
     tidy.tidy([Path(c) for c in a.cells], Path(a.runs), Path(a.summary), Path(a.provenance),
               a.cv_threshold, a.profile, Path(a.extra_dir) if a.extra_dir else None)
 
@@ -352,7 +351,7 @@ def parser() -> argparse.ArgumentParser:
                    help="write: regenerate it; check: exit 1 if it is out of date; pin: pin --name's nar_hash")
     s.add_argument("--name", help="the build to pin (pin)")
     s.add_argument("--lock", default=lock)
-    s.add_argument("--out", default=str(build_nix.PINS))
+    s.add_argument("--out", default=str(paths.ROOT / "nix" / "builds.json"))  # harness.builds.nix.PINS
     s.set_defaults(fn=cmd_nix_pins, parser=s)
 
     s = sub.add_parser("watchdog", help="clean up after <pid> once it is gone (the per-run watchdog, "

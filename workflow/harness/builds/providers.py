@@ -24,9 +24,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import urllib.error
 import urllib.parse
-import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -164,6 +162,8 @@ def _unpack_jar(name: str, entry: dict, jar: Path, root: Path) -> None:
 
 # -- tarball ------------------------------------------------------------------------
 def _download(name: str, url: str, dest: Path) -> Path:
+    import urllib.error  # here: every cell's job imports this module, and urllib.request
+    import urllib.request  # (http.client, email, ssl) is only needed to download a build
     parsed = urllib.parse.urlparse(url)
     if parsed.scheme == "file":
         path = Path(urllib.request.url2pathname(parsed.path))

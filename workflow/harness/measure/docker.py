@@ -156,9 +156,34 @@ def recipe() -> str:
     return _script("recipe", timeout=30).stdout.strip()
 
 
+REPO = "mysqlbench/runtime"   # docker/build-image.sh's REPO
+
+
+def present(rec: str) -> dict | None:
+    """The image of recipe `rec` if the engine has it: one `docker image inspect` of its
+    recipe tag, giving its id and content tag (what `build-image.sh lookup` finds with
+    two, after its own recipe). Every cell's server start asks this; None: not present,
+    or no engine answers (image() then says which)."""
+    try:
+        res = _docker("image", "inspect", "--format", '{{.Id}}{{range .RepoTags}} {{.}}{{end}}',
+                      f"{REPO}:recipe-{rec}", timeout=30, check=False)
+    except DockerError:
+        return None
+    if res.returncode != 0 or not res.stdout.strip():
+        return None
+    image_id, *tags = res.stdout.split()
+    content = [t for t in tags if t.startswith(REPO + ":") and len(t.split(":", 1)[1]) == 64
+               and all(c in "0123456789abcdef" for c in t.split(":", 1)[1])]
+    return {"tag": content[0], "id": image_id, "recipe": rec} if content else None
+
+
 def image(build: bool = True, timeout: float = 1800) -> dict:
     """The runtime image: {"tag", "id", "recipe"}. Looked up by its recipe tag;
     built offline (docker/build-image.sh, ~30 s) when missing and `build`."""
+    rec = recipe()
+    found = present(rec)
+    if found is not None:
+        return found
     res = _script("lookup", timeout=60)
     if res.returncode != 0:
         if not build:
@@ -169,7 +194,7 @@ def image(build: bool = True, timeout: float = 1800) -> dict:
             raise DockerError(f"cannot build the runtime image ({tail})")
     tag = res.stdout.strip().splitlines()[-1]
     image_id = _docker("image", "inspect", "--format", "{{.Id}}", tag).stdout.strip()
-    return {"tag": tag, "id": image_id, "recipe": recipe()}
+    return {"tag": tag, "id": image_id, "recipe": rec}
 
 
 # -- containers ----------------------------------------------------------------
@@ -304,7 +329,8 @@ def stop(cid: str, timeout: float) -> bool:
 def remove(cid: str, wait: float = 30) -> None:
     """`docker rm -f`, then wait until the container is gone (also --rm's own removal)."""
     try:
-        _docker("rm", "-f", cid, timeout=60, check=False)
+        if _docker("rm", "-f", cid, timeout=60, check=False).returncode == 0:
+            return  # `rm -f` answers once the container is gone
     except DockerError:
         pass
     deadline = time.monotonic() + wait

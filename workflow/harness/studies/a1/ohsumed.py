@@ -12,8 +12,6 @@ import re
 import sys
 import tarfile
 import tempfile
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from harness import atomic
@@ -169,6 +167,8 @@ def fetch_ohsumed(dest: Path, url: str = OHSUMED_URL, *, size: int = OHSUMED_SIZ
     dest.parent.mkdir(parents=True, exist_ok=True)
     print(f"note: {NLM_NOTICE}", file=sys.stderr)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.part-", dir=dest.parent)
+    import urllib.error  # here: only a download needs it (a cost per job otherwise)
+    import urllib.request
     try:
         with os.fdopen(fd, "wb") as f:
             try:
