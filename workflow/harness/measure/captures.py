@@ -6,6 +6,7 @@ from __future__ import annotations
 import pymysql
 
 from harness.measure.sysbench import STATEMENTS, workload as workload_of
+from harness.measure import mycnf
 
 KEY_CACHE_SIZE = "16M"  # the smallest per-table key cache; larger when the table's index is
 MIB = 1 << 20
@@ -35,7 +36,7 @@ def key_caches(srv, tables: int, mode: str) -> list[tuple]:
             cache = f"kc{i}"
             index = srv.query("SELECT index_length FROM information_schema.tables "
                               f"WHERE table_schema='sbtest' AND table_name='{t}'")[0][0] or 0
-            size = max(_bytes(KEY_CACHE_SIZE), -(-int(index * 1.25) // MIB) * MIB)
+            size = max(mycnf.size_bytes(KEY_CACHE_SIZE), -(-int(index * 1.25) // MIB) * MIB)
             srv.query(f"SET GLOBAL {cache}.key_buffer_size = {size}")
             _, res = _rows(srv, f"CACHE INDEX {t} IN {cache}", "sbtest")
             assert res and res[-1][-1] == "OK", f"CACHE INDEX {t} IN {cache}: {res}"
@@ -44,11 +45,6 @@ def key_caches(srv, tables: int, mode: str) -> list[tuple]:
                          else "SELECT @@global.key_buffer_size")[0][0]
         out.append((t, cache, size, load[-1][-1] if load else ""))
     return out
-
-
-def _bytes(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
 
 
 def pfs_enabled(srv) -> bool:

@@ -120,6 +120,16 @@ def help_flags(help_text: str) -> set[str]:
     return {_norm(m) for m in re.findall(r"^  --([A-Za-z0-9_-]+)", help_text, flags=re.M)}
 
 
+def size_bytes(v) -> int | None:
+    """A my.cnf size ('256M', '1.5G', 1024) in bytes; None when it is not a size."""
+    s = str(v).strip().upper()
+    mult = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}.get(s[-1:], 1)
+    try:
+        return int(float(s.rstrip("KMG")) * mult)
+    except ValueError:
+        return None
+
+
 def _value(v) -> str:
     if isinstance(v, bool):
         return "ON" if v else "OFF"

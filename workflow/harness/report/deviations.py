@@ -117,23 +117,13 @@ def _counts(tidy, col, words) -> str:
     return tex_escape("; ".join(parts))
 
 
-def _size(v) -> int | None:
-    """A my.cnf size ('256M', 1024) in bytes."""
-    s = str(v).strip().upper()
-    mult = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}.get(s[-1:], 1)
-    try:
-        return int(float(s.rstrip("KMG")) * mult)
-    except ValueError:
-        return None
-
-
 def _harness_value(cfg, option) -> set:
     """What the my.cnf the harness writes sets `option` to before any dataset sizes it:
     the profile's server.options, else every build family's default (harness.measure.mycnf)."""
     own = ((cfg.get("server") or {}).get("options") or {}).get(option)
     if own is not None:
-        return {_size(own)}
-    return {_size(o[option]) for f in mycnf.FAMILY_DEFAULTS if option in (o := mycnf.family_defaults(f))}
+        return {mycnf.size_bytes(own)}
+    return {mycnf.size_bytes(o[option]) for f in mycnf.FAMILY_DEFAULTS if option in (o := mycnf.family_defaults(f))}
 
 
 def sized_from_data(dataset: str) -> bool | None:
