@@ -88,3 +88,19 @@ def test_a_readme_without_the_markers_is_refused_in_one_line(root):
     res = run(root)
     assert res.returncode == 1 and res.stderr.count("\n") == 1 and "<!-- times:begin -->" in res.stderr
     assert (root / "README.md").read_text() == "# R\nno markers\n"
+
+
+def test_a_record_kept_from_before_a_change_is_shown_beside_the_run(root):
+    n = smoke_cells(root)
+    rec = {"profile": "smoke", "host_cpus": 2, "backend": "docker", "date": "2026-01-03", "wall_s": 600.0,
+           "cells": n, "measured_now": n, "from_scratch": True, "experiments": {},
+           "datasets": {"count": 0, "benchmarked": 0, "measured_s": 0.0, "disk_bytes": 0}}
+    (root / runlog.RUNS).mkdir(parents=True)
+    (root / runlog.RUNS / "smoke.json").write_text(json.dumps(rec))
+    (root / runlog.RUNS / f"smoke{runlog.BEFORE}.json").write_text(json.dumps({**rec, "wall_s": 720.0,
+                                                                              "date": "2026-01-02"}))
+    assert runlog.load(str(root))["smoke"]["wall_s"] == 600.0
+    assert runlog.load(str(root), before=True)["smoke"]["wall_s"] == 720.0
+    assert run(root).returncode == 0
+    text = (root / "README.md").read_text()
+    assert "| 10m00s (2 CPUs, docker, 2026-01-03); before the change: 12m00s (2 CPUs, docker, 2026-01-02) |" in text

@@ -82,10 +82,17 @@ def newer_than(pattern: str, t: float, root: str = ".") -> int:
                if os.path.getmtime(p) >= t)
 
 
-def load(root: str = ".") -> dict:
-    """profile -> its last recorded run."""
+BEFORE = ".before"  # logs/runs/<profile>.before.json: a record kept from before a change
+
+
+def load(root: str = ".", before: bool = False) -> dict:
+    """profile -> its last recorded run; with `before`, the records kept as
+    <profile>.before.json (a run's record renamed so, to compare a change on the same host:
+    scripts/time-table.py shows both)."""
     out = {}
     for p in sorted(Path(root, RUNS).glob("*.json")):
+        if p.stem.endswith(BEFORE) != before:
+            continue
         try:
             r = json.loads(p.read_text())
         except (OSError, ValueError):
