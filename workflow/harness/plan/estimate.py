@@ -39,7 +39,7 @@ from harness.measure import datasets
 from harness.plan import config
 
 from harness.plan import cells as plan
-DEFAULT_CELL_OVERHEAD_S = 4.0    # copy the datadir, start mysqld, captures, stop (reference: 3.6 s)
+DEFAULT_CELL_OVERHEAD_S = 2.0    # a throughput cell's job beyond its windows: copy, start, captures, stop (smoke, 2-CPU VM, docker, 2026-11-26: median 1.84 s of 85 cells)
 DEFAULT_STEPS_ROW_S = 0.005      # a steps cell, per row of its script beyond the per-cell overhead
                                  # (reference, 5,000 rows: 5.6.24 0.0067, 10.11 0.0021)
 DEFAULT_DATASET_S = 3.0          # prepare one dataset: start a server, load, stop (the fixed part)
