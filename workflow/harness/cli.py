@@ -351,15 +351,12 @@ def parser() -> argparse.ArgumentParser:
                    help="write: regenerate it; check: exit 1 if it is out of date; pin: pin --name's nar_hash")
     s.add_argument("--name", help="the build to pin (pin)")
     s.add_argument("--lock", default=lock)
-    s.add_argument("--out", default=str(paths.ROOT / "nix" / "builds.json"))  # harness.builds.nix.PINS
+    s.add_argument("--out", default=str(paths.NIX_PINS))
     s.set_defaults(fn=cmd_nix_pins, parser=s)
 
     s = sub.add_parser("watchdog", help="clean up after <pid> once it is gone (the per-run watchdog, "
                                         "started by harness.measure.backends)")
-    s.add_argument("pid", type=int)
-    s.add_argument("run_id")
-    s.add_argument("--docker", action="store_true", help="remove the run's containers")
-    s.add_argument("--cgroup", help="remove this cgroup")
+    backends.watchdog_args(s)
     s.set_defaults(fn=cmd_watchdog)
 
     s = sub.add_parser("prepare-dataset", help="a prepared datadir (harness.measure.datasets)")

@@ -29,6 +29,7 @@ PAPER = ROOT / "paper"
 GENERATED = PAPER / "generated"
 DOCKER = ROOT / "docker"
 SCRIPTS = ROOT / "scripts"
+NIX_PINS = ROOT / "nix" / "builds.json"   # the lock's pins for flake.nix (harness.builds.nix)
 
 WORK_VAR = "MYSQLBENCH_WORK"
 

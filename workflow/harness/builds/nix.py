@@ -53,7 +53,7 @@ _MISMATCH = re.compile(r"hash mismatch in fixed-output derivation '([^']+)':\s*"
 
 
 # -- nix/builds.json: the lock's pins for the flake ------------------------------------
-PINS = paths.ROOT / "nix" / "builds.json"
+PINS = paths.NIX_PINS
 CLIENT_PROVIDERS = ("npm", "maven", "debian")
 HEADER = ("generated from config/builds.lock.yaml by `python -m harness nix-pins write`; "
           "do not edit (tests/test_nix_builds.py checks it matches the lock)")

@@ -4,12 +4,15 @@ Nix works here, and the checks of a store path (`nix store verify` + the lock's
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
+from harness import atomic, paths
 from harness.builds.lock import BuildError, check_checksum, mysqld_path, sha256_file
 
 # Settings that work with Debian's single-user Nix 2.8 and no daemon, passed in
@@ -90,8 +93,7 @@ def nix_path_info(path: Path) -> dict:
 def verify_store_path(name: str, entry: dict, path: Path) -> dict:
     """Before use: the store path's files are what Nix registered (`nix store verify`),
     and what Nix registered is the lock's nar_hash. Returns its path-info."""
-    path = Path(path).resolve()
-    top = store_dir() / path.relative_to(store_dir()).parts[0]
+    top = store_top(path)
     res = _nix(["store", "verify", "--no-trust", str(top)], timeout=1800)
     if res.returncode != 0:
         raise BuildError(f"build {name}: {top} was modified after Nix made it (nix store verify: "
@@ -114,10 +116,14 @@ STAMP_MAX_AGE_S = 3600
 STAMP_VAR = "MYSQLBENCH_VERIFY_STAMPS"   # 0: no stamps, every start checks everything
 
 
+def store_top(path: Path) -> Path:
+    """The store path (/nix/store/<hash>-<name>) that `path` (after symlinks) is in."""
+    return store_dir() / Path(path).resolve().relative_to(store_dir()).parts[0]
+
+
 def _stat_digest(root: Path, files: list[Path]) -> str:
     """A digest of the lstat (inode, size, mode, mtime, ctime) of `files` and of every
     entry under `root` (None: no tree)."""
-    import hashlib
     h = hashlib.sha256()
     entries = list(files)
     if root is not None:
@@ -131,15 +137,12 @@ def _stat_digest(root: Path, files: list[Path]) -> str:
 
 
 def _stamp_path(build_dir: Path, entry: dict) -> Path:
-    import hashlib
-    from harness import paths
     key = hashlib.sha256(f"{Path(build_dir).resolve()}\0{entry.get('nar_hash')}\0"
                          f"{entry.get('mysqld_sha256')}".encode()).hexdigest()[:32]
     return paths.RESOURCES / "verified" / f"{key}.json"
 
 
 def _stamp_holds(stamp: Path, digest: str) -> bool:
-    import time
     try:
         data = json.loads(stamp.read_text())
         return data["stat"] == digest and 0 <= time.time() - float(data["verified_at"]) < STAMP_MAX_AGE_S
@@ -148,9 +151,7 @@ def _stamp_holds(stamp: Path, digest: str) -> bool:
 
 
 def _write_stamp(stamp: Path, digest: str, build_dir: Path) -> None:
-    import time
     try:
-        from harness import atomic
         stamp.parent.mkdir(parents=True, exist_ok=True)
         atomic.write_text(stamp, json.dumps({"build_dir": str(Path(build_dir).resolve()), "stat": digest,
                                              "verified_at": time.time()}) + "\n")
@@ -171,7 +172,7 @@ def verify_installed(name: str, entry: dict, build_dir: Path, store_checked: boo
                          f"(which pins it) or write the sha256 of {mysqld} into config/builds.lock.yaml")
     use_stamp = os.environ.get(STAMP_VAR, "1") != "0" and not store_checked
     if use_stamp:
-        top = store_dir() / Path(build_dir).resolve().relative_to(store_dir()).parts[0] if store else None
+        top = store_top(build_dir) if store else None
         stamp, digest = _stamp_path(build_dir, entry), _stat_digest(top, [mysqld.resolve()])
         if _stamp_holds(stamp, digest):
             return mysqld

@@ -198,10 +198,7 @@ class DockerBackend(Backend):
     def _ensure_image(self) -> None:
         if self.image is not None:
             return
-        try:  # the common case in one `docker image inspect`: an engine answers, the image is there
-            self.image = docker_backend.present(docker_backend.recipe())
-        except docker_backend.DockerError:
-            self.image = None
+        self.image = docker_backend.image_if_present()
         if self.image is not None:
             return
         if docker_backend.engine_version(timeout=10) is None:
@@ -329,10 +326,7 @@ class DockerBackend(Backend):
 def resolve_auto() -> tuple[str, dict | None, str | None]:
     """auto: ("docker", image, None) if an engine answers within a few seconds and the
     image can be had (looked up, or built offline); else ("host", None, reason)."""
-    try:  # the common case in one `docker image inspect`: an engine answers, the image is there
-        found = docker_backend.present(docker_backend.recipe())
-    except docker_backend.DockerError:
-        found = None
+    found = docker_backend.image_if_present()
     if found is not None:
         return "docker", found, None
     if docker_backend.engine_version(timeout=5) is None:
@@ -407,15 +401,20 @@ def _wait_for_exit(pid: int) -> None:
         os.close(fd)
 
 
+def watchdog_args(p) -> None:
+    """The watchdog's arguments, for its own parser (watch_main) and cli.py's --help."""
+    p.add_argument("pid", type=int)
+    p.add_argument("run_id")
+    p.add_argument("--docker", action="store_true", help="remove the run's containers")
+    p.add_argument("--cgroup", help="remove this cgroup")
+
+
 def watch_main(argv: list[str]) -> int:
     """`python -m harness watchdog PID RUN_ID [--docker] [--cgroup PATH]` (harness/__main__.py
     calls it without loading the rest of the command line; cli.py lists it for --help)."""
     import argparse
     p = argparse.ArgumentParser(prog="harness watchdog")
-    p.add_argument("pid", type=int)
-    p.add_argument("run_id")
-    p.add_argument("--docker", action="store_true")
-    p.add_argument("--cgroup")
+    watchdog_args(p)
     a = p.parse_args(argv)
     return watch(a.pid, a.run_id, a.docker, a.cgroup)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shutil
 import socket
@@ -172,9 +173,17 @@ def present(rec: str) -> dict | None:
     if res.returncode != 0 or not res.stdout.strip():
         return None
     image_id, *tags = res.stdout.split()
-    content = [t for t in tags if t.startswith(REPO + ":") and len(t.split(":", 1)[1]) == 64
-               and all(c in "0123456789abcdef" for c in t.split(":", 1)[1])]
+    content = [t for t in tags if re.fullmatch(rf"{REPO}:[0-9a-f]{{64}}", t)]  # build-image.sh's content tag
     return {"tag": content[0], "id": image_id, "recipe": rec} if content else None
+
+
+def image_if_present() -> dict | None:
+    """The runtime image when an engine answers and has it (one `docker image inspect`
+    after the recipe), else None: the backends' common case before any slower check."""
+    try:
+        return present(recipe())
+    except DockerError:
+        return None
 
 
 def image(build: bool = True, timeout: float = 1800) -> dict:
