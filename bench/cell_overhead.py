@@ -3,7 +3,8 @@ throughput cell costs besides the seconds it measures. Prints figures; asserts n
 
 Two views, per backend:
 - job: the wall time of the cell's job (its Snakemake benchmark file,
-  benchmarks/run_cell/<study>/<experiment>/<cell>.tsv) minus its windows. It includes
+  benchmarks/run_cell/<study>/<experiment>/<cell>.tsv, or its group's,
+  benchmarks/run_group/<study>/<experiment>/<group>.tsv) minus its windows. It includes
   starting Python and waiting for the host's measurement lock (another measurement on
   the host: the wait is not the cell's), so on a shared host it is an upper bound;
 - frame: the manifest's own `timing` (lock taken → manifest written: `elapsed_s`, else
@@ -17,11 +18,15 @@ them, else its `warmup_s` + `duration_s` (one window: older manifests).
     python bench/cell_overhead.py [--root .] [--raw data/raw] [--bench benchmarks]
     python bench/cell_overhead.py --pairs 5 [--backend docker]
 
-`--pairs N` measures first: N interleaved pairs of the same Point-Selects cell (the
-pinned MySQL 5.6.24, InnoDB 1 x 1,000 rows, 2 users, 1 s + 2 s) through
-harness.measure.cell.run_cell, one ended as before this change (a clean shutdown),
-one as the frame ends it now (killed: its datadir copy is discarded), and prints both
-arms' figures from their manifests.
+`--pairs N` measures first: N rounds of the same Point-Selects setting (the pinned
+MySQL 5.6.24, InnoDB 1 x 1,000 rows, 1 s + 2 s) at users 1, 2, 4, 8, once with each
+cell on a fresh server and once as a group on one server start (harness.measure.cell.
+run_cells; the arms and users in a seeded random order), prints both arms' overhead
+from their manifests, and the paired interval of the group / fresh server-side QPS
+over all (round, users) pairs: the group's cells must measure what fresh ones do.
+
+A group's cells share its time: per cell, (the group's job or frame time - its
+windows) / its cells (the manifest's `group` names them).
 """
 from __future__ import annotations
 
@@ -38,34 +43,59 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 from harness.plan import estimate  # noqa: E402  (benchmark files: its _bench_seconds)
 
 
-def windows_s(timing: dict) -> float:
-    wins = timing.get("windows") or [{"warmup_s": timing.get("warmup_s") or 0,
-                                      "duration_s": timing.get("duration_s") or 0}]
-    return sum(float(w.get("warmup_s") or 0) + float(w.get("duration_s") or 0) for w in wins)
+windows_s = estimate.windows_s
 
 
 def rows(raw: str, bench: str) -> list[dict]:
-    out = []
+    """One row per throughput cell. A cell measured in a group (one server start for
+    several users; its manifest's `group`) shares its group's job and frame time evenly:
+    its overhead is (the group's time - the group's windows) / the group's cells."""
+    cells = {}
     for m_path in sorted(glob.glob(os.path.join(raw, "*", "*", "*", "manifest.json"))):
         try:
             m = json.loads(Path(m_path).read_text())
         except (OSError, ValueError):
             continue
-        if m.get("kind") != "throughput":
-            continue
+        if m.get("kind") == "throughput":
+            cells[Path(m_path).parent] = m
+    out = []
+    for cell, m in cells.items():
         t = m.get("timing") or {}
-        win = windows_s(t)
-        cell = Path(m_path).parent
         study, exp = cell.parts[-3], cell.parts[-2]
-        job = estimate._bench_seconds(os.path.join(bench, "run_cell", study, exp, f"{cell.name}.tsv"))
-        try:
-            frame = float(t["elapsed_s"]) if "elapsed_s" in t else (dt.datetime.fromisoformat(t["finished"]) - dt.datetime.fromisoformat(t["started"])).total_seconds()
-        except (KeyError, TypeError, ValueError):
-            frame = None
-        out.append({"backend": (m.get("placement") or {}).get("backend", "?"), "windows_s": win,
-                    "job_over": None if job is None else job - win,
-                    "frame_over": None if frame is None else frame - win, "phases": t.get("phases")})
+        group = m.get("group") or {}
+        members = [cell.parent / c for c in group.get("cells", [])] or [cell]
+        ms = [cells.get(c) or {} for c in members]
+        win = sum(windows_s(x.get("timing") or {}) for x in ms)
+        if group:
+            head = m["cell"].rsplit("_u", 1)[0] + "_r" + m["cell"].rsplit("_r", 1)[1]
+            job = estimate._bench_seconds(os.path.join(bench, "run_group", study, exp, f"{head}.tsv"))
+        else:
+            job = estimate._bench_seconds(os.path.join(bench, "run_cell", study, exp, f"{cell.name}.tsv"))
+        frames = [_frame_s(x.get("timing") or {}) for x in ms]
+        frame = None if None in frames else sum(frames)
+        n = len(members)
+        out.append({"backend": (m.get("placement") or {}).get("backend", "?"), "windows_s": win / n,
+                    "group": n,
+                    "job_over": None if job is None else (job - win) / n,
+                    "frame_over": None if frame is None else (frame - win) / n,
+                    "phases": _shared_phases([x.get("timing") or {} for x in ms])})
     return out
+
+
+def _shared_phases(timings: list[dict]) -> dict | None:
+    """A group's copy, start and stop seconds, shared evenly by its cells."""
+    ph = [t.get("phases") for t in timings]
+    if not ph or None in ph:
+        return None
+    return {k: sum(p.get(k, 0) for p in ph) / len(ph) for k in ("copy_s", "start_s", "stop_s")}
+
+
+def _frame_s(t: dict) -> float | None:
+    try:
+        return float(t["elapsed_s"]) if "elapsed_s" in t else \
+            (dt.datetime.fromisoformat(t["finished"]) - dt.datetime.fromisoformat(t["started"])).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _med(vals: list[float]) -> str:
@@ -75,38 +105,71 @@ def _med(vals: list[float]) -> str:
     return f"{statistics.median(vals):5.2f} s (quartiles {q[0]:.2f}-{q[2]:.2f}, {len(vals)} cells)"
 
 
-def measure_pairs(n: int, backend: str, work: Path) -> dict[str, str]:
-    """N pairs of one cell, clean shutdown vs killed, in shuffled order; {arm: raw dir}."""
+USERS = [1, 2, 4, 8]
+
+
+def measure_pairs(n: int, backend: str, work: Path, duration: int = 2) -> dict[str, str]:
+    """N rounds of the same Point-Selects setting (the pinned MySQL 5.6.24, InnoDB
+    1 x 1,000 rows, 1 s warm-up + `duration` s) at users 1, 2, 4, 8: the four cells
+    each on a fresh server (the arm `fresh`), and as one group on one server start
+    (`group`, harness.measure.cell.run_cells), the arms and the users in a seeded
+    random order per round (the same users order in both arms); {arm: raw dir}."""
     import random
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     from common import BUILD, pinned_build, run_settings  # noqa: E402  (bench/common.py)
     from harness.measure import cell, datasets
-    from harness.measure.frame import Frame
     entry, build_dir, template = pinned_build()
-    settings = run_settings(backend=backend, warmup_s=1, duration_s=2)
+    settings = run_settings(backend=backend, warmup_s=1, duration_s=duration)
     ds = work / "datasets" / "InnoDB_t1_n1000"
     datasets.prepare("sbtest", ds.name, name=BUILD, entry=entry, build_dir=build_dir, template=template,
                      out=ds, settings=settings)
     spec = {"study": "A3", "kind": "throughput", "workload": "point_select", "dataset": "sbtest",
-            "engines": ["InnoDB"], "tables": [1], "table_size": 1000, "cores": [1], "users": [2], "variants": {}}
-    killed = Frame.finish
-
-    def clean(self):  # the frame's end before this change: a clean shutdown
-        self._stop(failed=False)
+            "engines": ["InnoDB"], "tables": [1], "table_size": 1000, "cores": [1], "users": USERS,
+            "variants": {}}
     rng = random.Random(1)
     for r in range(1, n + 1):
-        arms = ["clean", "killed"]
+        arms, users = ["fresh", "group"], list(USERS)
         rng.shuffle(arms)
+        rng.shuffle(users)
+        names = [f"{BUILD}_InnoDB_base_t1_c1_u{u}_r{r}" for u in users]
         for arm in arms:
-            Frame.finish = clean if arm == "clean" else killed
-            out = work / arm / "A3" / "point_select" / f"{BUILD}_InnoDB_base_t1_c1_u2_r{r}"
-            try:
-                cell.run_cell(experiment="point_select", spec=spec, cell=out.name, entry=entry,
-                              build_dir=build_dir, source=ds, settings=settings, out=out)
-            finally:
-                Frame.finish = killed
-    return {arm: str(work / arm) for arm in ("clean", "killed")}
+            outs = [work / arm / "A3" / "point_select" / nm for nm in names]
+            common = dict(experiment="point_select", spec=spec, entry=entry, build_dir=build_dir,
+                          source=ds, settings=settings)
+            if arm == "group":
+                cell.run_cells(cells=names, outs=outs, **common)
+            else:
+                for nm, out in zip(names, outs):
+                    cell.run_cell(cell=nm, out=out, **common)
+    return {arm: str(work / arm) for arm in ("fresh", "group")}
+
+
+def server_qps(cell_dir: Path) -> float:
+    """Questions per second of the window, counted by the server (status delta)."""
+    delta = {r[0]: float(r[3]) for r in (line.split("\t") for line in
+                                         (cell_dir / "status_delta.tsv").read_text().splitlines()[1:])}
+    m = json.loads((cell_dir / "manifest.json").read_text())
+    return delta["Questions"] / (m["result"]["total_time_s"] or m["timing"]["duration_s"])
+
+
+def agreement(raws: dict[str, str]) -> None:
+    """The paired interval of group / fresh server-side QPS over every (round, users) pair."""
+    from harness.analysis import intervals
+    fresh, group = Path(raws["fresh"]), Path(raws["group"])
+    pairs = []
+    for g in sorted(group.glob("*/*/*/manifest.json")):
+        f = fresh / g.parent.relative_to(group)
+        if (f / "manifest.json").exists():
+            pairs.append((server_qps(g.parent), server_qps(f)))
+    if len(pairs) < 6:
+        print(f"group / fresh: {len(pairs)} pairs, too few for an interval")
+        return
+    ci = intervals.paired_interval([a for a, _ in pairs], [b for _, b in pairs], level=0.9)
+    inside = 0.97 <= ci.lo and ci.hi <= 1.03
+    print(f"group / fresh server-side QPS: {ci.point:.3f} [{ci.lo:.3f}, {ci.hi:.3f}] "
+          f"({ci.coverage:.1%} {ci.method}, {len(pairs)} pairs); "
+          f"{'inside' if inside else 'not inside'} [0.97, 1.03]")
 
 
 def report(rs: list[dict]) -> None:
@@ -134,15 +197,19 @@ def main() -> None:
     p.add_argument("--root", default=".")
     p.add_argument("--raw", default="data/raw")
     p.add_argument("--bench", default="benchmarks")
-    p.add_argument("--pairs", type=int, default=0, help="measure N pairs first (clean shutdown vs killed)")
+    p.add_argument("--pairs", type=int, default=0,
+                   help="measure N rounds first: users 1, 2, 4, 8 on fresh servers vs as one group")
+    p.add_argument("--duration", type=int, default=2, help="--pairs: each window's seconds (after a 1 s warm-up)")
     p.add_argument("--backend", default="docker")
     a = p.parse_args()
     if a.pairs:
         import tempfile
         with tempfile.TemporaryDirectory(prefix="cell-overhead-", dir=".") as work:
-            for arm, raw in measure_pairs(a.pairs, a.backend, Path(work).resolve()).items():
-                print(f"-- cells ended {'by a clean shutdown (before)' if arm == 'clean' else 'killed (now)'}:")
+            raws = measure_pairs(a.pairs, a.backend, Path(work).resolve(), a.duration)
+            for arm, raw in raws.items():
+                print(f"-- cells {'each on a fresh server' if arm == 'fresh' else 'as groups of 4 on one server'}:")
                 report(rows(raw, os.path.join(work, "no-benchmarks")))
+            agreement(raws)
         return
     rs = rows(os.path.join(a.root, a.raw), os.path.join(a.root, a.bench))
     if not rs:

@@ -5,7 +5,7 @@
 Prints, per experiment and in total, the estimate as it was before any cell
 ran (the stated default overheads: what `onstart` printed before the first
 sweep), the estimate with the overheads measured by this run, and the measured
-time: the sum of the Snakemake benchmark files (benchmarks/run_cell/...,
+time: the sum of the Snakemake benchmark files (benchmarks/run_cell/..., run_group/...,
 benchmarks/dataset/...). The REVIEWER target is |before - measured| within 25%
 of measured; this script prints the figures, it asserts nothing.
 """
@@ -29,9 +29,9 @@ from harness.plan import estimate as E
 
 
 def measured(root: Path) -> dict:
-    """experiment -> seconds of its run_cell benchmark files; '(datasets)' -> dataset files."""
+    """experiment -> seconds of its run_cell and run_group benchmark files; '(datasets)' -> dataset files."""
     out: dict = {}
-    for p in glob.glob(str(root / E.BENCH / "run_cell" / "*" / "*" / "*.tsv")):
+    for p in glob.glob(str(root / E.BENCH / "run_*" / "*" / "*" / "*.tsv")):
         s = E._bench_seconds(p)
         if s is not None:
             out[Path(p).parts[-2]] = out.get(Path(p).parts[-2], 0.0) + s

@@ -233,3 +233,82 @@ def test_an_interrupted_block_is_planned_whole_a_removed_cell_alone(work, lock):
     jobs, outs = _dry(work)
     assert jobs.get("run_cell") == 1 and "block_open" not in jobs, jobs
     assert plan.cell_dir(cfg, EXP, names[1]) in outs
+
+
+# --- groups: a setting's users on one server start ------------------------------------------
+
+def grouped_profile(reps, one_server=True) -> dict:
+    p = profile(reps)
+    p["experiments"][EXP]["users"] = [1, 4]
+    p["sysbench"] = {"users_on_one_server": one_server}
+    return p
+
+
+def resolved_grouped(reps, one_server=True, seed=42) -> dict:
+    cfg: dict = {}
+    for part in (yaml.safe_load((ROOT / "config/default.yaml").read_text()), grouped_profile(reps, one_server),
+                 {"sysbench": {"seed": seed}}):
+        config.deep_merge(cfg, part)
+    return config.resolve(cfg)
+
+
+def test_a_blocks_groups_are_contiguous_and_shuffled_inside(lock):
+    import random
+    cfg = resolved_grouped(2)
+    assert plan.grouped(cfg, EXP)
+    seen_first = set()
+    for seed in range(1, 30):
+        cfg = resolved_grouped(2, seed=seed)
+        names = B.order(cfg, lock, EXP, 1)
+        assert sorted(names) == sorted(plan.cell_names(cfg, lock, EXP, rep=1))
+        groups = [plan.group_of(cfg, EXP, n) for n in names]
+        # each group's cells back to back: as many runs of equal groups as groups
+        runs = [g for i, g in enumerate(groups) if i == 0 or groups[i - 1] != g]
+        assert len(runs) == len(set(groups)) == 4, names
+        seen_first.add(names[0].split("_u")[1])
+    assert seen_first == {"1_r1", "4_r1"}  # inside a group the users order is drawn too
+    # not grouped (one server per cell, or one users value): the shuffle of the sorted names
+    for cfg in (resolved_grouped(2, one_server=False), resolved(2)):
+        assert not plan.grouped(cfg, EXP)
+        names = sorted(plan.cell_names(cfg, lock, EXP, rep=1))
+        random.Random(B.block_seed(cfg, EXP, 1)).shuffle(names)
+        assert B.order(cfg, lock, EXP, 1) == names
+
+
+def test_a_group_is_one_job_and_one_server_setting_changes_nothing_else(work, lock):
+    (work / "blocks.yaml").write_text(yaml.safe_dump(grouped_profile(2)))
+    cfg = resolved_grouped(2)
+    _state(work, cfg, lock, 0, None)
+    res = subprocess.run([SNAKEMAKE, f"data/tidy/{EXP}_summary.csv", "-n", "--cores", "1",
+                          "--configfile", "blocks.yaml"], cwd=work, capture_output=True, text=True)
+    lines = [m.split(", ") for m in re.findall(r"^\s*output: (.+)$", res.stdout + res.stderr, re.M)]
+    groups = [ls for ls in lines if all("/point_select/" in x for x in ls) and len(ls) > 1]
+    # 4 groups x 2 blocks, each one job whose outputs are its two cells (users 1 and 4)
+    assert len(groups) == 8 and all(len(g) == 2 and g[0].replace("_u1_", "_u4_") == g[1] for g in groups)
+    assert {x for g in groups for x in g} == {plan.cell_dir(cfg, EXP, n)
+                                             for n in plan.cell_names(cfg, lock, EXP, blocks=2)}
+    jobs, _ = _dry(work)
+    assert jobs.get("run_group_u1_4") == 8 and "run_cell" not in jobs, jobs
+    (work / "blocks.yaml").write_text(yaml.safe_dump(grouped_profile(2, one_server=False)))
+    jobs, _ = _dry(work)
+    assert jobs.get("run_cell") == 16 and not any(j.startswith("run_group") for j in jobs), jobs
+    # an interrupted block of groups is measured whole again, a removed cell's group alone
+    (work / "blocks.yaml").write_text(yaml.safe_dump(grouped_profile(2)))
+    _state(work, cfg, lock, 2, None)
+    names = B.order(cfg, lock, EXP, 2)
+    (work / B.done_path(EXP, 2)).unlink()
+    for n in names[4:]:
+        (work / plan.cell_dir(cfg, EXP, n)).rmdir()
+    jobs, _ = _dry(work)
+    assert jobs.get("run_group_u1_4") == 4 and jobs.get("block_open") == 1, jobs
+    _state(work, cfg, lock, 2, None)
+    (work / plan.cell_dir(cfg, EXP, names[1])).rmdir()
+    jobs, outs = _dry(work)
+    assert jobs.get("run_group_u1_4") == 1 and "block_open" not in jobs, jobs
+
+
+def test_the_group_setting_reaches_only_grouped_cells_params(lock):
+    cfg, flat = resolved_grouped(2), resolved(2)
+    assert json.loads(plan.cell_spec(cfg, EXP))["group_by"] == "users"
+    assert "group_by" not in json.loads(plan.cell_spec(flat, EXP))
+    assert "users_on_one_server" not in plan.run_settings(cfg)  # other experiments' params unchanged

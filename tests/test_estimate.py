@@ -35,7 +35,13 @@ def test_measurement_time_is_cells_times_warmup_plus_duration(tmp_path):
     ps = next(r for r in est["rows"] if r["experiment"] == "point_select")
     assert ps["cells"] == len(plan.cell_names(cfg, lock, "point_select")) == ps["todo"]
     assert ps["measure_s"] == ps["cells"] * per
-    assert ps["total_s"] == ps["cells"] * (per + E.DEFAULT_CELL_OVERHEAD_S)
+    # smoke's point_select sweeps users 1 and 4: groups of 2 on one server start each
+    assert plan.grouped(cfg, "point_select") and cfg["experiments"]["point_select"]["users"] == [1, 4]
+    group_over = (E.DEFAULT_CELL_OVERHEAD_S + E.DEFAULT_GROUP_CELL_S) / 2
+    assert abs(ps["total_s"] - ps["cells"] * (per + group_over)) < 1e-9
+    fts = next(r for r in est["rows"] if r["experiment"] == "fts")  # one users value: a server per cell
+    assert not plan.grouped(cfg, "fts")
+    assert fts["total_s"] == fts["cells"] * (per + E.DEFAULT_CELL_OVERHEAD_S)
     assert est["overheads"]["cell_overhead_src"] == "default"
     assert est["disk_bytes"] > 0
     assert "default" in E.render(est)
@@ -59,6 +65,37 @@ def test_overhead_measured_from_benchmark_files(tmp_path):
     est = E.estimate(smoke(), builds.load_lock(config.LOCK), root=str(tmp_path))
     ps = next(r for r in est["rows"] if r["experiment"] == "point_select")
     assert ps["todo"] == ps["cells"] - 2
+
+
+def test_a_groups_job_is_shared_by_its_cells(tmp_path):
+    """A run_group benchmark file: its cells share the job; a further cell's overhead is
+    (job - the group's windows - one cell's overhead) / (cells - 1)."""
+    cells = sorted((RAW / "A3" / "point_select").iterdir())
+    one = cells[0]
+    head, rep = one.name.rsplit("_u", 1)[0], one.name.rsplit("_r", 1)[1]
+    members = [c for c in cells if c.name.startswith(head + "_u") and c.name.endswith(f"_r{rep}")]
+    assert len(members) >= 2, [c.name for c in cells]
+    raw = tmp_path / "data" / "raw" / "A3" / "point_select"
+    raw.mkdir(parents=True)
+    for c in members + [c for c in cells if c not in members][:1]:
+        os.symlink(c, raw / c.name)
+    b = tmp_path / "benchmarks"
+    (b / "run_cell" / "A3" / "point_select").mkdir(parents=True)
+    (b / "run_group" / "A3" / "point_select").mkdir(parents=True)
+    fresh = [c for c in cells if c not in members][0]
+    (b / "run_cell" / "A3" / "point_select" / f"{fresh.name}.tsv").write_text("s\th:m:s\n10.0\t0:00:10\n")
+    wins = [E.windows_s(json.loads((c / "manifest.json").read_text())["timing"]) for c in members]
+    fresh_over = 10.0 - E.windows_s(json.loads((fresh / "manifest.json").read_text())["timing"])
+    job = sum(wins) + fresh_over + 0.5 * (len(members) - 1)  # one start, then 0.5 s per further cell
+    (b / "run_group" / "A3" / "point_select" / f"{head}_r{rep}.tsv").write_text(f"s\th:m:s\n{job}\t0:00:10\n")
+    got = E.measured_cells(str(b), str(tmp_path / "data" / "raw"))
+    grouped = [c for c in got if c["group"] > 1]
+    assert sorted(c["cell"] for c in grouped) == sorted(c.name for c in members)
+    assert abs(sum(c["seconds"] for c in grouped) - job) < 1e-9
+    ov = E.overheads(str(b), str(tmp_path / "data" / "raw"))
+    assert ov["cell_overhead_s"] == fresh_over and ov["cell_overhead_src"] == "measured, median of 1 cells"
+    assert abs(ov["group_cell_s"] - 0.5) < 1e-9
+    assert ov["group_cell_src"] == "measured, median of 1 groups"
 
 
 def test_cli_prints_and_rejects_a_missing_profile():

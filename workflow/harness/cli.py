@@ -157,9 +157,13 @@ def _cell_request(a) -> dict:
     if kind not in kinds.KINDS:
         raise config.ConfigError(f"--cell-spec: kind '{kind}' is unknown; use one of {', '.join(kinds.KINDS)}")
     try:
-        kinds.KINDS[kind].parse(a.cell)
+        for c in a.cell:
+            kinds.KINDS[kind].parse(c)
     except ValueError as e:
         raise config.ConfigError(f"--cell: {e}") from None
+    if len(a.out) != len(a.cell):
+        raise config.ConfigError(f"--out: {len(a.out)} paths for {len(a.cell)} cells; give one per --cell, "
+                                 f"in the same order")
     if kind == "throughput" and spec.get("workload") not in workloads:
         raise config.ConfigError(f"--cell-spec: workload '{spec.get('workload')}' is unknown; use one of "
                                  f"{', '.join(workloads)}")
@@ -185,22 +189,29 @@ def _block(a) -> dict | None:
     if not ok:
         raise config.ConfigError(f"--block: {a.block!r} is not the JSON of harness.plan.blocks.info "
                                  f"(id, position, seed, size); let the pipeline pass it")
-    if not a.cell.endswith(f"_r{block['id']}"):
-        raise config.ConfigError(f"--block: block {block['id']} is not the repetition of cell {a.cell}; "
+    bad = [c for c in a.cell if not c.endswith(f"_r{block['id']}")]
+    if bad:
+        raise config.ConfigError(f"--block: block {block['id']} is not the repetition of cell {bad[0]}; "
                                  f"let the pipeline pass it")
+    if block["position"] + len(a.cell) - 1 > block["size"]:
+        raise config.ConfigError(f"--block: {len(a.cell)} cells from position {block['position']} do not fit "
+                                 f"a block of {block['size']}; let the pipeline pass it")
     return block
 
 
 def cmd_run_cell(a):
     req = _cell_request(a)
     block = _block(a)
-    name = a.cell.split("_")[0]
-    entry = _lock_entry(a.lock, name)
-    m = cell.run_cell(experiment=req["experiment"], spec=req["spec"], cell=a.cell, entry=entry,
-                      build_dir=Path(a.build_dir), source=Path(a.source), settings=req["settings"],
-                      out=Path(a.out), block=block)
-    res = m.get("result", {})
-    print(f"{m['cell']}: " + ", ".join(f"{k}={v}" for k, v in res.items()))
+    names = {c.split("_")[0] for c in a.cell}
+    if len(names) != 1:
+        raise config.ConfigError(f"--cell: one group runs one build, not {', '.join(sorted(names))}")
+    entry = _lock_entry(a.lock, names.pop())
+    ms = cell.run_cells(experiment=req["experiment"], spec=req["spec"], cells=a.cell, entry=entry,
+                        build_dir=Path(a.build_dir), source=Path(a.source), settings=req["settings"],
+                        outs=[Path(o) for o in a.out], block=block)
+    for m in ms:
+        res = m.get("result", {})
+        print(f"{m['cell']}: " + ", ".join(f"{k}={v}" for k, v in res.items()))
 
 
 def cmd_block_open(a):
@@ -382,14 +393,18 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_corpus)
 
-    s = sub.add_parser("run-cell", help="measure one cell (harness.measure.cell)")
-    s.add_argument("--cell", required=True, help="the cell's name (its kind's naming, harness.measure.kinds)")
+    s = sub.add_parser("run-cell", help="measure one cell, or a group of cells on one server start "
+                                        "(harness.measure.cell)")
+    s.add_argument("--cell", required=True, nargs="+",
+                   help="the cell's name (its kind's naming, harness.measure.kinds); several: a group, "
+                        "measured in this order")
     s.add_argument("--cell-spec", required=True, help="JSON from harness.plan.cells.cell_spec")
     s.add_argument("--lock", default=lock)
     s.add_argument("--build-dir", required=True)
     s.add_argument("--source", required=True, help="dataset (or template) dir holding datadir/")
-    s.add_argument("--block", help="JSON from harness.plan.blocks.info: the cell's block, recorded in its manifest")
-    s.add_argument("--out", required=True)
+    s.add_argument("--block", help="JSON from harness.plan.blocks.info: the (first) cell's block, "
+                                   "recorded in its manifest")
+    s.add_argument("--out", required=True, nargs="+", help="the cell's output directory (one per --cell)")
     s.set_defaults(fn=cmd_run_cell)
 
     s = sub.add_parser("block-open", help="open a block: its order and attempt; an interrupted attempt's "

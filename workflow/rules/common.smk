@@ -213,7 +213,7 @@ onsuccess:
 
         try:
             _runlog.record(CFG, LOCK, RUN_STARTED, time.time(),
-                           _runlog.newer_than("run_cell/*/*/*.tsv", RUN_STARTED),
+                           _runlog.cells_newer_than(RUN_STARTED),
                            _runlog.newer_than("dataset/**/*.tsv", RUN_STARTED), ESTIMATE_S)
         except Exception as _e:  # a record never fails a finished run
             print(f"run record not written: {_e}", file=sys.stderr)

@@ -2,7 +2,8 @@
 # `bench=1` keeps one server on the host at a time. Blocks (harness.plan.blocks):
 # repetition r of an experiment is block r; block r opens after block r-1 is done,
 # and inside it every cell runs once, each after its predecessor in the block's
-# seeded order. An interrupted block is re-run whole. On a cluster (profiles/slurm) a block
+# seeded order (a group's cells together: one job, one server start, run_group_*).
+# An interrupted block is re-run whole. On a cluster (profiles/slurm) a block
 # is one job (group `block_<experiment>_r<rep>`): its cells run back to back on one node.
 # Looks (checkpoint `look`): blocks beyond `repetitions.min` are planned only while the
 # experiment is not decided.
@@ -38,41 +39,55 @@ rule dataset:
         " --settings '{params.settings}' --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
-def cell_inputs(wc):
+def _cell_inputs(experiment, first):
+    """Inputs of the job measuring cell `first` (and, in a group, the cells after it)."""
     if REPLOT:  # an existing cell is data: no input can make a replot measure it again
         return {}
-    cell = hplan.parse_cell(CFG, wc.experiment, wc.cell)
+    cell = hplan.parse_cell(CFG, experiment, first)
     build, rep = cell["build"], cell["rep"]
-    ds = hplan.dataset_path(CFG, wc.experiment, wc.cell)
+    ds = hplan.dataset_path(CFG, experiment, first)
     inputs = {"build": f"resources/builds/{build}",
               "source": ds or f"resources/templates/{build}"}
-    spec = CFG["experiments"][wc.experiment]
+    spec = CFG["experiments"][experiment]
     if spec.get("legacy"):  # study C's PostgreSQL stand-in: its pinned build, fetched like the others
         inputs["legacy_build"] = f"resources/builds/{spec['legacy_build']}"
-    names, _ = block_order(wc.experiment, rep)
-    st = block_state(wc.experiment, rep)
-    opened = hblocks.open_path(wc.experiment, rep, hblocks.attempt(st, wc.experiment, rep))
+    names, _ = block_order(experiment, rep)
+    st = block_state(experiment, rep)
+    opened = hblocks.open_path(experiment, rep, hblocks.attempt(st, experiment, rep))
     # the block's .open: ordering only (ancient), unless the block was interrupted: then its
     # next attempt's .open (not there yet) makes Snakemake re-run every cell of the block
     inputs["open"] = opened if st == hblocks.INTERRUPTED else ancient(opened)
-    pos = names.index(wc.cell)
+    pos = names.index(first)
     if pos > 0:  # ordering only, on the predecessor's marker (ancient and there even while the
         # predecessor itself is re-measured), so a re-measured cell re-runs nothing else
-        inputs["after"] = ancient(f"data/order/{wc.experiment}/{names[pos - 1]}.measured")
+        inputs["after"] = ancient(f"data/order/{experiment}/{names[pos - 1]}.measured")
     return inputs
 
 
+def cell_inputs(wc):
+    return _cell_inputs(wc.experiment, wc.cell)
+
+
+def _rep(wc):
+    return int(wc.rep) if hasattr(wc, "rep") else hplan.parse_cell(CFG, wc.experiment, wc.cell)["rep"]
+
+
 def block_group(wc):
-    """The group of a cell's block (run_cell and cell_measured): on a cluster the block's
-    cells, chained by their markers, are one job on one node, run back to back in the
-    block's order (Snakemake runs a group as one job; run locally, groups are ignored)."""
-    return f"block_{wc.experiment}_r{hplan.parse_cell(CFG, wc.experiment, wc.cell)['rep']}"
+    """The group of a cell's block (run_cell, run_group_* and cell_measured): on a cluster
+    the block's cells, chained by their markers, are one job on one node, run back to back
+    in the block's order (Snakemake runs a group as one job; run locally, groups are ignored)."""
+    return f"block_{wc.experiment}_r{_rep(wc)}"
 
 
 def cell_block(wc):
     rep = hplan.parse_cell(CFG, wc.experiment, wc.cell)["rep"]
     names, seed = block_order(wc.experiment, rep)
     return json.dumps(hblocks.info(names, wc.cell, rep, seed))
+
+
+# Experiments whose cells differ in their users run as groups (harness.plan.cells.grouped):
+# one job per group, one server start, the users swept inside it (rules run_group_*).
+GROUPED = [x for x in EXPERIMENTS if hplan.grouped(CFG, x)]
 
 
 rule run_cell:
@@ -84,6 +99,8 @@ rule run_cell:
         "logs/run_cell/{study}/{experiment}/{cell}.log",
     benchmark:
         "benchmarks/run_cell/{study}/{experiment}/{cell}.tsv"
+    wildcard_constraints:
+        experiment=_alternatives([x for x in EXPERIMENTS if x not in GROUPED]),
     params:
         spec=lambda wc: hplan.cell_spec(CFG, wc.experiment),
         block=cell_block,
@@ -94,6 +111,56 @@ rule run_cell:
     shell:
         "{HARNESS} run-cell --cell {wildcards.cell} --cell-spec '{params.spec}' --block '{params.block}'"
         " --build-dir {input.build} --source {input.source} --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
+
+
+def group_run(wc):
+    """(cell names of a group in their block order, their output dirs, the first's block info)."""
+    rep = int(wc.rep)
+    members = set(hplan.group_cells(CFG, wc.experiment, wc.head, rep))
+    names, seed = block_order(wc.experiment, rep)
+    run = [n for n in names if n in members]
+    return run, [hplan.cell_dir(CFG, wc.experiment, n) for n in run], json.dumps(hblocks.info(names, run[0], rep, seed))
+
+
+def group_inputs(wc):
+    return _cell_inputs(wc.experiment, group_run(wc)[0][0])
+
+
+# One rule per users sweep of the grouped experiments: its outputs are the group's cells.
+# Each takes the resources a profile sets for run_cell (profiles/slurm: a whole node).
+_SET = getattr(workflow.resource_settings, "_parsed_overwrite_resources", None)
+for _users in sorted({tuple(CFG["experiments"][x]["users"]) for x in GROUPED}):
+    _name = "run_group_u" + "_".join(map(str, _users))
+    if isinstance(_SET, dict) and "run_cell" in _SET:
+        _SET.setdefault(_name, _SET["run_cell"])
+
+    rule:
+        name:
+            _name
+        input:
+            unpack(group_inputs),
+        output:
+            [directory(f"data/raw/{{study}}/{{experiment}}/{{head}}_u{u}_r{{rep}}") for u in _users],
+        log:
+            "logs/run_group/{study}/{experiment}/{head}_r{rep}.log",
+        benchmark:
+            "benchmarks/run_group/{study}/{experiment}/{head}_r{rep}.tsv"
+        wildcard_constraints:
+            experiment=_alternatives([x for x in GROUPED if tuple(CFG["experiments"][x]["users"]) == _users]),
+            head=r"[A-Za-z0-9.-]+(?:_[A-Za-z0-9.-]+)*",
+        params:
+            spec=lambda wc: hplan.cell_spec(CFG, wc.experiment),
+            cells=lambda wc: " ".join(group_run(wc)[0]),
+            outs=lambda wc: " ".join(group_run(wc)[1]),
+            block=lambda wc: group_run(wc)[2],
+        group:
+            block_group
+        resources:
+            bench=1,
+        shell:
+            "{HARNESS} run-cell --cell {params.cells} --cell-spec '{params.spec}' --block '{params.block}'"
+            " --build-dir {input.build} --source {input.source} --out {params.outs} > {log} 2>&1"
+            " || (tail -3 {log}; exit 1)"
 
 
 # A cell's marker: the next cell of its block waits for it (not for the cell's directory,

@@ -22,38 +22,66 @@ def run_cell(*, experiment: str, spec: dict, cell: str, entry: dict, build_dir: 
     build's empty template for kinds without one. `block` (harness.plan.blocks.info:
     id, position, seed, size) goes into the manifest as it is. Returns the manifest.
     """
+    return run_cells(experiment=experiment, spec=spec, cells=[cell], entry=entry, build_dir=build_dir,
+                     source=source, settings=settings, outs=[out], block=block)[0]
+
+
+def run_cells(*, experiment: str, spec: dict, cells: list[str], entry: dict, build_dir: Path,
+              source: Path, settings: dict, outs: list[Path], block: dict | None = None) -> list[dict]:
+    """Measure `cells` (a group: the same setting but for their users,
+    harness.plan.cells.grouped) on one server start, in the order given, cell i into
+    outs[i]; `block` is the first cell's (the others follow it in the block). Each cell
+    appears at its path, with its manifest, only when the whole group succeeded.
+    Returns the manifests."""
     kind_name = spec["kind"]
     kind = kinds.KINDS[kind_name]
-    d = kind.parse(cell)
-    if Path(out).name != cell:
-        raise ValueError(f"output {out} is not named after cell {cell}")
-    variant = factors.parse(d["variant"])
+    ds = [kind.parse(c) for c in cells]
+    for c, out in zip(cells, outs, strict=True):
+        if Path(out).name != c:
+            raise ValueError(f"output {out} is not named after cell {c}")
+    if len(cells) > 1:
+        by = getattr(kind, "GROUP_BY", None)
+        heads = {json.dumps({k: v for k, v in d.items() if k != by}, sort_keys=True) for d in ds}
+        if by is None or len(heads) != 1:
+            raise ValueError(f"cells {', '.join(cells)} are no group: they differ in more than "
+                             f"{by or 'nothing (kind ' + kind_name + ' has no groups)'}")
+    d0 = ds[0]
+    variant = factors.parse(d0["variant"])
     why = factors.unsupported(variant, entry["family"])
     if why:
-        raise ServerError(f"variant {d['variant']}: {why}; drop it for build {d['build']}")
-    values = factors.settings(variant, d.get("engine", ""), spec.get("workload")) if "engine" in d else \
+        raise ServerError(f"variant {d0['variant']}: {why}; drop it for build {d0['build']}")
+    values = factors.settings(variant, d0.get("engine", ""), spec.get("workload")) if "engine" in d0 else \
         factors.step_settings(variant)
     options = {**settings["options"],
-               **kind.server_options(spec, d, values, entry["family"])}
-    users = d.get("users", 0)
-    with Frame(out=Path(out), name=d["build"], entry=entry, build_dir=build_dir, source=source,
-               cores=d["cores"], settings=settings, options=options, max_connections=users + 16 + 48) as fr:
-        part = kind.measure(fr, spec, d, values, settings)
-        fr.finish()
-        manifest = fr.manifest(kind=kind_name, study=spec["study"], experiment=experiment,
-                               factors={**d, **({"workload": spec["workload"]} if "workload" in spec else {}),
-                                        **({"script": spec["script"]} if "script" in spec else {}),
-                                        **({"table_size": spec["table_size"]} if "table_size" in spec else {}),
-                                        **{f"variant_{k}": v for k, v in variant.items()}},
-                               )
-        manifest["settings"] = values  # every factor's value as the name says (the server's: "effective")
-        if block is not None:  # where the cell ran in its block (harness.plan.blocks)
-            manifest["block"] = block
-        manifest["server"]["version"] = part.pop("server_version", "")
-        manifest.update(part)
-        try:  # a server that ran other settings than the name says is no measurement of it
-            effective.check(manifest)
-        except effective.EffectiveError as e:
-            raise ServerError(str(e)) from None
-        (fr.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
-    return manifest
+               **kind.server_options(spec, d0, values, entry["family"])}
+    users = max(d.get("users", 0) for d in ds)
+    manifests = []
+    with Frame(outs=[Path(o) for o in outs], name=d0["build"], entry=entry, build_dir=build_dir,
+               source=source, cores=d0["cores"], settings=settings, options=options,
+               max_connections=users + 16 + 48) as fr:
+        for i, d in enumerate(ds):
+            fr.select(i)
+            part = kind.measure(fr, spec, d, values, settings)
+            if i == len(ds) - 1:
+                fr.finish()
+            manifest = fr.manifest(kind=kind_name, study=spec["study"], experiment=experiment,
+                                   factors={**d, **({"workload": spec["workload"]} if "workload" in spec else {}),
+                                            **({"script": spec["script"]} if "script" in spec else {}),
+                                            **({"table_size": spec["table_size"]} if "table_size" in spec else {}),
+                                            **{f"variant_{k}": v for k, v in variant.items()}},
+                                   )
+            manifest["settings"] = values  # every factor's value as the name says (the server's: "effective")
+            if block is not None:  # where the cell ran in its block (harness.plan.blocks)
+                manifest["block"] = {**block, "position": block["position"] + i}
+            if len(ds) > 1:  # the group it ran in: one server start for all its cells, in this order
+                manifest["group"] = {"cells": list(cells), "position": i + 1, "size": len(cells),
+                                     "fresh_server": i == 0}
+            manifest["server"]["version"] = part.pop("server_version", "")
+            manifest.update(part)
+            try:  # a server that ran other settings than the name says is no measurement of it
+                effective.check(manifest)
+            except effective.EffectiveError as e:
+                raise ServerError(str(e)) from None
+            (fr.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+            manifests.append(manifest)
+    return manifests

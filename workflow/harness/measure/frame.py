@@ -73,14 +73,26 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def _phases() -> dict:
+    return {"copy_s": 0.0, "start_s": 0.0, "stop_s": 0.0, "starts": 0}
+
+
 class Frame:
     """`with Frame(...) as fr:` gives fr.server (started), fr.tmp (the staging
     dir: write captures there), fr.server_cpus, fr.server_mems (its memory nodes),
-    fr.client_cpus, fr.run_id."""
+    fr.client_cpus, fr.run_id, fr.state (what a kind keeps between a group's cells).
 
-    def __init__(self, *, out: Path, name: str, entry: dict, build_dir: Path, source: Path,
-                 cores: int, settings: dict, options: dict, max_connections: int = 200):
-        self.out = Path(out)
+    `outs` (instead of `out`): a group of cells measured on one server start, one
+    after the other (`select(i)` makes cell i's staging dir fr.tmp and its timing
+    fr.timing); each appears at its output path on success. Should the group fail, its
+    cells already complete (manifest written) are set aside under data/partial/."""
+
+    def __init__(self, *, name: str, entry: dict, build_dir: Path, source: Path,
+                 cores: int, settings: dict, options: dict, max_connections: int = 200,
+                 out: Path | None = None, outs: list[Path] | None = None):
+        self.outs = [Path(o) for o in (outs or [out])]
+        self.out = self.outs[0]
+        self.state: dict = {}
         self.name, self.entry, self.build_dir = name, entry, Path(build_dir)
         self.source = Path(source)  # a dataset or template dir holding datadir/
         self.settings, self.options = settings, dict(options)
@@ -99,8 +111,9 @@ class Frame:
         self.observed: list[int] = []
         self.observed_mems: list[int] = []
         # where a cell's time beyond its measured windows goes (bench/cell_overhead.py):
-        # the datadir copy, each server start (to the first answer, CPUs checked) and stop
-        self.timing = {"started": now(), "phases": {"copy_s": 0.0, "start_s": 0.0, "stop_s": 0.0, "starts": 0}}
+        # the datadir copy, each server start (to the first answer, CPUs checked) and stop;
+        # in a group, each cell's own (the first has the copy and start, the last the stop)
+        self.timing = {"started": now(), "phases": _phases()}
         self._stack = []
 
     def _phase(self, name: str, t0: float) -> None:
@@ -121,6 +134,7 @@ class Frame:
         srv = self._server(options)
         srv.__enter__()
         self.server = srv
+        self._record(srv)  # a group's cells write their manifests while it runs
         self.timing["phases"]["starts"] += 1
         self._phase("start_s", t0)
         observed = placement.observed_cpus(srv.pid)
@@ -148,12 +162,17 @@ class Frame:
         finally:
             for f in ("my.cnf", "mysqld.err"):
                 if (srv.rundir / f).exists():
-                    shutil.copy2(srv.rundir / f, self.tmp / f)
-            self.cnf_text = srv.cnf_text
-            self.backend, self.mechanism, self.image = srv.backend, srv.mechanism_used, srv.image
-            # docker: the memory limit and seccomp; auto fallen back to host: the reason ("fallback")
-            self.backend_extra = {k: v for k, v in srv.placement_info().items()
-                                  if k in ("memory_limit", "seccomp", "fallback")}
+                    for tmp in self.tmps:  # a group's cells all ran on this server
+                        shutil.copy2(srv.rundir / f, tmp / f)
+            self._record(srv)
+
+    def _record(self, srv: Server) -> None:
+        """What the manifest says of the server: its my.cnf, backend, mechanism, image."""
+        self.cnf_text = srv.cnf_text
+        self.backend, self.mechanism, self.image = srv.backend, srv.mechanism_used, srv.image
+        # docker: the memory limit and seccomp; auto fallen back to host: the reason ("fallback")
+        self.backend_extra = {k: v for k, v in srv.placement_info().items()
+                              if k in ("memory_limit", "seccomp", "fallback")}
 
     def restart(self, extra_options: dict | None = None, without: tuple = ()) -> Server:
         """Stop the server cleanly and start it again on the same datadir and CPUs with
@@ -164,14 +183,20 @@ class Frame:
 
     def __enter__(self):
         # one measurement on the host at a time, across pipelines (waits, saying so)
-        self._lock = hostlock.measuring(f"cell {self.out.name}")
+        what = f"cell {self.out.name}" + (f" and {len(self.outs) - 1} more on one server" if len(self.outs) > 1 else "")
+        self._lock = hostlock.measuring(what)
         self._lock.__enter__()
         self.timing["started"] = now()  # the wait for the lock is not part of the cell
         self._t0 = time.monotonic()
+        self._stagings, self.tmps = [], []
         try:
-            self._staging = atomic.staging_dir(self.out)
-            self.tmp = self._staging.__enter__()
+            for o in self.outs:
+                st = atomic.staging_dir(o)
+                self.tmps.append(st.__enter__())
+                self._stagings.append(st)
+            self.tmp = self.tmps[0]
         except BaseException:
+            self._exit_stagings(*sys.exc_info())
             self._lock.__exit__(*sys.exc_info())
             raise
         self._scratch = scratch("cell")
@@ -196,10 +221,39 @@ class Frame:
             shutil.rmtree(getattr(self, "_work", self.run / "none"), ignore_errors=True)
             try:
                 self._scratch.__exit__(exc_type, exc, tb)
-                self._staging.__exit__(exc_type, exc, tb)
+                self._exit_stagings(exc_type, exc, tb)
             finally:
                 self._lock.__exit__(exc_type, exc, tb)
         return False
+
+    def _exit_stagings(self, exc_type, exc, tb) -> None:
+        """Rename every cell's staging dir into place, or (failed) remove them, a group's
+        complete cells set aside first: a failed job's outputs are not kept, but what
+        was measured is never lost."""
+        errors = []
+        for tmp, out, st in zip(self.tmps, self.outs, self._stagings):
+            try:
+                if exc_type is not None and len(self.outs) > 1 and (tmp / "manifest.json").exists():
+                    dest = out.parents[2].parent / "partial" / out.parts[-3] / out.parts[-2] / \
+                        f"{out.name}.group-failed-{os.getpid()}"
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(tmp, dest)
+                    print(f"the group failed: its complete cell {out.name} is set aside in {dest}",
+                          file=sys.stderr)
+                    tmp.mkdir()  # for the staging's own clean-up
+                st.__exit__(exc_type, exc, tb)
+            except BaseException as e:  # every staging is ended, the first error raised
+                errors.append(e)
+        if errors and exc_type is None:
+            raise errors[0]
+
+    def select(self, i: int) -> None:
+        """Make cell i of the group the one measured: its staging dir fr.tmp, its own
+        timing (from now) fr.timing."""
+        self.out, self.tmp = self.outs[i], self.tmps[i]
+        if i:
+            self.timing = {"started": now(), "phases": _phases()}
+            self._t0 = time.monotonic()
 
     def finish(self) -> None:
         """End the server once the kind has measured and captured everything (its my.cnf

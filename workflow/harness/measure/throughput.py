@@ -5,7 +5,9 @@ Per cell: a discarded warm-up (its own seed, so the measured run does not
 replay its key sequence), the measured run with per-interval CSV, SHOW GLOBAL
 STATUS before/after, EXPLAIN of the workload's statements, index types, MyISAM
 key caches, Performance Schema top waits, and the client's CPU time.
-Cell name: <build>_<engine>_<variant>_t<tables>_c<cores>_u<users>_r<rep>.
+Cell name: <build>_<engine>_<variant>_t<tables>_c<cores>_u<users>_r<rep>. The cells of
+one group (the same name but for u<users>) may share one server start: each then has
+its own warm-up, windows and captures; a MEMORY dataset is loaded once, by the first.
 """
 from __future__ import annotations
 
@@ -27,6 +29,10 @@ def server_tail(srv) -> str:
 
 
 NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_u{users}_r{rep}")
+# A group: the cells that differ only in their users, run on one server start (the users
+# swept inside it, as the studies' sysbench runs did; harness.plan.cells.grouped).
+GROUP_BY = "users"
+GROUP_NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_r{rep}")
 CLIENT_SATURATED = 0.9  # a load generator busier than this on its CPUs may measure itself
 WARMUP_SEED_OFFSET = 100003  # the warm-up's seed: far from every measured seed (seed + rep)
 
@@ -59,6 +65,10 @@ def unsupported(spec: dict, d: dict, entry: dict) -> str | None:
 
 def name(d: dict) -> str:
     return NAMING.name(d)
+
+
+def group_name(d: dict) -> str:
+    return GROUP_NAMING.name(d)
 
 
 def parse(text: str) -> dict:
@@ -97,9 +107,10 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     captures: dict[str, str] = {}
     caches = None
     if spec["dataset"] == "sbtest":
-        if engine in sbtest.VOLATILE:
+        if engine in sbtest.VOLATILE and not fr.state.get("filled"):
             sbtest.fill(srv, engine=engine, tables=d["tables"], table_size=spec["table_size"],
                         cpus=fr.client_cpus, run_id=fr.run_id)
+            fr.state["filled"] = True  # the group's later cells find the tables filled
         captures["indexes.tsv"] = collect.tsv(["table", "key", "index_type"],
                                               collect.index_types(srv, d["tables"]))
         if engine == "MyISAM":

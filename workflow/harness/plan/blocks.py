@@ -4,7 +4,9 @@ host along the run lands on every setting alike and the settings a claim compare
 can be paired by block (randomized multiple interleaved trials).
 
 The order of block r is a permutation of its cell names (sorted, then shuffled by
-random.Random(seed)); the seed is derived from the profile's `sysbench.seed`, the
+random.Random(seed)), with the cells of a group (one server start for the users of a
+setting: harness.plan.cells.grouped) kept together, the groups shuffled and then the
+cells inside each; the seed is derived from the profile's `sysbench.seed`, the
 experiment's name and r (sha256, first 48 bits), so it is the same on every host
 and run, and it is recorded in every cell's manifest (`block`: id, position,
 seed, size) and in the block's `data/order/<experiment>.r<r>.a<attempt>.open` file.
@@ -51,10 +53,21 @@ def block_seed(cfg: dict, exp: str, block: int) -> int:
 
 
 def order(cfg: dict, lock: dict, exp: str, block: int) -> list[str]:
-    """The cell names of block `block` in the order they are measured."""
-    names = sorted(plan.cell_names(cfg, lock, exp, rep=block))
-    random.Random(block_seed(cfg, exp, block)).shuffle(names)
-    return names
+    """The cell names of block `block` in the order they are measured: its groups
+    (harness.plan.cells.group_of: one server start each) shuffled, then the cells of
+    each group, by the same generator. Groups of one cell leave it exactly the shuffle
+    of the sorted names (a one-element shuffle draws nothing)."""
+    groups: dict[str, list[str]] = {}
+    for n in sorted(plan.cell_names(cfg, lock, exp, rep=block)):
+        groups.setdefault(plan.group_of(cfg, exp, n), []).append(n)
+    rng = random.Random(block_seed(cfg, exp, block))
+    keys = list(groups)
+    rng.shuffle(keys)
+    out = []
+    for k in keys:
+        rng.shuffle(groups[k])
+        out += groups[k]
+    return out
 
 
 def info(names: list[str], name: str, block: int, seed: int) -> dict:

@@ -67,6 +67,33 @@ def cell_names(cfg: dict, lock: dict, exp: str, rep: int | None = None,
     return [kind.name({**d, "rep": r}) for r in reps for d, reason in combos(cfg, lock, exp) if reason is None]
 
 
+def grouped(cfg: dict, exp: str) -> bool:
+    """Whether the experiment's cells that differ only in their users (its kind's GROUP_BY)
+    run as groups, one server start each, the users swept inside it in the block's seeded
+    order (`sysbench.users_on_one_server`, default true; a kind without GROUP_BY, or an
+    experiment with one users value, has groups of one cell)."""
+    spec = cfg["experiments"][exp]
+    by = getattr(kinds.KINDS[spec["kind"]], "GROUP_BY", None)
+    return bool(by) and bool(cfg["sysbench"]["users_on_one_server"]) and len(spec.get(by) or []) > 1
+
+
+def group_of(cfg: dict, exp: str, name: str) -> str:
+    """The group a cell runs in: its kind's group name, or the cell's own name when the
+    experiment is not grouped."""
+    if not grouped(cfg, exp):
+        return name
+    kind = kind_of(cfg, exp)
+    return kind.group_name(kind.parse(name))
+
+
+def group_cells(cfg: dict, exp: str, head: str, rep: int) -> list[str]:
+    """The cell names of a group of a grouped experiment, from its name without users
+    (`head`, the rule's wildcard) and its repetition: one per users value, in the
+    experiment's order."""
+    spec = cfg["experiments"][exp]
+    return [f"{head}_u{u}_r{rep}" for u in spec[kind_of(cfg, exp).GROUP_BY]]
+
+
 def cell_dir(cfg: dict, exp: str, name: str, raw: str = "data/raw") -> str:
     return f"{raw}/{cfg['experiments'][exp]['study']}/{exp}/{name}"
 
@@ -114,12 +141,15 @@ def cell_spec(cfg: dict, exp: str) -> str:
     param: a change of it re-measures that experiment's cells, nothing else)."""
     spec = cfg["experiments"][exp]
     run = {k: spec[k] for k in sorted(spec) if k not in ("enabled", "builds", "repetitions")}
-    return json.dumps({"experiment": exp, "spec": run, "settings": run_settings(cfg)}, sort_keys=True)
+    req = {"experiment": exp, "spec": run, "settings": run_settings(cfg)}
+    if grouped(cfg, exp):  # only here: a run's other cells keep their recorded params
+        req["group_by"] = kind_of(cfg, exp).GROUP_BY
+    return json.dumps(req, sort_keys=True)
 
 
 def run_settings(cfg: dict) -> dict:
     """Run-wide settings a cell depends on: the load driver, placement, backend, server."""
-    s = dict(cfg["sysbench"])
+    s = {k: v for k, v in cfg["sysbench"].items() if k != "users_on_one_server"}  # (cell_spec's group_by)
     s.update(cfg["placement"])
     s["backend"] = cfg["backend"]
     s["options"] = cfg["server"]["options"]

@@ -5,9 +5,11 @@
 Per experiment: cells x (warm-up + duration) x blocks is the measurement
 time the profile asks for, expected (repetitions.min blocks: decided at the first
 look) and in the worst case (max blocks: undecided at every look); each cell also costs a per-cell overhead (datadir
-copy, server start and stop, captures) and each dataset a preparation. Both
+copy, server start and stop, captures; a group of g cells on one server start,
+harness.plan.cells.grouped, costs one cell's overhead plus g-1 times a further cell's)
+and each dataset a preparation. Both
 are *measured* from the Snakemake benchmark files of earlier runs
-(benchmarks/run_cell/..., benchmarks/dataset/..., written by every rule's
+(benchmarks/run_cell/..., benchmarks/run_group/..., benchmarks/dataset/..., written by every rule's
 `benchmark:`) when there are any, else the stated defaults below (measured on
 the reference host: 2 vCPUs, Docker backend, Nix store). A dataset costs a
 fixed part plus its rows at a per-row rate (index builds make full-text rows
@@ -25,6 +27,7 @@ import csv
 import glob
 import json
 import os
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -40,6 +43,7 @@ from harness.plan import config
 
 from harness.plan import cells as plan
 DEFAULT_CELL_OVERHEAD_S = 2.0    # a throughput cell's job beyond its windows: copy, start, captures, stop (smoke, 2-CPU VM, docker, 2026-11-26: median 1.84 s of 85 cells)
+DEFAULT_GROUP_CELL_S = 0.3      # each further cell of a group (one server start): its captures and queries
 DEFAULT_STEPS_ROW_S = 0.005      # a steps cell, per row of its script beyond the per-cell overhead
                                  # (reference, 5,000 rows: 5.6.24 0.0067, 10.11 0.0021)
 DEFAULT_DATASET_S = 3.0          # prepare one dataset: start a server, load, stop (the fixed part)
@@ -94,21 +98,41 @@ def _manifest(cell_dir: str) -> dict:
         return {}
 
 
+def windows_s(timing: dict) -> float:
+    """A manifest timing's warm-ups and windows in seconds (`windows`, else one window of
+    its warmup_s + duration_s: older manifests)."""
+    wins = timing.get("windows") or [{"warmup_s": timing.get("warmup_s") or 0,
+                                      "duration_s": timing.get("duration_s") or 0}]
+    return sum(float(w.get("warmup_s") or 0) + float(w.get("duration_s") or 0) for w in wins)
+
+
+def group_members(raw: str, study: str, exp: str, group: str) -> list[str]:
+    """The cell dirs of group `group` (<head>_r<rep>: benchmarks/run_group/...) that exist."""
+    head, _, rep = group.rpartition("_r")
+    pat = re.compile(re.escape(head) + r"_u\d+_r" + re.escape(rep))
+    return sorted(d for d in glob.glob(os.path.join(glob.escape(os.path.join(raw, study, exp)), f"{glob.escape(head)}_u*_r{rep}"))
+                  if pat.fullmatch(os.path.basename(d)))
+
+
 def measured_cells(bench_dir: str = BENCH, raw: str = RAW) -> list[dict]:
-    """Per benchmarked cell: experiment, total seconds, nominal sysbench seconds
-    (warm-up + duration from its manifest; 0 for a steps cell)."""
+    """Per benchmarked cell: experiment, seconds, nominal sysbench seconds (its windows
+    from its manifest; 0 for a steps cell), the size of the group it ran in (1: a job of its
+    own) and its job's seconds; a group's job time is shared evenly by its cells."""
     out = []
-    for p in sorted(glob.glob(os.path.join(bench_dir, "run_cell", "*", "*", "*.tsv"))):
-        s = _bench_seconds(p)
-        if s is None:
-            continue
-        study, exp = Path(p).parts[-3], Path(p).parts[-2]
-        cell = Path(p).stem
-        m = _manifest(os.path.join(raw, study, exp, cell))
-        timing = m.get("timing") or {}
-        nominal = float(timing.get("warmup_s") or 0) + float(timing.get("duration_s") or 0)
-        rows = int((m.get("driver") or {}).get("rows") or 0) if m.get("kind") == "steps" else 0
-        out.append({"experiment": exp, "seconds": s, "nominal": nominal, "cell": cell, "rows": rows})
+    for rule in ("run_cell", "run_group"):
+        for p in sorted(glob.glob(os.path.join(bench_dir, rule, "*", "*", "*.tsv"))):
+            s = _bench_seconds(p)
+            if s is None:
+                continue
+            study, exp = Path(p).parts[-3], Path(p).parts[-2]
+            dirs = [os.path.join(raw, study, exp, Path(p).stem)] if rule == "run_cell" else \
+                group_members(raw, study, exp, Path(p).stem)
+            for d in dirs:
+                m = _manifest(d)
+                nominal = windows_s(m.get("timing") or {})
+                rows = int((m.get("driver") or {}).get("rows") or 0) if m.get("kind") == "steps" else 0
+                out.append({"experiment": exp, "seconds": s / len(dirs), "nominal": nominal,
+                            "cell": os.path.basename(d), "rows": rows, "group": len(dirs), "job": p, "job_s": s})
     return out
 
 
@@ -130,8 +154,14 @@ def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
     """Measured per-cell overhead, per-row time of each steps experiment, the fixed part of a
     dataset's preparation, each with its source ('measured from N files' or 'default')."""
     cells = measured_cells(bench_dir, raw)
-    thr = [c["seconds"] - c["nominal"] for c in cells if c["nominal"] > 0]
+    thr = [c["seconds"] - c["nominal"] for c in cells if c["nominal"] > 0 and c["group"] == 1]
     over = statistics.median(thr) if thr else DEFAULT_CELL_OVERHEAD_S
+    jobs: dict = {}  # a group's further cells: (job - its windows - one cell's overhead) / (g - 1)
+    for c in cells:
+        if c["group"] > 1 and c["nominal"] > 0:
+            j = jobs.setdefault(c["job"], [c["job_s"], 0.0, c["group"]])
+            j[1] += c["nominal"]
+    extra = [max(0.0, (job - win - over) / (g - 1)) for job, win, g in jobs.values()]
     steps: dict = {}
     for c in cells:  # a steps cell: the per-cell overhead, then its rows at a rate
         if c["nominal"] == 0 and c["rows"]:
@@ -148,6 +178,8 @@ def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
     return {
         "cell_overhead_s": over,
         "cell_overhead_src": f"measured, median of {len(thr)} cells" if thr else "default",
+        "group_cell_s": statistics.median(extra) if extra else DEFAULT_GROUP_CELL_S,
+        "group_cell_src": f"measured, median of {len(extra)} groups" if extra else "default",
         "steps_row_s": {e: statistics.median(v) for e, v in steps.items()},
         "dataset_s": statistics.median(fixed) if fixed else DEFAULT_DATASET_S,
         "dataset_src": f"measured, median of {len(fixed)} datasets" if fixed else "default",
@@ -189,6 +221,9 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
         if spec["kind"] == "throughput":
             per = float(sb["warmup_s"]) + float(sb["duration_s"])
             over = ov["cell_overhead_s"]
+            if plan.grouped(cfg, exp):  # g cells on one server start: one start, g-1 further cells
+                g = len(spec["users"])
+                over = (over + (g - 1) * ov["group_cell_s"]) / g
         else:
             per = 0.0  # rows at the rate measured on smaller runs: an extrapolation, linear in rows
             over = ov["cell_overhead_s"] + int(spec.get("rows") or 0) * ov["steps_row_s"].get(exp, DEFAULT_STEPS_ROW_S)
@@ -264,7 +299,8 @@ def size(b: float) -> str:
 def render(est: dict) -> str:
     ov = est["overheads"]
     lines = [f"estimate for profile {est['profile']}: cells x (warm-up + duration) x blocks "
-             f"+ {ov['cell_overhead_s']:.1f} s per cell ({ov['cell_overhead_src']}) "
+             f"+ {ov['cell_overhead_s']:.1f} s per cell ({ov['cell_overhead_src']}; a group of g users on one "
+             f"server: that + (g-1) x {ov['group_cell_s']:.1f} s, {ov['group_cell_src']}) "
              f"+ {ov['dataset_s']:.1f} s per dataset ({ov['dataset_src']}) and its rows; "
              f"steps cells: their rows at the rate measured on this host's runs (extrapolated, linear); "
              f"expected: repetitions.min blocks (decided at the first look), worst case: max blocks",

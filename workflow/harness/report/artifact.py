@@ -37,8 +37,10 @@ ARTIFACT = "artifact.tex"
 
 
 def measured_time(study: str, exp: str, bench_dir: str = E.BENCH) -> tuple[float, int]:
-    """(seconds, files) of the run_cell benchmark files of an experiment's cells plus its tidy rule."""
+    """(seconds, files) of the run_cell and run_group benchmark files of an experiment's cells
+    plus its tidy rule."""
     files = glob.glob(os.path.join(bench_dir, "run_cell", study, exp, "*.tsv"))
+    files += glob.glob(os.path.join(bench_dir, "run_group", study, exp, "*.tsv"))
     files += glob.glob(os.path.join(bench_dir, "tidy_*", f"{exp}.tsv"))
     secs = [s for f in files if (s := E._bench_seconds(f)) is not None]
     return sum(secs), len(secs)

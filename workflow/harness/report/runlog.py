@@ -40,8 +40,12 @@ def summarize(cfg: dict, lock: dict, root: str = ".") -> dict:
         # the blocks this run reached: min, or more where a look found the experiment undecided
         names = plan.cell_names(cfg, lock, exp, blocks=blocks.blocks_reached(cfg, lock, exp,
                                                                             os.path.join(root, E.RAW)))
+        groups = list(dict.fromkeys(plan.group_of(cfg, exp, n) for n in names))  # a group's job: its cells'
         secs = [s for n in names if (s := _bench(root, "run_cell", study, exp, n)) is not None]
-        exps[exp] = {"study": study, "kind": spec["kind"], "cells": len(names), "benchmarked": len(secs),
+        if plan.grouped(cfg, exp):
+            secs = [s for g in groups if (s := _bench(root, "run_group", study, exp, g)) is not None]
+        exps[exp] = {"study": study, "kind": spec["kind"], "cells": len(names),
+                     "benchmarked": len(secs) * len(names) // max(1, len(groups)),
                      "measured_s": round(sum(secs), 1),
                      "disk_bytes": sum(E._dir_bytes(os.path.join(root, E.RAW, study, exp, n)) for n in names)}
     ds = plan.datasets_needed(cfg, lock)
@@ -74,6 +78,17 @@ def record(cfg: dict, lock: dict, started: float, finished: float, measured_now:
            "from_scratch": scratch, **s}
     atomic.write_text(path, json.dumps(out, indent=1) + "\n")
     return path
+
+
+def cells_newer_than(t: float, root: str = ".") -> int:
+    """How many cells this run measured: its run_cell benchmark files, and the cells of
+    its run_group files (a group's job measures several)."""
+    n = newer_than("run_cell/*/*/*.tsv", t, root)
+    for p in glob.glob(os.path.join(root, E.BENCH, "run_group", "*", "*", "*.tsv")):
+        if os.path.getmtime(p) >= t:
+            parts = Path(p).parts
+            n += len(E.group_members(os.path.join(root, E.RAW), parts[-3], parts[-2], Path(p).stem)) or 1
+    return n
 
 
 def newer_than(pattern: str, t: float, root: str = ".") -> int:
