@@ -153,23 +153,28 @@ def server_qps(cell_dir: Path) -> float:
     return delta["Questions"] / (m["result"]["total_time_s"] or m["timing"]["duration_s"])
 
 
-def agreement(raws: dict[str, str]) -> None:
-    """The paired interval of group / fresh server-side QPS over every (round, users) pair."""
+def agreement(raws: dict[str, str]):
+    """The paired interval of group / fresh server-side QPS over every (round, users) pair,
+    printed with the median ratio per users value; returned (None with too few pairs)."""
     from harness.analysis import intervals
     fresh, group = Path(raws["fresh"]), Path(raws["group"])
-    pairs = []
+    pairs: list[tuple[int, float, float]] = []
     for g in sorted(group.glob("*/*/*/manifest.json")):
         f = fresh / g.parent.relative_to(group)
         if (f / "manifest.json").exists():
-            pairs.append((server_qps(g.parent), server_qps(f)))
+            users = json.loads(g.read_text())["factors"]["users"]
+            pairs.append((users, server_qps(g.parent), server_qps(f)))
     if len(pairs) < 6:
         print(f"group / fresh: {len(pairs)} pairs, too few for an interval")
-        return
-    ci = intervals.paired_interval([a for a, _ in pairs], [b for _, b in pairs], level=0.9)
+        return None
+    ci = intervals.paired_interval([a for _, a, _ in pairs], [b for _, _, b in pairs], level=0.9)
     inside = 0.97 <= ci.lo and ci.hi <= 1.03
+    per = ", ".join(f"users {u}: {statistics.median(a / b for uu, a, b in pairs if uu == u):.3f}"
+                    for u in sorted({u for u, _, _ in pairs}))
     print(f"group / fresh server-side QPS: {ci.point:.3f} [{ci.lo:.3f}, {ci.hi:.3f}] "
           f"({ci.coverage:.1%} {ci.method}, {len(pairs)} pairs); "
-          f"{'inside' if inside else 'not inside'} [0.97, 1.03]")
+          f"{'inside' if inside else 'not inside'} [0.97, 1.03]; median per users value: {per}")
+    return ci
 
 
 def report(rs: list[dict]) -> None:

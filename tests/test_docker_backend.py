@@ -476,6 +476,12 @@ def test_sigkill_of_the_harness_watchdog_removes_the_container(runtime_image, bu
         assert _gone(session), "the container outlived a SIGKILLed harness (no watchdog?)"
         assert procs.server_pids(session=session) == []
         assert not out.exists()
+        from harness import paths  # and its copied datadir, once the container is gone
+        deadline = time.monotonic() + 30
+        while (mine := [d for d in paths.work_dir().iterdir() if d.name.startswith(out.name[:40])]) \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not mine, "a SIGKILLed cell's copied datadir outlived its watchdog"
     finally:
         docker_backend.reap(session=session)
 

@@ -155,11 +155,27 @@ def test_sigkill_of_the_harness_takes_its_server_down(build_dir, dataset, tmp_pa
     while server_pids() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert server_pids() == [], "mysqld outlived a SIGKILLed harness"
-    # its copied datadir is left behind, owned by a dead pid: reap removes it, and only it
+    # its copied datadir: removed by its watchdog once the server is gone
+    from harness import paths
     from harness.measure import frame
-    stale = [d for d in frame.stale_work_dirs() if d.name.startswith(out.name[:40])]
-    assert stale, "a SIGKILLed cell's work directory should be found as stale"
-    res = subprocess.run(harness_cmd("reap", "--run", "none"), capture_output=True, text=True,
-                         env=harness_env(), cwd=ROOT)
-    assert res.returncode == 0, res.stderr
-    assert not any(d.exists() for d in stale)
+    mine = [d for d in paths.work_dir().iterdir() if d.name.startswith(out.name[:40])]
+    while mine and time.monotonic() < deadline + 15:
+        time.sleep(0.1)
+        mine = [d for d in mine if d.exists()]
+    assert not mine, "a SIGKILLed cell's copied datadir outlived its watchdog"
+    # one whose watchdog died too (a stale dir of a dead pid): harness reap removes it, and only it
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale, live = paths.work_dir() / "stale-test", paths.work_dir() / "live-test"
+    for d, pid in ((stale, dead.pid), (live, os.getpid())):
+        d.mkdir()
+        (d / frame.OWNER).write_text(f"{pid}\n")
+    try:
+        assert stale in frame.stale_work_dirs() and live not in frame.stale_work_dirs()
+        res = subprocess.run(harness_cmd("reap", "--run", "none"), capture_output=True, text=True,
+                             env=harness_env(), cwd=ROOT)
+        assert res.returncode == 0, res.stderr
+        assert not stale.exists() and live.exists()
+    finally:
+        for d in (stale, live):
+            subprocess.run(["rm", "-rf", str(d)])

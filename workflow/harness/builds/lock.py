@@ -35,7 +35,9 @@ def default_lock() -> Path:
 
 def load_lock(path: Path) -> dict:
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        # libyaml's safe loader where PyYAML has it: the same documents, ten times faster
+        # (every measured cell's job reads the lock: ~0.15 s in pure Python)
+        data = yaml.load(Path(path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (OSError, yaml.YAMLError) as e:
         raise BuildError(f"{path}: cannot read the build lock ({e})") from None
     builds = (data or {}).get("builds") or {}

@@ -421,12 +421,15 @@ def watch_main(argv: list[str]) -> int:
 
 def watch(pid: int, run_id: str, docker: bool, cgroup: str | None) -> int:
     """The watchdog (`python -m harness watchdog`): wait for `pid` to end, then remove the
-    run's containers, labelled servers and cgroup."""
+    run's containers, labelled servers and cgroup, and the copied datadirs `pid` left in
+    the work directory (after a SIGKILL: a clean end removed them already)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _wait_for_exit(pid)
     if docker:
         docker_backend.reap(run_id=run_id)
     procs.reap(run_id=run_id)  # a host server dies with its parent already; this is a safety net
+    from harness.measure import frame  # only now: the watchdog starts light
+    frame.remove_work_dirs_of(pid)
     if cgroup:
         cg = Path(cgroup)
         for _ in range(300):  # the killed server may take a moment to leave
