@@ -108,9 +108,9 @@ def _med(vals: list[float]) -> str:
 USERS = [1, 2, 4, 8]
 
 
-def measure_pairs(n: int, backend: str, work: Path, duration: int = 2) -> dict[str, str]:
+def measure_pairs(n: int, backend: str, work: Path, duration: int = 2, warmup: int = 1) -> dict[str, str]:
     """N rounds of the same Point-Selects setting (the pinned MySQL 5.6.24, InnoDB
-    1 x 1,000 rows, 1 s warm-up + `duration` s) at users 1, 2, 4, 8: the four cells
+    1 x 1,000 rows, `warmup` s + `duration` s) at users 1, 2, 4, 8: the four cells
     each on a fresh server (the arm `fresh`), and as one group on one server start
     (`group`, harness.measure.cell.run_cells), the arms and the users in a seeded
     random order per round (the same users order in both arms); {arm: raw dir}."""
@@ -120,7 +120,7 @@ def measure_pairs(n: int, backend: str, work: Path, duration: int = 2) -> dict[s
     from common import BUILD, pinned_build, run_settings  # noqa: E402  (bench/common.py)
     from harness.measure import cell, datasets
     entry, build_dir, template = pinned_build()
-    settings = run_settings(backend=backend, warmup_s=1, duration_s=duration)
+    settings = run_settings(backend=backend, warmup_s=warmup, duration_s=duration)
     ds = work / "datasets" / "InnoDB_t1_n1000"
     datasets.prepare("sbtest", ds.name, name=BUILD, entry=entry, build_dir=build_dir, template=template,
                      out=ds, settings=settings)
@@ -159,11 +159,13 @@ def agreement(raws: dict[str, str]):
     from harness.analysis import intervals
     fresh, group = Path(raws["fresh"]), Path(raws["group"])
     pairs: list[tuple[int, float, float]] = []
+    positions: dict[int, list[float]] = {}  # the group's k-th cell: 1 = the one that started the server
     for g in sorted(group.glob("*/*/*/manifest.json")):
         f = fresh / g.parent.relative_to(group)
         if (f / "manifest.json").exists():
-            users = json.loads(g.read_text())["factors"]["users"]
-            pairs.append((users, server_qps(g.parent), server_qps(f)))
+            m = json.loads(g.read_text())
+            pairs.append((m["factors"]["users"], server_qps(g.parent), server_qps(f)))
+            positions.setdefault(m["group"]["position"], []).append(pairs[-1][1] / pairs[-1][2])
     if len(pairs) < 6:
         print(f"group / fresh: {len(pairs)} pairs, too few for an interval")
         return None
@@ -173,7 +175,9 @@ def agreement(raws: dict[str, str]):
                     for u in sorted({u for u, _, _ in pairs}))
     print(f"group / fresh server-side QPS: {ci.point:.3f} [{ci.lo:.3f}, {ci.hi:.3f}] "
           f"({ci.coverage:.1%} {ci.method}, {len(pairs)} pairs); "
-          f"{'inside' if inside else 'not inside'} [0.97, 1.03]; median per users value: {per}")
+          f"{'inside' if inside else 'not inside'} [0.97, 1.03]; median per users value: {per}; "
+          f"per position in the group (1: the cell that started its server): "
+          + ", ".join(f"{k}: {statistics.median(v):.3f}" for k, v in sorted(positions.items())))
     return ci
 
 
@@ -204,13 +208,14 @@ def main() -> None:
     p.add_argument("--bench", default="benchmarks")
     p.add_argument("--pairs", type=int, default=0,
                    help="measure N rounds first: users 1, 2, 4, 8 on fresh servers vs as one group")
-    p.add_argument("--duration", type=int, default=2, help="--pairs: each window's seconds (after a 1 s warm-up)")
+    p.add_argument("--duration", type=int, default=2, help="--pairs: each window's seconds")
+    p.add_argument("--warmup", type=int, default=1, help="--pairs: each warm-up's seconds")
     p.add_argument("--backend", default="docker")
     a = p.parse_args()
     if a.pairs:
         import tempfile
         with tempfile.TemporaryDirectory(prefix="cell-overhead-", dir=".") as work:
-            raws = measure_pairs(a.pairs, a.backend, Path(work).resolve(), a.duration)
+            raws = measure_pairs(a.pairs, a.backend, Path(work).resolve(), a.duration, a.warmup)
             for arm, raw in raws.items():
                 print(f"-- cells {'each on a fresh server' if arm == 'fresh' else 'as groups of 4 on one server'}:")
                 report(rows(raw, os.path.join(work, "no-benchmarks")))

@@ -57,7 +57,7 @@ GENERIC_MACROS = [
     "NumCells", "NumRuns", "NumReps", "NumUnstable", "NumExperiments", "ExperimentsNotRun", "CoresAll",
     "MaxCores", "PrimaryBuild", "PrimaryBuildVersion", "BuildName", "BuildVersion", "HostCPU", "HostCPUs",
     "HostKernel", "SysbenchVersion", "PlacementMechanism", "PlacementBackend", "ConfigProfile", "DurationS",
-    "WarmupS", "RandSeed", "RandType", "CVThreshold", "NumUnsupported", "NumClaims", "NumClaimsReproduced",
+    "WarmupS", "UsersSweep", "RandSeed", "RandType", "CVThreshold", "NumUnsupported", "NumClaims", "NumClaimsReproduced",
     "NumClaimsNotReproduced", "NumClaimsInconclusive", "NumClaimsNotMeasurable", "ClaimLevel",
     "RepsNeeded", "ContentionCores", "IntervalMethod", "CellCoverage", "MemoryCheck",
 ]
@@ -385,6 +385,8 @@ def test_deviations_table_is_generated_from_studies_factors_and_claims(real):
     assert "1 (placement" in tex and "1{,}000" in tex
     assert "1\\,s discarded warm-up, then 3\\,s" in tex
     assert "data in memory & not stated & the data fit in the server's buffers" in tex
+    # the fixture's run predates groups (no users_on_one_server): a server per cell
+    assert "server starts & not stated & one per cell" in tex
 
 
 def test_memory_sentence_only_from_the_check(tmp_path, tidy_copy, real):

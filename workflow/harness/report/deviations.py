@@ -234,6 +234,11 @@ def deviation_rows(tidy) -> list[tuple[str, str, str]]:
     for c in studies.claims():
         if c.deviation:
             rows.append((f"{tex_escape(c.study)} {tex_tt(c.id)}", tex_escape(c.published), tex_escape(c.deviation)))
+    sb = (tidy.config or {}).get("sysbench") or {}
+    rows.append(("server starts", "not stated", tex_escape(
+        "one per setting: its users values in a random order on one server start, each with its own "
+        "warm-up and window" if sb.get("users_on_one_server") else
+        "one per cell: every users value on a server started for it alone")))
     rows.append(("data in memory", "not stated", tex_escape(memory_sentence(tidy))))
     return rows
 
