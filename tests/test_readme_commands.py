@@ -264,16 +264,16 @@ def dry(work: Path, argv: list[str], **kw) -> subprocess.CompletedProcess:
 
 
 def first_cell(fresh: Path, experiment: str = "point_select") -> str:
-    """The first cell of block 1 of an experiment that `./artifact paper -n` plans: the run_cell
-    job whose inputs name no predecessor's `.measured` marker (any later cell of a block brings
-    the cells before it in the block's seeded order)."""
+    """The first cell of block 1 of an experiment that `./artifact paper -n` plans: of the run_cell
+    or run_group_* job (a group: its first output) whose inputs name no predecessor's `.measured`
+    marker (any later cell of a block brings the cells before it in the block's seeded order)."""
     res = dry(fresh, ["./artifact", "paper", "-n"])
     assert res.returncode == 0, tail(res)
     firsts = []
     for job in re.split(r"^\s*(?:local)?rule ", res.stdout + res.stderr, flags=re.M):
-        if not job.startswith("run_cell:"):
+        if not re.match(r"(run_cell|run_group_\w+):", job):
             continue
-        out = re.search(rf"output: data/raw/[A-C]\d/{experiment}/(\S+_r1)\s*$", job, re.M)
+        out = re.search(rf"output: data/raw/[A-C]\d/{experiment}/(\S+_r1)(?:,|\s*$)", job, re.M)
         inputs = re.search(r"input: (.*)$", job, re.M)
         if out and inputs and ".measured" not in inputs.group(1):
             firsts.append(out.group(1))
@@ -315,13 +315,16 @@ def test_readme_command(command, request):
     if sub in ("paper", "smoke", "replot"):
         assert "This was a dry-run" in out, tail(res)
         jobs = planned_jobs(out)
-        if "<cell>" in command:  # one cell, and nothing after it
-            assert jobs.get("run_cell") == 1 and "paper" not in jobs, jobs
+        if "<cell>" in command:  # one cell (with its group: one job), and nothing after it
+            measuring = {k: v for k, v in jobs.items() if k == "run_cell" or k.startswith("run_group_")}
+            assert list(measuring.values()) == [1] and "paper" not in jobs, jobs
         elif sub == "replot":  # never measures: only the recorded cells, re-tidied, to the PDF
             assert jobs.get("paper") == 1 and not MEASURING & set(jobs), jobs
+            assert not any(j.startswith("run_group_") for j in jobs), jobs
             assert re.search(r"^replot: \d+ cell\(s\) of profile default are not measured", res.stderr, re.M)
         else:  # a sweep that ends in the PDF
-            assert jobs.get("paper") == 1 and jobs.get("run_cell", 0) > 0, jobs
+            assert jobs.get("paper") == 1 and sum(v for k, v in jobs.items()
+                                                  if k == "run_cell" or k.startswith("run_group_")) > 0, jobs
     elif sub.startswith("clean-"):
         assert (work / "data" / "raw").is_dir() and any((work / "data" / "raw").iterdir()), "a dry run removed"
         if sub == "clean-all":
