@@ -3,11 +3,11 @@
 bench/cell_overhead.py --pairs: rounds of the same Point-Selects setting at users 1, 2,
 4, 8 on the real MySQL 5.6.24 in containers, each cell once on a fresh server and once in
 a group on one server start, arms and users in a seeded random order, each window
-after the default profile's 3 s warm-up (after a 1 s one, a fresh server at 1 user
-is still warming up: it measured 5 % below a group's); the paired
+after the default profile's 3 s warm-up; the paired
 interval of group / fresh server-side QPS over all (round, users) pairs must lie inside
 [0.97, 1.03] (a group's later cells may not gain or lose more than 3 % from the server
-having run before them)."""
+having run before them). On the 2-CPU development VM it has not passed: the README
+gives the intervals measured there."""
 from __future__ import annotations
 
 import importlib.util

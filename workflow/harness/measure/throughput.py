@@ -30,7 +30,7 @@ def server_tail(srv) -> str:
 
 NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_u{users}_r{rep}")
 # A group: the cells that differ only in their users, run on one server start (the users
-# swept inside it, as the studies' sysbench runs did; harness.plan.cells.grouped).
+# swept inside it; harness.plan.cells.grouped).
 GROUP_BY = "users"
 GROUP_NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_r{rep}")
 CLIENT_SATURATED = 0.9  # a load generator busier than this on its CPUs may measure itself

@@ -144,7 +144,7 @@ def build_macros(ctx, rows) -> list:
         ("WarmupS", L.fmt_num(sb.get("warmup_s"))),
         # how a setting's users ran (a resolved config from before groups has no key: fresh servers)
         ("UsersSweep", "the users values of one setting run on one server start, in the block's "
-                       "random order, as the studies swept users on one server"
+                       "random order, each after its own warm-up"
          if sb.get("users_on_one_server") else "every cell runs on a server started for it alone"),
         ("RandSeed", L.fmt_num(sb.get("seed"))),
         ("RandType", L.tex_escape(sb.get("rand_type") or L.NA)),
