@@ -129,7 +129,7 @@ def test_its_cells_are_tidied_and_its_claim_reported(on_path, tmp_path):
     assert "zz_fake" in (done["generated"] / "sections.tex").read_text()
 
 
-def test_snakemake_plans_its_run_cell_jobs(on_path):
+def test_snakemake_plans_its_measuring_jobs(on_path):
     # a dry run for the fake experiment's tidy table; --configfile takes several values: keep it last
     res = subprocess.run([str(SNAKEMAKE), "-n", "--cores", "1", f"data/tidy/{EXPERIMENT}_summary.csv",
                           "--configfile", "config/smoke.yaml", str(on_path["profile"])],
@@ -140,5 +140,6 @@ def test_snakemake_plans_its_run_cell_jobs(on_path):
     n_cells = len([c for c in SOURCE.iterdir() if c.is_dir()])
     jobs = dict(line.split()[:2] for line in out.splitlines()
                 if len(line.split()) == 2 and line.split()[1].isdigit())
-    print("JOBS", jobs); assert jobs.get("run_cell") == str(n_cells), out[-3000:]
+    # its users 1 and 4 of a setting run as one group job (run_group_u1_4): two cells a job
+    assert jobs.get("run_group_u1_4") == str(n_cells // 2) and "run_cell" not in jobs, out[-3000:]
     assert f"data/raw/{CODE}/{EXPERIMENT}/" in out

@@ -325,12 +325,16 @@ def clone_repo(dest: Path, resources: bool) -> Path:
 
 
 def tiny_profile(work: Path) -> str:
-    """Only Point-Selects, InnoDB, 1 table of 100 rows, 1 core, users 1..3, 3 s runs."""
+    """Only Point-Selects, InnoDB, 1 table of 100 rows, 1 core, users 1..3, 3 s runs, each
+    cell its own job and server (users_on_one_server false: these cases interrupt and kill
+    single cells; a group's failure is tests/test_groups_e2e.py's)."""
     default = yaml.safe_load((work / "config/default.yaml").read_text())
     exps = {x: {"enabled": False} for x in default["experiments"] if x != "point_select"}
     exps["point_select"] = {"engines": ["InnoDB"], "tables": [1], "table_size": 100, "cores": [1],
                             "users": TINY_USERS, "repetitions": 1}
-    (work / "faults.yaml").write_text(yaml.safe_dump({"profile": "faults", "sysbench": {"warmup_s": 0, "duration_s": 3},
+    (work / "faults.yaml").write_text(yaml.safe_dump({"profile": "faults",
+                                                      "sysbench": {"warmup_s": 0, "duration_s": 3,
+                                                                   "users_on_one_server": False},
                                                       "claims": {"decide": False},   # one repetition
                                                       "experiments": exps}))
     return "faults.yaml"

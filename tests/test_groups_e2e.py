@@ -106,3 +106,32 @@ def test_cells_of_different_settings_are_no_group(dataset, build_dir, lock_entry
                        outs=[tmp_path / n for n in names])
     assert throughput.GROUP_BY == "users"
     assert not list(Path(tmp_path).iterdir())
+
+
+def test_ctrl_c_during_a_groups_second_cell_keeps_the_first(dataset, build_dir, tmp_path):
+    """SIGINT (Ctrl-C, or Snakemake ending the job) while the group measures its second cell:
+    exit 130, no output, the server gone, the complete first cell set aside."""
+    import signal
+    import subprocess
+    import time
+    names = _names([1, 2])
+    raw = tmp_path / "data" / "raw"
+    outs = [raw / "A3" / "point_select" / n for n in names]
+    req = cell_spec({"warmup_s": 0, "duration_s": 4}, users=[1, 2])
+    proc = subprocess.Popen(harness_cmd("run-cell", "--cell", *names, "--cell-spec", json.dumps(req),
+                                        "--build-dir", str(build_dir), "--source", str(dataset),
+                                        "--out", *map(str, outs)),
+                            env=harness_env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    first = outs[0].parent
+    while time.monotonic() < deadline and not list(first.glob(f".{names[0]}.tmp-*/manifest.json")):
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        time.sleep(0.1)
+    time.sleep(1.0)  # inside the second cell's window
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert not any(o.exists() for o in outs) and not tmp_siblings(first)
+    kept = list((tmp_path / "data" / "partial" / "A3" / "point_select").iterdir())
+    assert [p.name.split(".group-failed-")[0] for p in kept] == [names[0]], kept
+    assert not server_pids()

@@ -32,6 +32,7 @@ SCRIPTS = ROOT / "scripts"
 NIX_PINS = ROOT / "nix" / "builds.json"   # the lock's pins for flake.nix (harness.builds.nix)
 
 WORK_VAR = "MYSQLBENCH_WORK"
+WORK_OWNER = ".owner-pid"  # in each work dir: the pid of the harness that made it
 
 
 def work_dir() -> Path:
@@ -40,3 +41,15 @@ def work_dir() -> Path:
     d = Path(os.environ.get(WORK_VAR) or DATA / "work")
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def owned_work_dirs() -> list[tuple[Path, int]]:
+    """(work directory, the pid of the harness that made it: its WORK_OWNER file), for each."""
+    out = []
+    root = work_dir()
+    for d in root.iterdir() if root.exists() else []:
+        try:
+            out.append((d, int((d / WORK_OWNER).read_text().split()[0])))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out

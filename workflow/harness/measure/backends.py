@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,6 +40,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from harness import paths
 
 from harness.measure import docker as docker_backend
 
@@ -428,8 +431,9 @@ def watch(pid: int, run_id: str, docker: bool, cgroup: str | None) -> int:
     if docker:
         docker_backend.reap(run_id=run_id)
     procs.reap(run_id=run_id)  # a host server dies with its parent already; this is a safety net
-    from harness.measure import frame  # only now: the watchdog starts light
-    frame.remove_work_dirs_of(pid)
+    for d, owner in paths.owned_work_dirs():  # the copied datadirs `pid` made (harness.measure.frame)
+        if owner == pid:
+            shutil.rmtree(d, ignore_errors=True)
     if cgroup:
         cg = Path(cgroup)
         for _ in range(300):  # the killed server may take a moment to leave

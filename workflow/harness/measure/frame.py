@@ -36,36 +36,14 @@ from harness.measure.datasets import scratch
 from harness.measure.server import Server, ServerError
 
 SCHEMA_VERSION = 2
-OWNER = ".owner-pid"
-
-
-def _owned_work_dirs() -> list[tuple[Path, int]]:
-    """(work directory, the pid of the harness that made it), for every work dir."""
-    out = []
-    root = paths.work_dir()
-    for d in root.iterdir() if root.exists() else []:
-        try:
-            out.append((d, int((d / OWNER).read_text().split()[0])))
-        except (OSError, ValueError, IndexError):
-            continue
-    return out
+OWNER = paths.WORK_OWNER
 
 
 def stale_work_dirs() -> list[Path]:
     """Work directories (copied datadirs) whose harness process is gone: left by a
-    SIGKILL (its watchdog removes them: remove_work_dirs_of), else by `harness reap`."""
-    return [d for d, pid in _owned_work_dirs() if not Path(f"/proc/{pid}").exists()]
-
-
-def remove_work_dirs_of(pid: int) -> list[Path]:
-    """Remove the work directories of harness process `pid`, once it is gone (the
-    watchdog's last step after a SIGKILL of the harness); the ones removed."""
-    if Path(f"/proc/{pid}").exists():
-        return []
-    gone = [d for d, owner in _owned_work_dirs() if owner == pid]
-    for d in gone:
-        shutil.rmtree(d, ignore_errors=True)
-    return gone
+    SIGKILL (its watchdog removes them: harness.measure.backends.watch), else by
+    `harness reap`."""
+    return [d for d, pid in paths.owned_work_dirs() if not Path(f"/proc/{pid}").exists()]
 
 
 def copy_datadir(src: Path, dest: Path) -> None:

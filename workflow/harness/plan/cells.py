@@ -74,7 +74,9 @@ def grouped(cfg: dict, exp: str) -> bool:
     experiment with one users value, has groups of one cell)."""
     spec = cfg["experiments"][exp]
     by = getattr(kinds.KINDS[spec["kind"]], "GROUP_BY", None)
-    return bool(by) and bool(cfg["sysbench"]["users_on_one_server"]) and len(spec.get(by) or []) > 1
+    # a resolved config recorded before the key existed (a replot of older cells): its cells
+    # ran each on its own server
+    return bool(by) and bool(cfg["sysbench"].get("users_on_one_server")) and len(spec.get(by) or []) > 1
 
 
 def group_of(cfg: dict, exp: str, name: str) -> str:
