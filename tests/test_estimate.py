@@ -77,8 +77,17 @@ def test_a_groups_job_is_shared_by_its_cells(tmp_path):
     assert len(members) >= 2, [c.name for c in cells]
     raw = tmp_path / "data" / "raw" / "A3" / "point_select"
     raw.mkdir(parents=True)
-    for c in members + [c for c in cells if c not in members][:1]:
+    for c in [c for c in cells if c not in members][:1]:
         os.symlink(c, raw / c.name)
+    for c in members:  # as a group ran them: each manifest names the group's cells
+        (raw / c.name).mkdir()
+        m = json.loads((c / "manifest.json").read_text())
+        m["group"] = {"cells": [x.name for x in members], "position": members.index(c) + 1,
+                      "size": len(members), "fresh_server": c == members[0]}
+        (raw / c.name / "manifest.json").write_text(json.dumps(m))
+    stale = raw / f"{head}_u999_r{rep}"  # an older cell of a users value the group did not run
+    stale.mkdir()
+    (stale / "manifest.json").write_text((members[0] / "manifest.json").read_text())
     b = tmp_path / "benchmarks"
     (b / "run_cell" / "A3" / "point_select").mkdir(parents=True)
     (b / "run_group" / "A3" / "point_select").mkdir(parents=True)

@@ -119,6 +119,9 @@ def group_run(wc):
     members = set(hplan.group_cells(CFG, wc.experiment, wc.head, rep))
     names, seed = block_order(wc.experiment, rep)
     run = [n for n in names if n in members]
+    if len(run) != len(members):  # the rule's outputs are every users value of the setting
+        raise ValueError(f"group {wc.head}_r{rep} of {wc.experiment}: only {len(run)} of its {len(members)} "
+                         f"users values are planned; set sysbench.users_on_one_server: false")
     return run, [hplan.cell_dir(CFG, wc.experiment, n) for n in run], json.dumps(hblocks.info(names, run[0], rep, seed))
 
 

@@ -225,15 +225,17 @@ class Frame:
         errors = []
         for tmp, out, st in zip(self.tmps, self.outs, self._stagings):
             try:
-                if exc_type is not None and len(self.outs) > 1 and (tmp / "manifest.json").exists():
-                    dest = out.parents[2].parent / "partial" / out.parts[-3] / out.parts[-2] / \
-                        f"{out.name}.group-failed-{os.getpid()}"
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(tmp, dest)
-                    print(f"the group failed: its complete cell {out.name} is set aside in {dest}",
-                          file=sys.stderr)
-                    tmp.mkdir()  # for the staging's own clean-up
-                st.__exit__(exc_type, exc, tb)
+                try:
+                    if exc_type is not None and len(self.outs) > 1 and (tmp / "manifest.json").exists():
+                        dest = out.parents[2].parent / "partial" / out.parts[-3] / out.parts[-2] / \
+                            f"{out.name}.group-failed-{os.getpid()}"
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        os.replace(tmp, dest)
+                        print(f"the group failed: its complete cell {out.name} is set aside in {dest}",
+                              file=sys.stderr)
+                        tmp.mkdir()  # for the staging's own clean-up
+                finally:
+                    st.__exit__(exc_type, exc, tb)
             except BaseException as e:  # every staging is ended, the first error raised
                 errors.append(e)
         if errors and exc_type is None:

@@ -70,7 +70,7 @@ def cell_names(cfg: dict, lock: dict, exp: str, rep: int | None = None,
 def grouped(cfg: dict, exp: str) -> bool:
     """Whether the experiment's cells that differ only in their users (its kind's GROUP_BY)
     run as groups, one server start each, the users swept inside it in the block's seeded
-    order (`sysbench.users_on_one_server`, default true; a kind without GROUP_BY, or an
+    order (`sysbench.users_on_one_server`: false by default, true in smoke; a kind without GROUP_BY, or an
     experiment with one users value, has groups of one cell)."""
     spec = cfg["experiments"][exp]
     by = getattr(kinds.KINDS[spec["kind"]], "GROUP_BY", None)

@@ -107,11 +107,15 @@ def windows_s(timing: dict) -> float:
 
 
 def group_members(raw: str, study: str, exp: str, group: str) -> list[str]:
-    """The cell dirs of group `group` (<head>_r<rep>: benchmarks/run_group/...) that exist."""
+    """The cell dirs of group `group` (<head>_r<rep>: benchmarks/run_group/...) that exist and
+    were measured in it (their manifest's `group.cells`; not a users value's older cell)."""
     head, _, rep = group.rpartition("_r")
     pat = re.compile(re.escape(head) + r"_u\d+_r" + re.escape(rep))
-    return sorted(d for d in glob.glob(os.path.join(glob.escape(os.path.join(raw, study, exp)), f"{glob.escape(head)}_u*_r{rep}"))
-                  if pat.fullmatch(os.path.basename(d)))
+    found = sorted(d for d in glob.glob(os.path.join(glob.escape(os.path.join(raw, study, exp)),
+                                                     f"{glob.escape(head)}_u*_r{rep}"))
+                   if pat.fullmatch(os.path.basename(d)))
+    named = {c for d in found for c in (_manifest(d).get("group") or {}).get("cells", [])}
+    return [d for d in found if os.path.basename(d) in named]
 
 
 def measured_cells(bench_dir: str = BENCH, raw: str = RAW) -> list[dict]:
