@@ -40,6 +40,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
+from harness.measure import throughput  # noqa: E402  (its group naming)
 from harness.plan import estimate  # noqa: E402  (benchmark files: its _bench_seconds)
 
 
@@ -66,9 +67,9 @@ def rows(raw: str, bench: str) -> list[dict]:
         members = [cell.parent / c for c in group.get("cells", [])] or [cell]
         ms = [cells.get(c) or {} for c in members]
         win = sum(windows_s(x.get("timing") or {}) for x in ms)
-        if group:
-            head = m["cell"].rsplit("_u", 1)[0] + "_r" + m["cell"].rsplit("_r", 1)[1]
-            job = estimate._bench_seconds(os.path.join(bench, "run_group", study, exp, f"{head}.tsv"))
+        if group:  # the group's job file is named as the kind names the group
+            name = throughput.group_name(throughput.parse(m["cell"]))
+            job = estimate._bench_seconds(os.path.join(bench, "run_group", study, exp, f"{name}.tsv"))
         else:
             job = estimate._bench_seconds(os.path.join(bench, "run_cell", study, exp, f"{cell.name}.tsv"))
         frames = [_frame_s(x.get("timing") or {}) for x in ms]

@@ -27,7 +27,6 @@ import csv
 import glob
 import json
 import os
-import re
 import statistics
 import sys
 from pathlib import Path
@@ -110,10 +109,8 @@ def group_members(raw: str, study: str, exp: str, group: str) -> list[str]:
     """The cell dirs of group `group` (<head>_r<rep>: benchmarks/run_group/...) that exist and
     were measured in it (their manifest's `group.cells`; not a users value's older cell)."""
     head, _, rep = group.rpartition("_r")
-    pat = re.compile(re.escape(head) + r"_u\d+_r" + re.escape(rep))
-    found = sorted(d for d in glob.glob(os.path.join(glob.escape(os.path.join(raw, study, exp)),
-                                                     f"{glob.escape(head)}_u*_r{rep}"))
-                   if pat.fullmatch(os.path.basename(d)))
+    found = sorted(glob.glob(os.path.join(glob.escape(os.path.join(raw, study, exp)),
+                                          f"{glob.escape(head)}_u*_r{rep}")))
     named = {c for d in found for c in (_manifest(d).get("group") or {}).get("cells", [])}
     return [d for d in found if os.path.basename(d) in named]
 
