@@ -312,3 +312,12 @@ def test_the_group_setting_reaches_only_grouped_cells_params(lock):
     assert json.loads(plan.cell_spec(cfg, EXP))["group_by"] == "users"
     assert "group_by" not in json.loads(plan.cell_spec(flat, EXP))
     assert "users_on_one_server" not in plan.run_settings(cfg)  # other experiments' params unchanged
+
+
+def test_a_cell_sizes_its_server_from_the_experiments_users_not_its_group():
+    """A group's server and a fresh cell's take the same max_connections (performance_schema
+    sizes its tables from it): the experiment's most users, whatever cells share the start."""
+    from harness.measure import cell
+    spec = {"users": [1, 4, 16]}
+    assert cell.max_users(spec, [{"users": 1}]) == cell.max_users(spec, [{"users": 1}, {"users": 4}]) == 16
+    assert cell.max_users({}, [{}]) == 0  # a steps cell: no users

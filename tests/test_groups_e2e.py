@@ -33,6 +33,8 @@ def test_a_group_runs_its_users_on_one_server_start(dataset, build_dir, tmp_path
     assert [m["block"]["position"] for m in ms] == [3, 4]
     assert [m["group"]["position"] for m in ms] == [1, 2]
     assert all(m["group"]["cells"] == names and m["group"]["size"] == 2 for m in ms)
+    # the my.cnf a fresh cell of either users value would have: sized from the sweep's most users
+    assert all("max_connections=68\n" in m["server"]["my_cnf"] for m in ms)
     # one server start: the first cell started it, the second measured on it; the last ended it
     assert [m["timing"]["phases"]["starts"] for m in ms] == [1, 0]
     assert ms[0]["timing"]["phases"]["start_s"] > 0 and ms[1]["timing"]["phases"]["start_s"] == 0

@@ -26,6 +26,14 @@ def run_cell(*, experiment: str, spec: dict, cell: str, entry: dict, build_dir: 
                      source=source, settings=settings, outs=[out], block=block)[0]
 
 
+def max_users(spec: dict, ds: list[dict]) -> int:
+    """The most users any cell of the experiment runs: its server's max_connections is
+    sized from it (+ 64 for the harness's own sessions), so a cell's my.cnf is the same
+    whether it runs on a fresh server or in a group (performance_schema sizes its
+    tables from max_connections)."""
+    return max([*(int(u) for u in spec.get("users") or []), *(d.get("users", 0) for d in ds)])
+
+
 def run_cells(*, experiment: str, spec: dict, cells: list[str], entry: dict, build_dir: Path,
               source: Path, settings: dict, outs: list[Path], block: dict | None = None) -> list[dict]:
     """Measure `cells` (a group: the same setting but for their users,
@@ -54,7 +62,7 @@ def run_cells(*, experiment: str, spec: dict, cells: list[str], entry: dict, bui
         factors.step_settings(variant)
     options = {**settings["options"],
                **kind.server_options(spec, d0, values, entry["family"])}
-    users = max(d.get("users", 0) for d in ds)
+    users = max_users(spec, ds)
     manifests = []
     with Frame(outs=[Path(o) for o in outs], name=d0["build"], entry=entry, build_dir=build_dir,
                source=source, cores=d0["cores"], settings=settings, options=options,
