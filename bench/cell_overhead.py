@@ -212,10 +212,17 @@ def main() -> None:
     p.add_argument("--duration", type=int, default=2, help="--pairs: each window's seconds")
     p.add_argument("--warmup", type=int, default=1, help="--pairs: each warm-up's seconds")
     p.add_argument("--backend", default="docker")
+    p.add_argument("--keep", metavar="DIR", help="--pairs: measure into DIR (new) and keep its cells "
+                   "(their sysbench per-second reports) instead of a temporary directory")
     a = p.parse_args()
     if a.pairs:
+        import contextlib
         import tempfile
-        with tempfile.TemporaryDirectory(prefix="cell-overhead-", dir=".") as work:
+        if a.keep and Path(a.keep).exists():
+            p.error(f"--keep: {a.keep} exists; name a new directory")
+        keep = contextlib.nullcontext(a.keep) if a.keep else \
+            tempfile.TemporaryDirectory(prefix="cell-overhead-", dir=".")
+        with keep as work:
             raws = measure_pairs(a.pairs, a.backend, Path(work).resolve(), a.duration, a.warmup)
             for arm, raw in raws.items():
                 print(f"-- cells {'each on a fresh server' if arm == 'fresh' else 'as groups of 4 on one server'}:")
