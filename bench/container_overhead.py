@@ -5,13 +5,15 @@ rounds, each one run per arm in a shuffled order; each run starts its server on 
 fresh copy of the template, loads the tables (MEMORY tables do not survive a
 restart), warms up, then measures. Prints per engine the median QPS per arm and the
 median of the per-round ratios container / bare, and mysqld's CPU time per query
-(utime + stime of its host pid over the measured window): throughput on a host others
+(utime + stime of its host pid over the measured window) and its threads' context
+switches per 1,000 queries: throughput on a host others
 load moves with their load, CPU per query much less, so a container's own cost (e.g.
 syscall filtering, cgroup accounting) shows there first. Asserts nothing.
 
 Arms: `bare` (Server backend host, mechanism taskset), `docker` (the backend as the
-pipeline runs it: harness.measure.docker.run_argv), and, to find where a cost comes
-from, `docker+OPT` arms that add one `docker run` option (e.g. docker+seccomp=unconfined
+pipeline runs it: harness.measure.docker.run_argv), `host-cgroup` (the host backend in
+a cgroup cpuset of its own, as the pipeline's host backend runs it: is a cost the
+cgroup's or the container's?), and, to find where a cost comes from, `docker+OPT` arms that add one `docker run` option (e.g. docker+seccomp=unconfined
 adds `--security-opt seccomp=unconfined`). Each run holds the host's measurement lock
 (harness.measure.hostlock), so pipeline cells never overlap it; other load on the
 host (other users' processes) is not excluded: say so next to any figure.
@@ -72,19 +74,40 @@ def cpu_s(pid: int) -> float:
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def one(arm: str, engine: str, a, entry: dict, build_dir: Path, template: Path, seed: int) -> tuple[float, float]:
-    """(QPS, mysqld's CPU microseconds per query) of one run of an arm."""
+def switches(pid: int) -> tuple[int, int]:
+    """(voluntary, involuntary) context switches of all of a process's threads so far."""
+    vol = inv = 0
+    for st in Path(f"/proc/{pid}/task").glob("*/status"):
+        try:
+            for line in st.read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    vol += int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches:"):
+                    inv += int(line.split()[1])
+        except OSError:  # a thread that ended meanwhile
+            continue
+    return vol, inv
+
+
+def one(arm: str, engine: str, a, entry: dict, build_dir: Path, template: Path,
+        seed: int) -> tuple[float, float, float, float]:
+    """(QPS, mysqld's CPU microseconds per query, its voluntary and involuntary context
+    switches per 1,000 queries) of one run of an arm."""
     scratch = Path(tempfile.mkdtemp(prefix="mysqlbench-bench-"))
     cpus = sorted(os.sched_getaffinity(0))
     server_cpu, client_cpu = cpus[:1], cpus[1:2] or cpus[:1]
     try:
         shutil.copytree(template / "datadir", scratch / "datadir", symlinks=True)
-        docker_backend.run_argv = arm_argv(arm) if arm != "bare" else _run_argv
+        host = arm in ("bare", "host-cgroup")
+        docker_backend.run_argv = arm_argv(arm) if not host else _run_argv
         with hostlock.measuring(f"bench container_overhead {arm} {engine}"):
             with Server(name=BUILD, entry=entry, build_dir=build_dir, datadir=scratch / "datadir",
                         rundir=scratch / "run", run_id=f"bench-container-{os.getpid()}", cpus=server_cpu,
-                        backend="host" if arm == "bare" else "docker",
+                        backend="host" if host else "docker",
                         mechanism="taskset" if arm == "bare" else "auto") as srv:
+                if arm == "host-cgroup" and not srv.mechanism_used.startswith("cgroup"):
+                    raise SystemExit(f"--arms host-cgroup: no writable cgroup cpuset here "
+                                     f"(got {srv.mechanism_used}); run as root or drop the arm")
                 srv.query("CREATE DATABASE IF NOT EXISTS sbtest")
                 common = sysbench.common_args(socket=srv.socket, tables=a.tables, table_size=a.table_size,
                                               engine=engine)
@@ -92,13 +115,14 @@ def one(arm: str, engine: str, a, entry: dict, build_dir: Path, template: Path, 
                 sysbench.run(sysbench.command("point_select", common, [], "prepare"), cpus=client_cpu,
                              run_id=rid, timeout=600)
                 for dur, s in ((a.warmup, seed + 1), (a.duration, seed)):
-                    c0 = cpu_s(srv.pid)
+                    c0, s0 = cpu_s(srv.pid), switches(srv.pid)
                     out = sysbench.run(sysbench.command("point_select", common, sysbench.run_args(
                         threads=a.users, duration=dur, seed=s, rand_type="uniform", interval=1), "run"),
                         cpus=client_cpu, run_id=rid, timeout=dur + 120)
-                    c1 = cpu_s(srv.pid)
+                    c1, s1 = cpu_s(srv.pid), switches(srv.pid)
                 rep = sysbench.parse_report(out)
-                return rep["qps"], (c1 - c0) * 1e6 / (rep["qps"] * rep["total_time_s"])
+                n = rep["qps"] * rep["total_time_s"]
+                return rep["qps"], (c1 - c0) * 1e6 / n, (s1[0] - s0[0]) * 1e3 / n, (s1[1] - s0[1]) * 1e3 / n
     finally:
         docker_backend.run_argv = _run_argv
         shutil.rmtree(scratch, ignore_errors=True)
@@ -173,15 +197,21 @@ def main() -> None:
     for engine in a.engines.split(","):
         qps: dict = {arm: [] for arm in arms}
         cpu: dict = {arm: [] for arm in arms}
+        vol: dict = {arm: [] for arm in arms}
+        inv: dict = {arm: [] for arm in arms}
         for r in range(a.rounds):
             order = arms[:]
             rng.shuffle(order)
             for arm in order:
-                q, c = one(arm, engine, a, entry, build_dir, template, seed=a.seed + r)
+                q, c, v, i = one(arm, engine, a, entry, build_dir, template, seed=a.seed + r)
                 qps[arm].append(q)
                 cpu[arm].append(c)
+                vol[arm].append(v)
+                inv[arm].append(i)
         print(f"{engine}: bare {statistics.median(qps['bare']):,.0f} qps, mysqld "
-              f"{statistics.median(cpu['bare']):.1f} CPU-us per query", flush=True)
+              f"{statistics.median(cpu['bare']):.1f} CPU-us per query, context switches per 1,000 "
+              f"queries {statistics.median(vol['bare']):.1f} voluntary, "
+              f"{statistics.median(inv['bare']):.1f} involuntary", flush=True)
         for arm in arms:
             if arm == "bare":
                 continue
@@ -191,7 +221,9 @@ def main() -> None:
                   f"{statistics.median(ratios):.3f} (pairs {min(ratios):.3f}-{max(ratios):.3f}, "
                   f"{sum(x < 1 for x in ratios)} of {len(ratios)} lower); mysqld CPU per query "
                   f"{statistics.median(cpu[arm]):.1f} us, container / bare {statistics.median(cratios):.3f} "
-                  f"(pairs {min(cratios):.3f}-{max(cratios):.3f})", flush=True)
+                  f"(pairs {min(cratios):.3f}-{max(cratios):.3f}); context switches per 1,000 queries "
+                  f"{statistics.median(vol[arm]):.1f} voluntary, {statistics.median(inv[arm]):.1f} "
+                  f"involuntary", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f} (other users' work on this host is not excluded)")
 
 
