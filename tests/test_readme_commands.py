@@ -60,7 +60,7 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
     "./artifact paper data/raw/A3/point_select/<cell>": (
         DRY, ["-n"], "measures one cell (with its build, template and dataset); <cell> is the first "
                      "Point-Selects cell the default profile plans"),
-    "./artifact paper --profile profiles/slurm --configfile config/paper.yaml "
+    "MYSQLBENCH_NODE_CPUS=64 ./artifact paper --profile profiles/slurm --configfile config/paper.yaml "
     "--default-resources slurm_partition=NAME slurm_account=NAME": (
         DRY, ["-n"], "submits to a SLURM cluster (NAME: placeholders); tests/test_slurm_e2e.py runs this "
                      "profile on a two-node SLURM"),
@@ -297,6 +297,10 @@ def test_readme_command(command, request):
     if how == EXCLUDE:
         pytest.skip(f"excluded: {why}")
     argv = shlex.split(command)
+    assigned = {}  # leading VAR=value words: the command's environment, as the shell gives it
+    while argv and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", argv[0]):
+        k, _, v = argv.pop(0).partition("=")
+        assigned[k] = v
     if how == RUN and argv[1] == "plan":
         run_plan(request, argv, command)
         return
@@ -308,8 +312,8 @@ def test_readme_command(command, request):
     work = request.getfixturevalue("recorded" if sub in ("replot", "clean-images", "clean-all") else "fresh")
     if "<cell>" in command:
         argv = [a.replace("<cell>", first_cell(work)) for a in argv]
-    env = {"MYSQLBENCH_SESSION": "readme-collect"} if sub.startswith("test") else None  # its own reaping
-    res = dry(work, argv + extra, env=env)
+    env = {"MYSQLBENCH_SESSION": "readme-collect"} if sub.startswith("test") else {}  # its own reaping
+    res = dry(work, argv + extra, env={**env, **assigned} or None)
     assert res.returncode == 0, tail(res)
     out = res.stdout + res.stderr
     if sub in ("paper", "smoke", "replot"):

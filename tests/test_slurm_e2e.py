@@ -66,9 +66,9 @@ def slurm_conf(d: Path, host: str, nodes: tuple[str, ...]) -> str:
     log file (`%n`: the node's name), its NodeAddr the loopback. (Debian's slurmd runs
     two such daemons on one host as it is, even with one NodeHostname for both: tried
     when this test was written.) Every state, spool, log and pid file is under `d`; no
-    cgroups (linuxproc, task/none) so it runs in a container, and each node declares
-    this host's CPUs (a job's allocation is then what its affinity shows: the whole
-    host); MinJobAge keeps finished jobs visible to squeue (no accounting database, so
+    cgroups (linuxproc; task/affinity binds a job's tasks to its allocated CPUs by
+    sched_setaffinity, no cgroup), so it runs in a container, and each node declares
+    this host's CPUs (an --exclusive job's allocation is then the whole host); MinJobAge keeps finished jobs visible to squeue (no accounting database, so
     the executor asks squeue, not sacct)."""
     return "\n".join([
         "ClusterName=mysqlbench-test",
@@ -86,7 +86,7 @@ def slurm_conf(d: Path, host: str, nodes: tuple[str, ...]) -> str:
         f"SlurmctldLogFile={d}/log/slurmctld.log",
         f"SlurmdLogFile={d}/log/slurmd-%n.log",
         "ProctrackType=proctrack/linuxproc",
-        "TaskPlugin=task/none",
+        "TaskPlugin=task/affinity",
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_Core",
         "JobAcctGatherType=jobacct_gather/none",
@@ -309,7 +309,8 @@ def local_run(tmp_path_factory):
 def slurm_run(slurm, tmp_path_factory):
     """The same sweep submitted to the two-node cluster through the executor plugin."""
     work = copy_repo(tmp_path_factory.mktemp("cluster"))
-    env = {**os.environ, "SLURM_CONF": str(slurm.conf), "PATH": f"{slurm.bin}{os.pathsep}{os.environ['PATH']}"}
+    env = {**os.environ, "SLURM_CONF": str(slurm.conf), "PATH": f"{slurm.bin}{os.pathsep}{os.environ['PATH']}",
+           "MYSQLBENCH_NODE_CPUS": str(os.cpu_count())}  # each node declares this host's CPUs
     # no accounting database on this cluster: job states come from squeue (MinJobAge keeps them)
     out = snakemake(work, "--profile", "profiles/slurm", *sweep_args(work), "--jobs", "4",
                     "--slurm-status-command", "squeue", "--slurm-no-account",
@@ -395,6 +396,27 @@ def test_slurm_sweep_ends_in_the_paper(slurm, slurm_run):
     assert not slurm.jobs()
 
 
+def test_a_jobs_plan_sees_its_allocation_not_the_nodes_other_cpus(slurm):
+    """The planner reads the live topology kept to the process's affinity
+    (harness.plan.topology.Topology.live), and slurmd's task/affinity sets a job's
+    affinity to the CPUs SLURM allocated it: a job given one CPU is planned on that CPU
+    alone (refused in one line: mysqld and sysbench need two), a whole node
+    (--exclusive) on all of its CPUs when the step asks for them, as the executor's
+    `srun -n1 --cpu-bind=q --cpus-per-task=<cpus_per_task>` does with the profile's
+    $MYSQLBENCH_NODE_CPUS (without it the step would hold one CPU)."""
+    plan = (f"grep Cpus_allowed_list /proc/self/status; cd {ROOT} && PYTHONPATH=workflow "
+            f"{sys.executable} -m harness plan --configfile config/smoke.yaml")
+    one = slurm.run("srun", "-N1", "-n1", "-c1", "--cpu-bind=cores", "bash", "-c", plan, check=False)
+    allowed = re.search(r"Cpus_allowed_list:\s*(\S+)", one.stdout)
+    assert allowed and "," not in allowed.group(1) and "-" not in allowed.group(1), one.stdout + one.stderr
+    assert one.returncode != 0 and "this host lets the pipeline use 1 CPU" in one.stderr, one.stdout + one.stderr
+    n = os.cpu_count()  # what each node declares; the profile's cpus_per_task ($MYSQLBENCH_NODE_CPUS)
+    whole = slurm.run("srun", "-N1", "-n1", "--exclusive", f"--cpus-per-task={n}", "--cpu-bind=q", "bash", "-c",
+                      plan, check=False)
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    assert f"usable CPUs {'0' if n == 1 else f'0-{n - 1}'}," in whole.stdout, whole.stdout
+
+
 def test_slurm_cells_and_manifests_equal_a_local_run_in_structure(local_run, slurm_run):
     local, cluster = cells(local_run[0]), cells(slurm_run[0])
     assert local and sorted(local) == sorted(cluster)
@@ -435,17 +457,24 @@ def test_paper_profile_dry_run_lists_measurements_as_cluster_jobs(tmp_path):
     Snakemake's dry-run executor is local, so which jobs are local is read from the
     workflow Snakemake loaded, the same `localrules` the real run obeys.)"""
     work = copy_repo(tmp_path)
-    out = snakemake(work, "-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml")
+    # the nodes' CPU count is the user's to give: without it, one line naming it, before anything runs
+    res = subprocess.run([SNAKEMAKE, "-n", "--profile", "profiles/slurm", "--configfile", "config/smoke.yaml"],
+                         cwd=work, capture_output=True, text=True, timeout=600,
+                         env={k: v for k, v in os.environ.items() if k != "MYSQLBENCH_NODE_CPUS"})
+    said = res.stdout + res.stderr  # (Snakemake prints a workflow error on stdout)
+    assert res.returncode != 0 and "run with MYSQLBENCH_NODE_CPUS=<CPUs per node>" in said, said[-3000:]
+    env = {**os.environ, "MYSQLBENCH_NODE_CPUS": "64"}
+    out = snakemake(work, "-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml", env=env)
     planned = planned_jobs(out)
     assert planned.get("run_cell", 0) > 100 and planned.get("dataset"), planned
     # smoke runs a setting's users as one job (run_group_u<users>): it takes run_cell's resources
-    smoke = snakemake(work, "-n", "--profile", "profiles/slurm", "--configfile", "config/smoke.yaml")
+    smoke = snakemake(work, "-n", "--profile", "profiles/slurm", "--configfile", "config/smoke.yaml", env=env)
     groups = {k for k in planned_jobs(smoke) if k.startswith("run_group_")}
     assert groups, planned_jobs(smoke)
     for job in re.split(r"^\s*(?:local)?rule ", smoke, flags=re.M):
         if job.split(":")[0] in groups:
             res = re.search(r"^\s*resources: (.*)$", job, re.M).group(1)
-            assert "bench=0" in res and "--exclusive" in res, res
+            assert "bench=0" in res and "--exclusive" in res and "cpus_per_task=64" in res, res
     script = (
         "import json, sys\n"
         "from pathlib import Path\n"
@@ -466,5 +495,6 @@ def test_paper_profile_dry_run_lists_measurements_as_cluster_jobs(tmp_path):
     assert prof["executor"] == "slurm"
     for rule in MEASUREMENT_RULES:
         assert "--exclusive" in prof["set-resources"][rule]["slurm_extra"], rule
+        assert prof["set-resources"][rule]["cpus_per_task"] == "$MYSQLBENCH_NODE_CPUS", rule  # the whole node
         # the one-host slot (profiles/default's bench=1, applied as the workflow profile) is not taken
         assert prof["set-resources"][rule].get("bench", 0) == 0, rule

@@ -129,6 +129,17 @@ def group_inputs(wc):
     return _cell_inputs(wc.experiment, group_run(wc)[0][0])
 
 
+# profiles/slurm gives a measurement's job step the node's CPUs (cpus_per_task:
+# $MYSQLBENCH_NODE_CPUS): with fewer, SLURM binds the step to them and the cores plan
+# sees only those. Unset, it stays the variable's name: stop before anything runs.
+_UNSET = sorted(r for r, m in (getattr(workflow.resource_settings, "overwrite_resources", None) or {}).items()
+                if "$MYSQLBENCH_NODE_CPUS" in str(getattr(dict(m or {}).get("cpus_per_task"), "raw", "")))
+if _UNSET and not os.environ.get("MYSQLBENCH_NODE_CPUS", "").isdigit():
+    raise WorkflowError(f"set-resources {_UNSET[0]}: cpus_per_task (profiles/slurm) needs MYSQLBENCH_NODE_CPUS, "
+                        f"the compute nodes' CPU count: run with MYSQLBENCH_NODE_CPUS=<CPUs per node> "
+                        f"(e.g. from `sinfo -h -o %c -p PARTITION`)")
+
+
 # One rule per users sweep of the grouped experiments: its outputs are the group's cells.
 # Each takes the resources a profile sets for run_cell (profiles/slurm: a whole node).
 _SET = getattr(workflow.resource_settings, "_parsed_overwrite_resources", None)
