@@ -105,9 +105,6 @@ def one(arm: str, engine: str, a, entry: dict, build_dir: Path, template: Path,
                         rundir=scratch / "run", run_id=f"bench-container-{os.getpid()}", cpus=server_cpu,
                         backend="host" if host else "docker",
                         mechanism="taskset" if arm == "bare" else "auto") as srv:
-                if arm == "host-cgroup" and not srv.mechanism_used.startswith("cgroup"):
-                    raise SystemExit(f"--arms host-cgroup: no writable cgroup cpuset here "
-                                     f"(got {srv.mechanism_used}); run as root or drop the arm")
                 srv.query("CREATE DATABASE IF NOT EXISTS sbtest")
                 common = sysbench.common_args(socket=srv.socket, tables=a.tables, table_size=a.table_size,
                                               engine=engine)
@@ -122,6 +119,8 @@ def one(arm: str, engine: str, a, entry: dict, build_dir: Path, template: Path,
                     c1, s1 = cpu_s(srv.pid), switches(srv.pid)
                 rep = sysbench.parse_report(out)
                 n = rep["qps"] * rep["total_time_s"]
+                if not n:
+                    raise SystemExit(f"{arm} {engine}: the measured window ran no query")
                 return rep["qps"], (c1 - c0) * 1e6 / n, (s1[0] - s0[0]) * 1e3 / n, (s1[1] - s0[1]) * 1e3 / n
     finally:
         docker_backend.run_argv = _run_argv
@@ -188,6 +187,13 @@ def main() -> None:
     arms = a.arms.split(",")
     if "bare" not in arms:
         p.error("--arms: include bare (the ratios are to it)")
+    if "host-cgroup" in arms:
+        from harness.measure import placement
+        if not placement.detect("auto").startswith("cgroup"):
+            p.error("--arms host-cgroup: no writable cgroup cpuset on this host; run as root or drop the arm")
+    if a.users > 8:  # switches(): a thread that ends inside the window takes its switches with it
+        p.error("--users: at most 8, so every connection's thread outlives the window "
+                "(mysqld's thread cache keeps them)")
     entry, build_dir, template = pinned_build()
     rng = random.Random(a.seed)
     print(f"{BUILD}, sysbench {sysbench.version()} oltp_point_select, {a.tables} x {a.table_size:,} rows, "
@@ -217,10 +223,10 @@ def main() -> None:
                 continue
             ratios = [x / b for x, b in zip(qps[arm], qps["bare"])]
             cratios = [x / b for x, b in zip(cpu[arm], cpu["bare"])]
-            print(f"  {arm}: {statistics.median(qps[arm]):,.0f} qps, container / bare QPS "
+            print(f"  {arm}: {statistics.median(qps[arm]):,.0f} qps, {arm} / bare QPS "
                   f"{statistics.median(ratios):.3f} (pairs {min(ratios):.3f}-{max(ratios):.3f}, "
                   f"{sum(x < 1 for x in ratios)} of {len(ratios)} lower); mysqld CPU per query "
-                  f"{statistics.median(cpu[arm]):.1f} us, container / bare {statistics.median(cratios):.3f} "
+                  f"{statistics.median(cpu[arm]):.1f} us, {arm} / bare {statistics.median(cratios):.3f} "
                   f"(pairs {min(cratios):.3f}-{max(cratios):.3f}); context switches per 1,000 queries "
                   f"{statistics.median(vol[arm]):.1f} voluntary, {statistics.median(inv[arm]):.1f} "
                   f"involuntary", flush=True)

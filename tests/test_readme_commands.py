@@ -244,9 +244,14 @@ def recorded(tmp_path_factory, build_dir):
     return with_recorded_cells(make_copy(tmp_path_factory.mktemp("recorded")), build_dir)
 
 
+# variables a README command sets itself (`VAR=value ./artifact …`): never inherited from the tester's shell
+COMMAND_VARS = ("MYSQLBENCH_NODE_CPUS",)
+
+
 def artifact(work: Path, argv: list[str], timeout: float = 600, env=None) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in COMMAND_VARS}
     return subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+                          env={**base, **(env or {})})
 
 
 def tail(res: subprocess.CompletedProcess) -> str:
@@ -257,7 +262,7 @@ _DRY: dict = {}
 
 
 def dry(work: Path, argv: list[str], **kw) -> subprocess.CompletedProcess:
-    key = (str(work), tuple(argv))
+    key = (str(work), tuple(argv), tuple(sorted((kw.get("env") or {}).items())))
     if key not in _DRY:
         _DRY[key] = artifact(work, argv, **kw)
     return _DRY[key]

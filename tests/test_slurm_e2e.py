@@ -403,18 +403,22 @@ def test_a_jobs_plan_sees_its_allocation_not_the_nodes_other_cpus(slurm):
     alone (refused in one line: mysqld and sysbench need two), a whole node
     (--exclusive) on all of its CPUs when the step asks for them, as the executor's
     `srun -n1 --cpu-bind=q --cpus-per-task=<cpus_per_task>` does with the profile's
-    $MYSQLBENCH_NODE_CPUS (without it the step would hold one CPU)."""
+    $MYSQLBENCH_NODE_CPUS; without it (the executor's step with no --cpus-per-task) the
+    step holds one CPU of the whole node."""
     plan = (f"grep Cpus_allowed_list /proc/self/status; cd {ROOT} && PYTHONPATH=workflow "
             f"{sys.executable} -m harness plan --configfile config/smoke.yaml")
     one = slurm.run("srun", "-N1", "-n1", "-c1", "--cpu-bind=cores", "bash", "-c", plan, check=False)
-    allowed = re.search(r"Cpus_allowed_list:\s*(\S+)", one.stdout)
-    assert allowed and "," not in allowed.group(1) and "-" not in allowed.group(1), one.stdout + one.stderr
-    assert one.returncode != 0 and "this host lets the pipeline use 1 CPU" in one.stderr, one.stdout + one.stderr
+    # and the executor's own step in a whole node, without the profile's cpus_per_task: one CPU too
+    step = slurm.run("srun", "-N1", "-n1", "--exclusive", "--cpu-bind=q", "bash", "-c", plan, check=False)
+    for res in (one, step):
+        allowed = re.search(r"Cpus_allowed_list:\s*(\S+)", res.stdout)
+        assert allowed and "," not in allowed.group(1) and "-" not in allowed.group(1), res.stdout + res.stderr
+        assert res.returncode != 0 and "this host lets the pipeline use 1 CPU" in res.stderr, res.stdout + res.stderr
     n = os.cpu_count()  # what each node declares; the profile's cpus_per_task ($MYSQLBENCH_NODE_CPUS)
     whole = slurm.run("srun", "-N1", "-n1", "--exclusive", f"--cpus-per-task={n}", "--cpu-bind=q", "bash", "-c",
                       plan, check=False)
     assert whole.returncode == 0, whole.stdout + whole.stderr
-    assert f"usable CPUs {'0' if n == 1 else f'0-{n - 1}'}," in whole.stdout, whole.stdout
+    assert f"usable CPUs 0-{n - 1}," in whole.stdout, whole.stdout
 
 
 def test_slurm_cells_and_manifests_equal_a_local_run_in_structure(local_run, slurm_run):
@@ -458,11 +462,15 @@ def test_paper_profile_dry_run_lists_measurements_as_cluster_jobs(tmp_path):
     workflow Snakemake loaded, the same `localrules` the real run obeys.)"""
     work = copy_repo(tmp_path)
     # the nodes' CPU count is the user's to give: without it, one line naming it, before anything runs
-    res = subprocess.run([SNAKEMAKE, "-n", "--profile", "profiles/slurm", "--configfile", "config/smoke.yaml"],
-                         cwd=work, capture_output=True, text=True, timeout=600,
-                         env={k: v for k, v in os.environ.items() if k != "MYSQLBENCH_NODE_CPUS"})
-    said = res.stdout + res.stderr  # (Snakemake prints a workflow error on stdout)
-    assert res.returncode != 0 and "run with MYSQLBENCH_NODE_CPUS=<CPUs per node>" in said, said[-3000:]
+    for bad in (None, "0", "abc"):  # unset, or no positive count (0 would bind the step to one CPU again)
+        env = {k: v for k, v in os.environ.items() if k != "MYSQLBENCH_NODE_CPUS"}
+        if bad is not None:
+            env["MYSQLBENCH_NODE_CPUS"] = bad
+        res = subprocess.run([SNAKEMAKE, "-n", "--profile", "profiles/slurm", "--configfile", "config/smoke.yaml"],
+                             cwd=work, capture_output=True, text=True, timeout=600, env=env)
+        said = res.stdout + res.stderr  # (Snakemake prints a workflow error on stdout)
+        assert res.returncode != 0 and "run with MYSQLBENCH_NODE_CPUS=<CPUs per node>" in said, said[-3000:]
+        assert ("unset" if bad is None else repr(bad)) in said, said[-3000:]
     env = {**os.environ, "MYSQLBENCH_NODE_CPUS": "64"}
     out = snakemake(work, "-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml", env=env)
     planned = planned_jobs(out)

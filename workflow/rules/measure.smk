@@ -134,10 +134,11 @@ def group_inputs(wc):
 # sees only those. Unset, it stays the variable's name: stop before anything runs.
 _UNSET = sorted(r for r, m in (getattr(workflow.resource_settings, "overwrite_resources", None) or {}).items()
                 if "$MYSQLBENCH_NODE_CPUS" in str(getattr(dict(m or {}).get("cpus_per_task"), "raw", "")))
-if _UNSET and not os.environ.get("MYSQLBENCH_NODE_CPUS", "").isdigit():
+_NODE_CPUS = os.environ.get("MYSQLBENCH_NODE_CPUS", "")
+if _UNSET and not (_NODE_CPUS.isascii() and _NODE_CPUS.isdigit() and int(_NODE_CPUS) > 0):
     raise WorkflowError(f"set-resources {_UNSET[0]}: cpus_per_task (profiles/slurm) needs MYSQLBENCH_NODE_CPUS, "
-                        f"the compute nodes' CPU count: run with MYSQLBENCH_NODE_CPUS=<CPUs per node> "
-                        f"(e.g. from `sinfo -h -o %c -p PARTITION`)")
+                        f"the compute nodes' CPU count (" + (f"got {_NODE_CPUS!r}" if _NODE_CPUS else "unset")
+                        + "): run with MYSQLBENCH_NODE_CPUS=<CPUs per node> (e.g. from `sinfo -h -o %c -p PARTITION`)")
 
 
 # One rule per users sweep of the grouped experiments: its outputs are the group's cells.
