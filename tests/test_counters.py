@@ -65,6 +65,7 @@ def test_why_not_questions_nor_com_stmt_execute(run):
 def test_counts_statements():
     assert counters.counts_statements("Com_select") and counters.counts_statements("Com_begin")
     for name in ("Com_stmt_execute", "Com_stmt_prepare", "Com_execute_sql", "Com_admin_commands",
+                 "Com_show_processlist",
                  "Questions", "Queries", "Connections"):
         assert not counters.counts_statements(name), name
 

@@ -41,6 +41,31 @@ def test_an_empty_window_holds_only_the_snapshot_statements(server):
     assert counters.server_statements(before, after) == counters.SNAPSHOT_STATEMENTS
 
 
+def test_a_snapshot_waits_until_no_other_session_is_left(server):
+    """A session closing as the status is read could count twice (Server.global_status):
+    the snapshot waits while another session is connected, and the counters a closed
+    session leaves are counted once, every time."""
+    import contextlib
+    import time
+    srv, _ = server
+    con = srv.connect()
+    try:
+        with con.cursor() as cur:
+            cur.execute("DO 1")
+        t0 = time.monotonic()
+        srv.global_status(settle_s=0.5)
+        assert time.monotonic() - t0 >= 0.5  # another session: waited it out (then read anyway)
+    finally:
+        con.close()
+    t0 = time.monotonic()
+    base = int(dict(srv.global_status())["Com_do"])
+    assert time.monotonic() - t0 < 0.5
+    for i in range(1, 31):  # a session closing just before each snapshot: one DO each, never two
+        with contextlib.closing(srv.connect()) as c, c.cursor() as cur:
+            cur.execute("DO 1")
+        assert int(dict(srv.global_status())["Com_do"]) == base + i
+
+
 @pytest.mark.parametrize("ps", [True, False], ids=["ps_on", "ps_off"])
 @pytest.mark.parametrize("trx", ["on", "off"], ids=["trx_on", "trx_off"])
 def test_server_count_matches_sysbench_without_begin_commit(server, ps, trx):
