@@ -131,12 +131,12 @@ def group_inputs(wc):
 
 # profiles/slurm gives a measurement's job step the node's CPUs (cpus_per_task:
 # $MYSQLBENCH_NODE_CPUS): with fewer, SLURM binds the step to them and the cores plan
-# sees only those. Unset, it stays the variable's name: stop before anything runs.
-_UNSET = sorted(r for r, m in (getattr(workflow.resource_settings, "overwrite_resources", None) or {}).items()
+# sees only those. Without a positive count there: stop before anything runs.
+_NEED_NODE_CPUS = sorted(r for r, m in (getattr(workflow.resource_settings, "overwrite_resources", None) or {}).items()
                 if "$MYSQLBENCH_NODE_CPUS" in str(getattr(dict(m or {}).get("cpus_per_task"), "raw", "")))
 _NODE_CPUS = os.environ.get("MYSQLBENCH_NODE_CPUS", "")
-if _UNSET and not (_NODE_CPUS.isascii() and _NODE_CPUS.isdigit() and int(_NODE_CPUS) > 0):
-    raise WorkflowError(f"set-resources {_UNSET[0]}: cpus_per_task (profiles/slurm) needs MYSQLBENCH_NODE_CPUS, "
+if _NEED_NODE_CPUS and not (_NODE_CPUS.isascii() and _NODE_CPUS.isdigit() and int(_NODE_CPUS) > 0):
+    raise WorkflowError(f"set-resources {_NEED_NODE_CPUS[0]}: cpus_per_task (profiles/slurm) needs MYSQLBENCH_NODE_CPUS, "
                         f"the compute nodes' CPU count (" + (f"got {_NODE_CPUS!r}" if _NODE_CPUS else "unset")
                         + "): run with MYSQLBENCH_NODE_CPUS=<CPUs per node> (e.g. from `sinfo -h -o %c -p PARTITION`)")
 
