@@ -17,24 +17,40 @@ cgroup's or the container's?), and, to find where a cost comes from, `docker+OPT
 adds `--security-opt seccomp=unconfined`). Each run holds the host's measurement lock
 (harness.measure.hostlock), so pipeline cells never overlap it; other load on the
 host (other users' processes) is not excluded: say so next to any figure.
+Arms `host-cpucg`, `host-memcg` and `host-allcg`: the bare server moved, once started,
+into cgroups two levels deep in the cgroup-v1 `cpu` and `cpuacct` hierarchies, in `memory`
+with the containers' memory limit, or in every controller a container gets, as deep as
+Docker's containers sit (/mysqlbench-docker/<id>): is a cost the scheduler's group
+hierarchy's, memory accounting's, the cgroups' together, or the namespaces'?
+
+`--alternate N`: a VM's speed drifts over seconds to minutes, so runs a minute apart
+differ by more than the cost sought. This mode starts every arm's server at once (all
+on CPU 0, all loaded and warmed up), then measures N pairs of short windows, each pair
+one window per arm in a shuffled order, seconds apart; the idle servers' background
+threads cost both arms alike. The ratios are per pair, medians over the rounds' pairs.
 
     python bench/container_overhead.py [--rounds 5] [--duration 10] [--engines InnoDB,MyISAM,MEMORY]
                                        [--arms bare,docker,docker+default-seccomp]
+    python bench/container_overhead.py --alternate 20 --duration 3 [--rounds 3] ...
     python bench/container_overhead.py --syscalls [--rounds 7]   (ns per syscall, per arm)
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import shutil
 import statistics
+import re
 import tempfile
+import time
 from pathlib import Path
 
 from common import BUILD, pinned_build
 
 from harness.measure import docker as docker_backend
+from harness.analysis import intervals
 from harness.measure import hostlock, sysbench
 from harness.measure.server import Server
 
@@ -92,39 +108,153 @@ def switches(pid: int) -> tuple[int, int]:
 def one(arm: str, engine: str, a, entry: dict, build_dir: Path, template: Path,
         seed: int) -> tuple[float, float, float, float]:
     """(QPS, mysqld's CPU microseconds per query, its voluntary and involuntary context
-    switches per 1,000 queries) of one run of an arm."""
+    switches per 1,000 queries) of one run of an arm on a server of its own."""
     scratch = Path(tempfile.mkdtemp(prefix="mysqlbench-bench-"))
     cpus = sorted(os.sched_getaffinity(0))
     server_cpu, client_cpu = cpus[:1], cpus[1:2] or cpus[:1]
     try:
         shutil.copytree(template / "datadir", scratch / "datadir", symlinks=True)
-        host = arm in ("bare", "host-cgroup")
+        host = arm in ("bare", "host-cgroup", *NESTED)
         docker_backend.run_argv = arm_argv(arm) if not host else _run_argv
-        with hostlock.measuring(f"bench container_overhead {arm} {engine}"):
-            with Server(name=BUILD, entry=entry, build_dir=build_dir, datadir=scratch / "datadir",
-                        rundir=scratch / "run", run_id=f"bench-container-{os.getpid()}", cpus=server_cpu,
-                        backend="host" if host else "docker",
-                        mechanism="taskset" if arm == "bare" else "auto") as srv:
-                srv.query("CREATE DATABASE IF NOT EXISTS sbtest")
-                common = sysbench.common_args(socket=srv.socket, tables=a.tables, table_size=a.table_size,
-                                              engine=engine)
-                rid = srv.run_id
-                sysbench.run(sysbench.command("point_select", common, [], "prepare"), cpus=client_cpu,
-                             run_id=rid, timeout=600)
-                for dur, s in ((a.warmup, seed + 1), (a.duration, seed)):
-                    c0, s0 = cpu_s(srv.pid), switches(srv.pid)
-                    out = sysbench.run(sysbench.command("point_select", common, sysbench.run_args(
-                        threads=a.users, duration=dur, seed=s, rand_type="uniform", interval=1), "run"),
-                        cpus=client_cpu, run_id=rid, timeout=dur + 120)
-                    c1, s1 = cpu_s(srv.pid), switches(srv.pid)
-                rep = sysbench.parse_report(out)
-                n = rep["qps"] * rep["total_time_s"]
-                if not n:
-                    raise SystemExit(f"{arm} {engine}: the measured window ran no query")
-                return rep["qps"], (c1 - c0) * 1e6 / n, (s1[0] - s0[0]) * 1e3 / n, (s1[1] - s0[1]) * 1e3 / n
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(hostlock.measuring(f"bench container_overhead {arm} {engine}"))
+            srv = stack.enter_context(Server(
+                name=BUILD, entry=entry, build_dir=build_dir, datadir=scratch / "datadir",
+                rundir=scratch / "run", run_id=f"bench-container-{os.getpid()}", cpus=server_cpu,
+                backend="host" if host else "docker",
+                mechanism="taskset" if arm in ("bare", *NESTED) else "auto"))
+            if arm in NESTED:
+                stack.enter_context(nested_cgroups(srv.pid, arm))
+            srv.query("CREATE DATABASE IF NOT EXISTS sbtest")
+            common = sysbench.common_args(socket=srv.socket, tables=a.tables, table_size=a.table_size,
+                                          engine=engine)
+            sysbench.run(sysbench.command("point_select", common, [], "prepare"), cpus=client_cpu,
+                         run_id=srv.run_id, timeout=600)
+            window(srv, common, a, a.warmup, seed + 1, client_cpu)
+            return window(srv, common, a, a.duration, seed, client_cpu)
     finally:
         docker_backend.run_argv = _run_argv
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _v1_mount(ctrl: str) -> Path | None:
+    """The cgroup-v1 mount holding controller `ctrl` (cpu, cpuacct), or None."""
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        _, mnt, fstype, opts, *_ = line.split()
+        if fstype == "cgroup" and ctrl in opts.split(","):
+            return Path(mnt)
+    return None
+
+
+NESTED = {"host-cpucg": ("cpu", "cpuacct"), "host-memcg": ("memory",),  # arm: its v1 controllers
+          "host-allcg": ("cpu", "cpuacct", "memory", "pids", "blkio", "devices", "freezer", "cpuset")}
+
+
+@contextlib.contextmanager
+def nested_cgroups(pid: int, arm: str):
+    """Move process `pid` into <controller root>/mysqlbench-bench-<arm>-<our pid>/inner for
+    each of the arm's cgroup-v1 controllers (two levels deep, as Docker's containers sit;
+    memory with the containers' limit); back to the root and removed after."""
+    name = f"mysqlbench-bench-{arm.split('-', 1)[1]}-{os.getpid()}"
+    made: list[Path] = []
+    try:
+        for ctrl in NESTED[arm]:
+            root = _v1_mount(ctrl)
+            if root is None:
+                raise SystemExit(f"--arms {arm}: no cgroup-v1 {ctrl} hierarchy on this host; drop the arm")
+            outer = root / name
+            if outer in made:  # controllers mounted together
+                continue
+            inner = outer / "inner"
+            inner.mkdir(parents=True, exist_ok=True)
+            made.append(outer)
+            if ctrl == "cpuset":  # a v1 cpuset takes no task before its cpus and mems are set;
+                # joining one sets the threads' affinity to its cpus: the server's own, then
+                own = [ln.split(":", 1)[1].strip() for ln in Path(f"/proc/{pid}/status").read_text().splitlines()
+                       if ln.startswith(("Cpus_allowed_list:", "Mems_allowed_list:"))]
+                for d in (outer, inner):
+                    (d / "cpuset.cpus").write_text(own[0])
+                    (d / "cpuset.mems").write_text(own[1])
+            if ctrl == "memory":
+                lim = docker_backend.memory_limit()
+                (inner / "memory.limit_in_bytes").write_text(lim.replace("m", "M").replace("g", "G"))
+            (inner / "cgroup.procs").write_text(str(pid))
+        yield
+    finally:
+        for outer in made:
+            if Path(f"/proc/{pid}").exists():
+                with contextlib.suppress(OSError):
+                    (outer.parent / "cgroup.procs").write_text(str(pid))
+            for d in (outer / "inner", outer):
+                for _ in range(50):  # a killed server may take a moment to leave
+                    try:
+                        d.rmdir()
+                        break
+                    except FileNotFoundError:
+                        break
+                    except OSError:
+                        time.sleep(0.1)
+
+
+def window(srv, common: dict, a, dur: int, seed: int, client_cpu) -> tuple[float, float, float, float]:
+    """One measured sysbench window on `srv`: (QPS, mysqld CPU us per query, voluntary and
+    involuntary context switches per 1,000 queries)."""
+    c0, s0 = cpu_s(srv.pid), switches(srv.pid)
+    out = sysbench.run(sysbench.command("point_select", common, sysbench.run_args(
+        threads=a.users, duration=dur, seed=seed, rand_type="uniform", interval=1), "run"),
+        cpus=client_cpu, run_id=srv.run_id, timeout=dur + 120)
+    c1, s1 = cpu_s(srv.pid), switches(srv.pid)
+    rep = sysbench.parse_report(out)
+    n = rep["qps"] * rep["total_time_s"]
+    if not n:
+        raise SystemExit(f"{srv.run_id}: the measured window ran no query")
+    return rep["qps"], (c1 - c0) * 1e6 / n, (s1[0] - s0[0]) * 1e3 / n, (s1[1] - s0[1]) * 1e3 / n
+
+
+def alternate(arms: list[str], engine: str, a, entry: dict, build_dir: Path, template: Path,
+              seed: int, rng: random.Random) -> dict[str, list[tuple]]:
+    """One round of --alternate: every arm's server up at once on CPU 0, each loaded and
+    warmed up; then a.alternate pairs of windows (one per arm, shuffled). Returns per arm
+    its windows' (QPS, CPU us per query, voluntary, involuntary switches per 1,000)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    server_cpu, client_cpu = cpus[:1], cpus[1:2] or cpus[:1]
+    got: dict = {arm: [] for arm in arms}
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(hostlock.measuring(f"bench container_overhead --alternate {engine}"))
+        servers = {}
+        for arm in arms:
+            scratch = Path(tempfile.mkdtemp(prefix="mysqlbench-bench-"))
+            stack.callback(shutil.rmtree, scratch, True)
+            shutil.copytree(template / "datadir", scratch / "datadir", symlinks=True)
+            host = arm in ("bare", "host-cgroup", *NESTED)
+            docker_backend.run_argv = arm_argv(arm) if not host else _run_argv
+            tag = re.sub(r"[^A-Za-z0-9]", "", arm)
+            try:
+                srv = stack.enter_context(Server(
+                    name=BUILD, entry=entry, build_dir=build_dir, datadir=scratch / "datadir",
+                    rundir=scratch / "run", run_id=f"bench-container-{tag}-{os.getpid()}", cpus=server_cpu,
+                    backend="host" if host else "docker",
+                    mechanism="taskset" if arm in ("bare", *NESTED) else "auto"))
+            finally:
+                docker_backend.run_argv = _run_argv
+            if arm in NESTED:
+                stack.enter_context(nested_cgroups(srv.pid, arm))
+            srv.query("CREATE DATABASE IF NOT EXISTS sbtest")
+            common = sysbench.common_args(socket=srv.socket, tables=a.tables, table_size=a.table_size,
+                                          engine=engine)
+            sysbench.run(sysbench.command("point_select", common, [], "prepare"), cpus=client_cpu,
+                         run_id=srv.run_id, timeout=600)
+            servers[arm] = (srv, common)
+        for arm in arms:  # warm-ups after every server is up, so none idles cold for long
+            srv, common = servers[arm]
+            window(srv, common, a, a.warmup, seed + 1, client_cpu)
+        for k in range(a.alternate):
+            order = arms[:]
+            rng.shuffle(order)
+            for arm in order:
+                srv, common = servers[arm]
+                got[arm].append(window(srv, common, a, a.duration, seed + 2 + k, client_cpu))
+    return got
 
 
 SYSCALLS = 300_000  # dd's reads and writes of one byte each: 2 x this many syscalls
@@ -178,6 +308,10 @@ def main() -> None:
     p.add_argument("--engines", default="InnoDB,MyISAM,MEMORY")
     p.add_argument("--arms", default="bare,docker")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--tsv", metavar="FILE", help="also write every window (engine, pair, arm, qps, "
+                   "cpu_us_per_query, voluntary, involuntary per 1,000) to FILE")
+    p.add_argument("--alternate", type=int, default=0, metavar="N",
+                   help="per round, every arm's server up at once and N pairs of windows seconds apart")
     p.add_argument("--syscalls", action="store_true",
                    help="only the cost of one syscall bare and in containers with and without seccomp")
     a = p.parse_args()
@@ -187,6 +321,10 @@ def main() -> None:
     arms = a.arms.split(",")
     if "bare" not in arms:
         p.error("--arms: include bare (the ratios are to it)")
+    for arm in set(arms) & set(NESTED):
+        if not all((m := _v1_mount(c)) is not None and os.access(m, os.W_OK) for c in NESTED[arm]):
+            p.error(f"--arms {arm}: needs writable cgroup-v1 {' and '.join(NESTED[arm])} hierarchies "
+                    f"(as root); drop the arm")
     if "host-cgroup" in arms:
         from harness.measure import placement
         if not placement.detect("auto").startswith("cgroup"):
@@ -200,36 +338,54 @@ def main() -> None:
           f"{a.users} users, {a.warmup} s warm-up + {a.duration} s; mysqld on CPU 0, sysbench on CPU 1; "
           f"{a.rounds} rounds, arms in a shuffled order per round; load average before: "
           f"{os.getloadavg()[0]:.2f}")
+    if a.alternate:
+        print(f"--alternate {a.alternate}: per round every arm's server up at once, then "
+              f"{a.alternate} pairs of {a.duration} s windows (one per arm, shuffled); ratios per pair")
     for engine in a.engines.split(","):
-        qps: dict = {arm: [] for arm in arms}
-        cpu: dict = {arm: [] for arm in arms}
-        vol: dict = {arm: [] for arm in arms}
-        inv: dict = {arm: [] for arm in arms}
+        runs: dict = {arm: [] for arm in arms}  # per arm: (qps, cpu us/query, vol, inv) per window
         for r in range(a.rounds):
+            if a.alternate:
+                for arm, got in alternate(arms, engine, a, entry, build_dir, template,
+                                          seed=a.seed + 100 * r, rng=rng).items():
+                    runs[arm].extend(got)
+                continue
             order = arms[:]
             rng.shuffle(order)
             for arm in order:
-                q, c, v, i = one(arm, engine, a, entry, build_dir, template, seed=a.seed + r)
-                qps[arm].append(q)
-                cpu[arm].append(c)
-                vol[arm].append(v)
-                inv[arm].append(i)
-        print(f"{engine}: bare {statistics.median(qps['bare']):,.0f} qps, mysqld "
-              f"{statistics.median(cpu['bare']):.1f} CPU-us per query, context switches per 1,000 "
-              f"queries {statistics.median(vol['bare']):.1f} voluntary, "
-              f"{statistics.median(inv['bare']):.1f} involuntary", flush=True)
+                runs[arm].append(one(arm, engine, a, entry, build_dir, template, seed=a.seed + r))
+
+        if a.tsv:
+            new = not Path(a.tsv).exists()
+            with open(a.tsv, "a") as f:
+                if new:
+                    f.write("engine\tpair\tarm\tqps\tcpu_us_per_query\tvoluntary_per_1000\tinvoluntary_per_1000\n")
+                for arm in arms:
+                    for k, x in enumerate(runs[arm]):
+                        f.write("\t".join([engine, str(k), arm, *(f"{v:.4f}" for v in x)]) + "\n")
+
+        def med(arm, i):
+            return statistics.median(x[i] for x in runs[arm])
+        print(f"{engine}: bare {med('bare', 0):,.0f} qps, mysqld {med('bare', 1):.1f} CPU-us per query, "
+              f"context switches per 1,000 queries {med('bare', 2):.1f} voluntary, "
+              f"{med('bare', 3):.1f} involuntary", flush=True)
         for arm in arms:
             if arm == "bare":
                 continue
-            ratios = [x / b for x, b in zip(qps[arm], qps["bare"])]
-            cratios = [x / b for x, b in zip(cpu[arm], cpu["bare"])]
-            print(f"  {arm}: {statistics.median(qps[arm]):,.0f} qps, {arm} / bare QPS "
+            ratios = [x[0] / b[0] for x, b in zip(runs[arm], runs["bare"])]
+            cratios = [x[1] / b[1] for x, b in zip(runs[arm], runs["bare"])]
+            print(f"  {arm}: {med(arm, 0):,.0f} qps, {arm} / bare QPS "
                   f"{statistics.median(ratios):.3f} (pairs {min(ratios):.3f}-{max(ratios):.3f}, "
                   f"{sum(x < 1 for x in ratios)} of {len(ratios)} lower); mysqld CPU per query "
-                  f"{statistics.median(cpu[arm]):.1f} us, {arm} / bare {statistics.median(cratios):.3f} "
+                  f"{med(arm, 1):.1f} us, {arm} / bare {statistics.median(cratios):.3f} "
                   f"(pairs {min(cratios):.3f}-{max(cratios):.3f}); context switches per 1,000 queries "
-                  f"{statistics.median(vol[arm]):.1f} voluntary, {statistics.median(inv[arm]):.1f} "
-                  f"involuntary", flush=True)
+                  f"{med(arm, 2):.1f} voluntary, {med(arm, 3):.1f} involuntary", flush=True)
+            if len(ratios) >= 6:  # the median pair's interval: the sign test's, no symmetry assumed
+                for what, i in (("QPS", 0), ("CPU per query", 1)):
+                    ci = intervals.sign_interval([x[i] for x in runs[arm]], [b[i] for b in runs["bare"]])
+                    goal = "" if i else ("; >= 0.98 shown" if ci.lo >= 0.98 else "; < 0.98 shown"
+                                         if ci.hi < 0.98 else "; >= 0.98 not decided")
+                    print(f"    median pair {what}: {ci.point:.3f} [{ci.lo:.3f}, {ci.hi:.3f}] "
+                          f"({ci.coverage:.1%} {ci.method}, {len(ratios)} pairs){goal}", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f} (other users' work on this host is not excluded)")
 
 
