@@ -16,7 +16,7 @@ The windows are `timing.windows` ([{warmup_s, duration_s}, …]) where the manif
 them, else its `warmup_s` + `duration_s` (one window: older manifests).
 
     python bench/cell_overhead.py [--root .] [--raw data/raw] [--bench benchmarks]
-    python bench/cell_overhead.py --pairs 5 [--backend docker]
+    python bench/cell_overhead.py --pairs 5 [--backend docker] [--interleave]
 
 `--pairs N` measures first: N rounds of the same Point-Selects setting (the pinned
 MySQL 5.6.24, InnoDB 1 x 1,000 rows, 1 s + 2 s) at users 1, 2, 4, 8, once with each
@@ -24,6 +24,13 @@ cell on a fresh server and once as a group on one server start (harness.measure.
 run_cells; the arms and users in a seeded random order), prints both arms' overhead
 from their manifests, and the paired interval of the group / fresh server-side QPS
 over all (round, users) pairs: the group's cells must measure what fresh ones do.
+
+`--interleave` (with --pairs) pairs the arms seconds apart instead of a group apart: a
+VM's speed drifts over minutes, which the pairs' ratio then reads as a difference. Each
+group cell is measured right before or after (a coin flip) its fresh twin, which starts
+a server of its own while the group's server idles (its background threads cost the
+fresh cell little). The fresh twins are named repetition r + 100 and measured with the
+seed 100 lower, so both run the same query sequence.
 
 A group's cells share its time: per cell, (the group's job or frame time - its
 windows) / its cells (the manifest's `group` names them).
@@ -109,7 +116,11 @@ def _med(vals: list[float]) -> str:
 USERS = [1, 2, 4, 8]
 
 
-def measure_pairs(n: int, backend: str, work: Path, duration: int = 2, warmup: int = 1) -> dict[str, str]:
+TWIN_REP = 100  # --interleave: a group cell's fresh twin is repetition r + this
+
+
+def measure_pairs(n: int, backend: str, work: Path, duration: int = 2, warmup: int = 1,
+                  interleave: bool = False) -> dict[str, str]:
     """N rounds of the same Point-Selects setting (the pinned MySQL 5.6.24, InnoDB
     1 x 1,000 rows, `warmup` s + `duration` s) at users 1, 2, 4, 8: the four cells
     each on a fresh server (the arm `fresh`), and as one group on one server start
@@ -119,7 +130,7 @@ def measure_pairs(n: int, backend: str, work: Path, duration: int = 2, warmup: i
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     from common import BUILD, pinned_build, run_settings  # noqa: E402  (bench/common.py)
-    from harness.measure import cell, datasets
+    from harness.measure import cell, datasets, kinds
     entry, build_dir, template = pinned_build()
     settings = run_settings(backend=backend, warmup_s=warmup, duration_s=duration)
     ds = work / "datasets" / "InnoDB_t1_n1000"
@@ -129,20 +140,48 @@ def measure_pairs(n: int, backend: str, work: Path, duration: int = 2, warmup: i
             "engines": ["InnoDB"], "tables": [1], "table_size": 1000, "cores": [1], "users": USERS,
             "variants": {}}
     rng = random.Random(1)
+    kind = kinds.KINDS["throughput"]
+    measure = kind.measure
     for r in range(1, n + 1):
         arms, users = ["fresh", "group"], list(USERS)
         rng.shuffle(arms)
         rng.shuffle(users)
         names = [f"{BUILD}_InnoDB_base_t1_c1_u{u}_r{r}" for u in users]
+        common = dict(experiment="point_select", spec=spec, entry=entry, build_dir=build_dir, source=ds)
+        if interleave:
+            twin = {u: f"{BUILD}_InnoDB_base_t1_c1_u{u}_r{r + TWIN_REP}" for u in users}
+            fresh_settings = {**settings, "seed": settings["seed"] - TWIN_REP}
+
+            def fresh(u):
+                kind.measure = measure  # the twin's own cell measures as usual
+                try:
+                    cell.run_cell(cell=twin[u], out=work / "fresh" / "A3" / "point_select" / twin[u],
+                                  settings=fresh_settings, **common)
+                finally:
+                    kind.measure = paired
+
+            def paired(fr, spec_, d, values, settings_):
+                first = rng.random() < 0.5
+                if first:
+                    fresh(d["users"])
+                part = measure(fr, spec_, d, values, settings_)
+                if not first:
+                    fresh(d["users"])
+                return part
+            kind.measure = paired
+            try:
+                cell.run_cells(cells=names, outs=[work / "group" / "A3" / "point_select" / nm for nm in names],
+                               settings=settings, **common)
+            finally:
+                kind.measure = measure
+            continue
         for arm in arms:
             outs = [work / arm / "A3" / "point_select" / nm for nm in names]
-            common = dict(experiment="point_select", spec=spec, entry=entry, build_dir=build_dir,
-                          source=ds, settings=settings)
             if arm == "group":
-                cell.run_cells(cells=names, outs=outs, **common)
+                cell.run_cells(cells=names, outs=outs, settings=settings, **common)
             else:
                 for nm, out in zip(names, outs):
-                    cell.run_cell(cell=nm, out=out, **common)
+                    cell.run_cell(cell=nm, out=out, settings=settings, **common)
     return {arm: str(work / arm) for arm in ("fresh", "group")}
 
 
@@ -163,6 +202,9 @@ def agreement(raws: dict[str, str]):
     positions: dict[int, list[float]] = {}  # the group's k-th cell: 1 = the one that started the server
     for g in sorted(group.glob("*/*/*/manifest.json")):
         f = fresh / g.parent.relative_to(group)
+        if not (f / "manifest.json").exists():  # --interleave: the fresh twin, repetition r + TWIN_REP
+            head, rep = f.name.rsplit("_r", 1)
+            f = f.with_name(f"{head}_r{int(rep) + TWIN_REP}")
         if (f / "manifest.json").exists():
             m = json.loads(g.read_text())
             pairs.append((m["factors"]["users"], server_qps(g.parent), server_qps(f)))
@@ -212,6 +254,8 @@ def main() -> None:
     p.add_argument("--duration", type=int, default=2, help="--pairs: each window's seconds")
     p.add_argument("--warmup", type=int, default=1, help="--pairs: each warm-up's seconds")
     p.add_argument("--backend", default="docker")
+    p.add_argument("--interleave", action="store_true",
+                   help="--pairs: each group cell right before or after its fresh twin (pairs seconds apart)")
     p.add_argument("--keep", metavar="DIR", help="--pairs: measure into DIR (new) and keep its cells "
                    "(their sysbench per-second reports) instead of a temporary directory")
     a = p.parse_args()
@@ -223,8 +267,13 @@ def main() -> None:
         keep = contextlib.nullcontext(a.keep) if a.keep else \
             tempfile.TemporaryDirectory(prefix="cell-overhead-", dir=".")
         with keep as work:
-            raws = measure_pairs(a.pairs, a.backend, Path(work).resolve(), a.duration, a.warmup)
+            raws = measure_pairs(a.pairs, a.backend, Path(work).resolve(), a.duration, a.warmup,
+                                  a.interleave)
             for arm, raw in raws.items():
+                if a.interleave and arm == "group":
+                    print("-- cells as groups of 4 on one server: (--interleave: each group's time holds its "
+                          "fresh twins' runs, so its overhead is not shown)")
+                    continue
                 print(f"-- cells {'each on a fresh server' if arm == 'fresh' else 'as groups of 4 on one server'}:")
                 report(rows(raw, os.path.join(work, "no-benchmarks")))
             agreement(raws)
