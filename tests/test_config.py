@@ -306,3 +306,26 @@ def test_decide_false_accepts_too_few_repetitions():
     cfg["experiment_defaults"]["repetitions"] = 1
     cfg["claims"]["decide"] = False
     assert config.resolve(cfg, cpus=[0, 1, 2, 3])["claims"]["decide"] is False
+
+
+def test_a_slurm_step_bound_to_fewer_cpus_than_its_job_holds_on_the_node_stops_naming_cpus_per_task():
+    """SLURM binds a job step to --cpus-per-task CPUs; a measurement job whose step holds
+    fewer than the job's CPUs on the node (SLURM_JOB_CPUS_PER_NODE) would plan on those alone.
+    The two-node cluster test runs the real case (tests/test_slurm_e2e.py)."""
+    job = {"SLURM_JOB_ID": "7", "SLURM_JOB_CPUS_PER_NODE": "64", "SLURM_CPUS_ON_NODE": "1", "SLURMD_NODENAME": "n1"}
+    with pytest.raises(config.ConfigError) as e:
+        config.slurm_step_check(1, job)
+    msg = str(e.value)
+    assert msg.startswith("cpus_per_task:") and "1 of the 64 CPUs" in msg and "node n1" in msg
+    assert "cpus_per_task: 64" in msg and "MYSQLBENCH_NODE_CPUS=64" in msg and "\n" not in msg
+    with pytest.raises(config.ConfigError):
+        config.slurm_step_check(32, job)
+    config.slurm_step_check(64, job)  # the whole node: planned on all of it
+    config.slurm_step_check(128, job)  # more than SLURM counts (threads of counted cores): no stop
+    with pytest.raises(config.ConfigError, match="1 of the 64 CPUs"):  # a multi-node list: its first entry
+        config.slurm_step_check(1, {**job, "SLURM_JOB_CPUS_PER_NODE": "64(x2),32"})
+    # an salloc shell on the submit host: the job's variables, but no compute node's (SLURMD_NODENAME)
+    config.slurm_step_check(1, {k: v for k, v in job.items() if k != "SLURMD_NODENAME"})
+    config.slurm_step_check(1, {"SLURM_JOB_CPUS_PER_NODE": "64"})  # no job: nothing to compare with
+    config.slurm_step_check(1, {"SLURM_JOB_ID": "7"})
+    config.slurm_step_check(1, {"SLURM_JOB_ID": "7", "SLURM_JOB_CPUS_PER_NODE": "x"})

@@ -404,17 +404,20 @@ def test_a_jobs_plan_sees_its_allocation_not_the_nodes_other_cpus(slurm):
     (--exclusive) on all of its CPUs when the step asks for them, as the executor's
     `srun -n1 --cpu-bind=q --cpus-per-task=<cpus_per_task>` does with the profile's
     $MYSQLBENCH_NODE_CPUS; without it (the executor's step with no --cpus-per-task) the
-    step holds one CPU of the whole node."""
+    step holds one CPU of the whole node, which stops naming cpus_per_task
+    (SLURM_JOB_CPUS_PER_NODE says what the job holds there)."""
     plan = (f"grep Cpus_allowed_list /proc/self/status; cd {ROOT} && PYTHONPATH=workflow "
             f"{sys.executable} -m harness plan --configfile config/smoke.yaml")
     one = slurm.run("srun", "-N1", "-n1", "-c1", "--cpu-bind=cores", "bash", "-c", plan, check=False)
     # and the executor's own step in a whole node, without the profile's cpus_per_task: one CPU too
     step = slurm.run("srun", "-N1", "-n1", "--exclusive", "--cpu-bind=q", "bash", "-c", plan, check=False)
-    for res in (one, step):
+    n = os.cpu_count()  # what each node declares; the profile's cpus_per_task ($MYSQLBENCH_NODE_CPUS)
+    for res, why in ((one, "this host lets the pipeline use 1 CPU"),  # the job holds one CPU: too few
+                     # the job holds the node, its step one CPU of it: the step's cpus_per_task is named
+                     (step, f"cpus_per_task: this SLURM job step may use 1 of the {n} CPUs its job holds")):
         allowed = re.search(r"Cpus_allowed_list:\s*(\S+)", res.stdout)
         assert allowed and "," not in allowed.group(1) and "-" not in allowed.group(1), res.stdout + res.stderr
-        assert res.returncode != 0 and "this host lets the pipeline use 1 CPU" in res.stderr, res.stdout + res.stderr
-    n = os.cpu_count()  # what each node declares; the profile's cpus_per_task ($MYSQLBENCH_NODE_CPUS)
+        assert res.returncode != 0 and why in res.stderr, res.stdout + res.stderr
     whole = slurm.run("srun", "-N1", "-n1", "--exclusive", f"--cpus-per-task={n}", "--cpu-bind=q", "bash", "-c",
                       plan, check=False)
     assert whole.returncode == 0, whole.stdout + whole.stderr

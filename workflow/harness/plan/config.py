@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from pathlib import Path
 
 import yaml
@@ -76,6 +77,25 @@ def _hint(err: jsonschema.ValidationError) -> str:
 def defaults() -> dict:
     """config/default.yaml: the one place a default value lives."""
     return yaml.safe_load(DEFAULTS_FILE.read_text())
+
+
+def slurm_step_check(n: int, env=None) -> None:
+    """Inside a SLURM job, a step bound to fewer CPUs than the job holds on its node
+    (SLURM_JOB_CPUS_PER_NODE: "64", or "64(x2),32" across nodes, the first entry being
+    this one-node job's) would be planned on those alone: stop, naming the setting that
+    gives the step the node (a rule's cpus_per_task; profiles/slurm reads it from
+    MYSQLBENCH_NODE_CPUS). SLURM_CPUS_ON_NODE is no help: in a step it is the step's
+    count. Only on a compute node: an `salloc` shell on the submit host has the job's
+    variables but the submit host's CPUs. `n`: the CPUs this process may use."""
+    env = os.environ if env is None else env
+    m = re.match(r"(\d+)", env.get("SLURM_JOB_CPUS_PER_NODE", "").strip())
+    # SLURMD_NODENAME: on a compute node (slurmd sets it), not in an salloc shell on the submit host
+    if env.get("SLURM_JOB_ID") and env.get("SLURMD_NODENAME") and m and int(m.group(1)) > n:
+        held = m.group(1)
+        raise ConfigError(
+            f"cpus_per_task: this SLURM job step may use {n} of the {held} CPUs its job holds on node "
+            f"{env['SLURMD_NODENAME']} (SLURM_JOB_CPUS_PER_NODE), so the cores plan would see only {n}; "
+            f"give the measurement rules cpus_per_task: {held} (profiles/slurm: MYSQLBENCH_NODE_CPUS={held})")
 
 
 def with_defaults(cfg: dict) -> dict:
@@ -216,6 +236,8 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
         cpus = list(topo.ids)
     client = out["placement"]["client_cpus"]
     room = len(cpus) - client
+    if not cpus_given and topo is None:
+        slurm_step_check(len(cpus))
     if len(cpus) < 2:
         raise ConfigError(f"placement: this host lets the pipeline use {len(cpus)} CPU; it needs at least 2 "
                           f"(one for mysqld, one for sysbench): run on a bigger host or widen the affinity")

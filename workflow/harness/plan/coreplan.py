@@ -48,7 +48,9 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
           with_estimate: bool = True, bench_dir: str = estimate.BENCH, raw: str = estimate.RAW) -> dict:
     """The plan of a merged (unresolved) profile on `topo` (None: this host). The estimate's
     overheads come from `root`/`bench_dir`'s benchmark files (none there: the stated defaults)."""
-    topo = topo if topo is not None else Topology.live()
+    if topo is None:  # this host: inside a SLURM job, only if the step holds the job's CPUs
+        topo = Topology.live()
+        config.slurm_step_check(len(topo.ids))
     resolved = config.resolve(cfg, lock_path, topo=topo)
     lock = builds.load_lock(lock_path)
     host_plan = cores.plan(topo, client_min=resolved["placement"]["client_cpus"])
