@@ -19,7 +19,8 @@ adds `--security-opt seccomp=unconfined`). Each run holds the host's measurement
 host (other users' processes) is not excluded: say so next to any figure.
 Arms `host-cpucg`, `host-memcg` and `host-allcg`: the bare server moved, once started,
 into cgroups two levels deep in the cgroup-v1 `cpu` and `cpuacct` hierarchies, in `memory`
-with the containers' memory limit, or in every controller a container gets, as deep as
+with the containers' memory limit (what it charged before the move stays outside), or in
+each of cpu, cpuacct, memory, pids, blkio, devices, freezer and cpuset, as deep as
 Docker's containers sit (/mysqlbench-docker/<id>): is a cost the scheduler's group
 hierarchy's, memory accounting's, the cgroups' together, or the namespaces'?
 
@@ -166,8 +167,8 @@ def nested_cgroups(pid: int, arm: str):
             if outer in made:  # controllers mounted together
                 continue
             inner = outer / "inner"
+            made.append(outer)  # before mkdir: removed even if inner cannot be made
             inner.mkdir(parents=True, exist_ok=True)
-            made.append(outer)
             if ctrl == "cpuset":  # a v1 cpuset takes no task before its cpus and mems are set;
                 # joining one sets the threads' affinity to its cpus: the server's own, then
                 own = [ln.split(":", 1)[1].strip() for ln in Path(f"/proc/{pid}/status").read_text().splitlines()
@@ -194,6 +195,8 @@ def nested_cgroups(pid: int, arm: str):
                         break
                     except OSError:
                         time.sleep(0.1)
+                else:
+                    print(f"cannot remove cgroup {d} (tasks still in it): rmdir it by hand", flush=True)
 
 
 def window(srv, common: dict, a, dur: int, seed: int, client_cpu) -> tuple[float, float, float, float]:

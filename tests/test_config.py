@@ -318,14 +318,23 @@ def test_a_slurm_step_bound_to_fewer_cpus_than_its_job_holds_on_the_node_stops_n
     msg = str(e.value)
     assert msg.startswith("cpus_per_task:") and "1 of the 64 CPUs" in msg and "node n1" in msg
     assert "cpus_per_task: 64" in msg and "MYSQLBENCH_NODE_CPUS=64" in msg and "\n" not in msg
+    assert "MYSQLBENCH_SLURM_STEP_CHECK=0" in msg
     with pytest.raises(config.ConfigError):
         config.slurm_step_check(32, job)
     config.slurm_step_check(64, job)  # the whole node: planned on all of it
-    config.slurm_step_check(128, job)  # more than SLURM counts (threads of counted cores): no stop
-    with pytest.raises(config.ConfigError, match="1 of the 64 CPUs"):  # a multi-node list: its first entry
-        config.slurm_step_check(1, {**job, "SLURM_JOB_CPUS_PER_NODE": "64(x2),32"})
-    # an salloc shell on the submit host: the job's variables, but no compute node's (SLURMD_NODENAME)
+    config.slurm_step_check(128, job)  # more than SLURM counts: no stop
+    # a multi-node job: this node's entry (SLURM_NODEID) of "64(x2),32"
+    multi = {**job, "SLURM_JOB_CPUS_PER_NODE": "64(x2),32"}
+    with pytest.raises(config.ConfigError, match="1 of the 64 CPUs"):
+        config.slurm_step_check(1, {**multi, "SLURM_NODEID": "1"})
+    with pytest.raises(config.ConfigError, match="16 of the 32 CPUs"):
+        config.slurm_step_check(16, {**multi, "SLURM_NODEID": "2"})
+    config.slurm_step_check(32, {**multi, "SLURM_NODEID": "2"})
+    # no stop: an salloc shell on the submit host (no SLURMD_NODENAME), no job, a count it cannot
+    # read, one thread per core (SLURM counts the idle siblings), the opt-out
     config.slurm_step_check(1, {k: v for k, v in job.items() if k != "SLURMD_NODENAME"})
-    config.slurm_step_check(1, {"SLURM_JOB_CPUS_PER_NODE": "64"})  # no job: nothing to compare with
-    config.slurm_step_check(1, {"SLURM_JOB_ID": "7"})
-    config.slurm_step_check(1, {"SLURM_JOB_ID": "7", "SLURM_JOB_CPUS_PER_NODE": "x"})
+    config.slurm_step_check(1, {k: v for k, v in job.items() if k != "SLURM_JOB_ID"})
+    config.slurm_step_check(1, {**job, "SLURM_JOB_CPUS_PER_NODE": "x"})
+    config.slurm_step_check(1, {**job, "SLURM_HINT": "nomultithread"})
+    config.slurm_step_check(1, {**job, "SLURM_THREADS_PER_CORE": "1"})
+    config.slurm_step_check(1, {**job, "MYSQLBENCH_SLURM_STEP_CHECK": "0"})

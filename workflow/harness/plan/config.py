@@ -79,23 +79,43 @@ def defaults() -> dict:
     return yaml.safe_load(DEFAULTS_FILE.read_text())
 
 
+STEP_CHECK_VAR = "MYSQLBENCH_SLURM_STEP_CHECK"  # 0: plan on whatever CPUs the step holds
+
+
+def _job_cpus_here(env) -> int | None:
+    """This node's entry of SLURM_JOB_CPUS_PER_NODE ("64", "64(x2),32"), by SLURM_NODEID."""
+    counts: list[int] = []
+    for part in env.get("SLURM_JOB_CPUS_PER_NODE", "").split(","):
+        m = re.fullmatch(r"\s*(\d+)(?:\(x(\d+)\))?\s*", part)
+        if not m:
+            return None
+        counts += [int(m.group(1))] * int(m.group(2) or 1)
+    node = env.get("SLURM_NODEID", "0")
+    return counts[int(node)] if node.isdigit() and int(node) < len(counts) else None
+
+
 def slurm_step_check(n: int, env=None) -> None:
     """Inside a SLURM job, a step bound to fewer CPUs than the job holds on its node
-    (SLURM_JOB_CPUS_PER_NODE: "64", or "64(x2),32" across nodes, the first entry being
-    this one-node job's) would be planned on those alone: stop, naming the setting that
-    gives the step the node (a rule's cpus_per_task; profiles/slurm reads it from
-    MYSQLBENCH_NODE_CPUS). SLURM_CPUS_ON_NODE is no help: in a step it is the step's
-    count. Only on a compute node: an `salloc` shell on the submit host has the job's
-    variables but the submit host's CPUs. `n`: the CPUs this process may use."""
+    (this node's entry of SLURM_JOB_CPUS_PER_NODE) would be planned on those alone:
+    stop, naming the setting that gives the step the node (a rule's cpus_per_task;
+    profiles/slurm reads it from MYSQLBENCH_NODE_CPUS). SLURM_CPUS_ON_NODE is no help: in
+    a step it is the step's count. Only on a compute node (an `salloc` shell on the
+    submit host has the job's variables but the submit host's CPUs); not when the job
+    uses one thread per core (SLURM_HINT=nomultithread, SLURM_THREADS_PER_CORE=1: SLURM
+    counts the threads it leaves idle); not with MYSQLBENCH_SLURM_STEP_CHECK=0 (a run
+    narrowed on purpose). `n`: the CPUs this process may use."""
     env = os.environ if env is None else env
-    m = re.match(r"(\d+)", env.get("SLURM_JOB_CPUS_PER_NODE", "").strip())
-    # SLURMD_NODENAME: on a compute node (slurmd sets it), not in an salloc shell on the submit host
-    if env.get("SLURM_JOB_ID") and env.get("SLURMD_NODENAME") and m and int(m.group(1)) > n:
-        held = m.group(1)
+    if not (env.get("SLURM_JOB_ID") and env.get("SLURMD_NODENAME")) or env.get(STEP_CHECK_VAR) == "0":
+        return
+    if "nomultithread" in env.get("SLURM_HINT", "") or env.get("SLURM_THREADS_PER_CORE") == "1":
+        return
+    held = _job_cpus_here(env)
+    if held is not None and held > n:
         raise ConfigError(
             f"cpus_per_task: this SLURM job step may use {n} of the {held} CPUs its job holds on node "
             f"{env['SLURMD_NODENAME']} (SLURM_JOB_CPUS_PER_NODE), so the cores plan would see only {n}; "
-            f"give the measurement rules cpus_per_task: {held} (profiles/slurm: MYSQLBENCH_NODE_CPUS={held})")
+            f"give the measurement rules cpus_per_task: {held} (profiles/slurm: MYSQLBENCH_NODE_CPUS={held}), "
+            f"or set {STEP_CHECK_VAR}=0 to plan on these {n}")
 
 
 def with_defaults(cfg: dict) -> dict:
