@@ -106,36 +106,48 @@ def switches(pid: int) -> tuple[int, int]:
     return vol, inv
 
 
+def start_arm(stack: contextlib.ExitStack, arm: str, engine: str, a, entry: dict, build_dir: Path,
+              template: Path, server_cpu, client_cpu) -> tuple:
+    """Start an arm's server on a fresh copy of the template (removed when `stack`
+    closes), its sysbench tables loaded; (server, sysbench common args)."""
+    scratch = Path(tempfile.mkdtemp(prefix="mysqlbench-bench-"))
+    stack.callback(shutil.rmtree, scratch, True)
+    shutil.copytree(template / "datadir", scratch / "datadir", symlinks=True)
+    host = arm in ("bare", "host-cgroup", *NESTED)
+    docker_backend.run_argv = arm_argv(arm) if not host else _run_argv
+    try:
+        srv = stack.enter_context(Server(
+            name=BUILD, entry=entry, build_dir=build_dir, datadir=scratch / "datadir", rundir=scratch / "run",
+            run_id=f"bench-container-{re.sub(r'[^A-Za-z0-9]', '', arm)}-{os.getpid()}", cpus=server_cpu,
+            backend="host" if host else "docker",
+            mechanism="taskset" if arm in ("bare", *NESTED) else "auto"))
+    finally:
+        docker_backend.run_argv = _run_argv
+    if arm in NESTED:
+        stack.enter_context(nested_cgroups(srv.pid, arm))
+    srv.query("CREATE DATABASE IF NOT EXISTS sbtest")
+    common = sysbench.common_args(socket=srv.socket, tables=a.tables, table_size=a.table_size, engine=engine)
+    sysbench.run(sysbench.command("point_select", common, [], "prepare"), cpus=client_cpu,
+                 run_id=srv.run_id, timeout=600)
+    return srv, common
+
+
+def cpus_split() -> tuple[list[int], list[int]]:
+    """(the server's CPU, the client's): the first two this process may use."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[:1], cpus[1:2] or cpus[:1]
+
+
 def one(arm: str, engine: str, a, entry: dict, build_dir: Path, template: Path,
         seed: int) -> tuple[float, float, float, float]:
     """(QPS, mysqld's CPU microseconds per query, its voluntary and involuntary context
     switches per 1,000 queries) of one run of an arm on a server of its own."""
-    scratch = Path(tempfile.mkdtemp(prefix="mysqlbench-bench-"))
-    cpus = sorted(os.sched_getaffinity(0))
-    server_cpu, client_cpu = cpus[:1], cpus[1:2] or cpus[:1]
-    try:
-        shutil.copytree(template / "datadir", scratch / "datadir", symlinks=True)
-        host = arm in ("bare", "host-cgroup", *NESTED)
-        docker_backend.run_argv = arm_argv(arm) if not host else _run_argv
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(hostlock.measuring(f"bench container_overhead {arm} {engine}"))
-            srv = stack.enter_context(Server(
-                name=BUILD, entry=entry, build_dir=build_dir, datadir=scratch / "datadir",
-                rundir=scratch / "run", run_id=f"bench-container-{os.getpid()}", cpus=server_cpu,
-                backend="host" if host else "docker",
-                mechanism="taskset" if arm in ("bare", *NESTED) else "auto"))
-            if arm in NESTED:
-                stack.enter_context(nested_cgroups(srv.pid, arm))
-            srv.query("CREATE DATABASE IF NOT EXISTS sbtest")
-            common = sysbench.common_args(socket=srv.socket, tables=a.tables, table_size=a.table_size,
-                                          engine=engine)
-            sysbench.run(sysbench.command("point_select", common, [], "prepare"), cpus=client_cpu,
-                         run_id=srv.run_id, timeout=600)
-            window(srv, common, a, a.warmup, seed + 1, client_cpu)
-            return window(srv, common, a, a.duration, seed, client_cpu)
-    finally:
-        docker_backend.run_argv = _run_argv
-        shutil.rmtree(scratch, ignore_errors=True)
+    server_cpu, client_cpu = cpus_split()
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(hostlock.measuring(f"bench container_overhead {arm} {engine}"))
+        srv, common = start_arm(stack, arm, engine, a, entry, build_dir, template, server_cpu, client_cpu)
+        window(srv, common, a, a.warmup, seed + 1, client_cpu)
+        return window(srv, common, a, a.duration, seed, client_cpu)
 
 
 def _v1_mount(ctrl: str) -> Path | None:
@@ -219,35 +231,12 @@ def alternate(arms: list[str], engine: str, a, entry: dict, build_dir: Path, tem
     """One round of --alternate: every arm's server up at once on CPU 0, each loaded and
     warmed up; then a.alternate pairs of windows (one per arm, shuffled). Returns per arm
     its windows' (QPS, CPU us per query, voluntary, involuntary switches per 1,000)."""
-    cpus = sorted(os.sched_getaffinity(0))
-    server_cpu, client_cpu = cpus[:1], cpus[1:2] or cpus[:1]
+    server_cpu, client_cpu = cpus_split()
     got: dict = {arm: [] for arm in arms}
     with contextlib.ExitStack() as stack:
         stack.enter_context(hostlock.measuring(f"bench container_overhead --alternate {engine}"))
-        servers = {}
-        for arm in arms:
-            scratch = Path(tempfile.mkdtemp(prefix="mysqlbench-bench-"))
-            stack.callback(shutil.rmtree, scratch, True)
-            shutil.copytree(template / "datadir", scratch / "datadir", symlinks=True)
-            host = arm in ("bare", "host-cgroup", *NESTED)
-            docker_backend.run_argv = arm_argv(arm) if not host else _run_argv
-            tag = re.sub(r"[^A-Za-z0-9]", "", arm)
-            try:
-                srv = stack.enter_context(Server(
-                    name=BUILD, entry=entry, build_dir=build_dir, datadir=scratch / "datadir",
-                    rundir=scratch / "run", run_id=f"bench-container-{tag}-{os.getpid()}", cpus=server_cpu,
-                    backend="host" if host else "docker",
-                    mechanism="taskset" if arm in ("bare", *NESTED) else "auto"))
-            finally:
-                docker_backend.run_argv = _run_argv
-            if arm in NESTED:
-                stack.enter_context(nested_cgroups(srv.pid, arm))
-            srv.query("CREATE DATABASE IF NOT EXISTS sbtest")
-            common = sysbench.common_args(socket=srv.socket, tables=a.tables, table_size=a.table_size,
-                                          engine=engine)
-            sysbench.run(sysbench.command("point_select", common, [], "prepare"), cpus=client_cpu,
-                         run_id=srv.run_id, timeout=600)
-            servers[arm] = (srv, common)
+        servers = {arm: start_arm(stack, arm, engine, a, entry, build_dir, template, server_cpu, client_cpu)
+                   for arm in arms}
         for arm in arms:  # warm-ups after every server is up, so none idles cold for long
             srv, common = servers[arm]
             window(srv, common, a, a.warmup, seed + 1, client_cpu)
