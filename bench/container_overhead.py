@@ -17,7 +17,7 @@ cgroup's or the container's?), and, to find where a cost comes from, `docker+OPT
 adds `--security-opt seccomp=unconfined`). Each run holds the host's measurement lock
 (harness.measure.hostlock), so pipeline cells never overlap it; other load on the
 host (other users' processes) is not excluded: say so next to any figure.
-Arms `host-cpucg`, `host-memcg` and `host-allcg`: the bare server moved, once started,
+Arms `host-cpucg`, `host-memcg`, `host-cpumemcg` (both) and `host-allcg`: the bare server moved, once started,
 into cgroups two levels deep in the cgroup-v1 `cpu` and `cpuacct` hierarchies, in `memory`
 with the containers' memory limit (what it charged before the move stays outside), or in
 each of cpu, cpuacct, memory, pids, blkio, devices, freezer and cpuset, as deep as
@@ -160,6 +160,7 @@ def _v1_mount(ctrl: str) -> Path | None:
 
 
 NESTED = {"host-cpucg": ("cpu", "cpuacct"), "host-memcg": ("memory",),  # arm: its v1 controllers
+          "host-cpumemcg": ("cpu", "cpuacct", "memory"),
           "host-allcg": ("cpu", "cpuacct", "memory", "pids", "blkio", "devices", "freezer", "cpuset")}
 
 
