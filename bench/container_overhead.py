@@ -45,14 +45,13 @@ import shutil
 import statistics
 import re
 import tempfile
-import time
 from pathlib import Path
 
 from common import BUILD, pinned_build
 
 from harness.measure import docker as docker_backend
 from harness.analysis import intervals
-from harness.measure import hostlock, sysbench
+from harness.measure import hostlock, placement, sysbench
 from harness.measure.server import Server
 
 EXTRA = {  # docker+NAME arms: one `docker run` option each
@@ -200,15 +199,7 @@ def nested_cgroups(pid: int, arm: str):
                 with contextlib.suppress(OSError):
                     (outer.parent / "cgroup.procs").write_text(str(pid))
             for d in (outer / "inner", outer):
-                for _ in range(50):  # a killed server may take a moment to leave
-                    try:
-                        d.rmdir()
-                        break
-                    except FileNotFoundError:
-                        break
-                    except OSError:
-                        time.sleep(0.1)
-                else:
+                if not placement.rmdir_when_empty(d, tries=50):
                     print(f"cannot remove cgroup {d} (tasks still in it): rmdir it by hand", flush=True)
 
 

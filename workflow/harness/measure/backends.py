@@ -434,16 +434,8 @@ def watch(pid: int, run_id: str, docker: bool, cgroup: str | None) -> int:
     for d, owner in paths.owned_work_dirs():  # the copied datadirs `pid` made (harness.measure.frame)
         if owner == pid:
             shutil.rmtree(d, ignore_errors=True)
-    if cgroup:
-        cg = Path(cgroup)
-        for _ in range(300):  # the killed server may take a moment to leave
-            try:
-                cg.rmdir()
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.1)
+    if cgroup:  # the killed server may take a moment to leave
+        placement.rmdir_when_empty(Path(cgroup), tries=300)
     return 0
 
 

@@ -174,6 +174,20 @@ class Placement:
         raise PlacementError(f"cannot remove cgroup {self.path}: tasks still in it")
 
 
+def rmdir_when_empty(path: Path, tries: int = 100, wait: float = 0.1) -> bool:
+    """rmdir a cgroup a killed process may take a moment to leave: up to `tries` times,
+    `wait` s apart. True once it is gone (or was already), False if it never emptied."""
+    for _ in range(tries):
+        try:
+            path.rmdir()
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            time.sleep(wait)
+    return False
+
+
 def status_list(pid, key: str) -> list[int] | None:
     """A CPU or node list of /proc/<pid>/status (`key`: Cpus_allowed_list, Mems_allowed_list;
     pid "self" for this process); None when the file has no such line."""
