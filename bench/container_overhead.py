@@ -23,6 +23,12 @@ with the containers' memory limit (what it charged before the move stays outside
 each of cpu, cpuacct, memory, pids, blkio, devices, freezer and cpuset, as deep as
 Docker's containers sit (/mysqlbench-docker/<id>): is a cost the scheduler's group
 hierarchy's, memory accounting's, the cgroups' together, or the namespaces'?
+Arms `docker-hostcpu`, `docker-hostmem`, `docker-hostall`: the other way round, the
+container's mysqld moved, once started, out of the container's cpu and cpuacct, memory,
+or all but the cpuset cgroups into this bench's own (those a bare server has): does
+the container cost nothing without them? Arm `docker-clientmem`: the container as the
+pipeline runs it, but each sysbench window runs in the container's memory cgroup:
+is the cost the server's and its client's memory being charged to different cgroups?
 
 `--alternate N`: a VM's speed drifts over seconds to minutes, so runs a minute apart
 differ by more than the cost sought. This mode starts every arm's server at once (all
@@ -124,6 +130,10 @@ def start_arm(stack: contextlib.ExitStack, arm: str, engine: str, a, entry: dict
         docker_backend.run_argv = _run_argv
     if arm in NESTED:
         stack.enter_context(nested_cgroups(srv.pid, arm))
+    if arm in UNNEST:
+        stack.enter_context(unnested_cgroups(srv.pid, arm))
+    if arm == "docker-clientmem":
+        CLIENT_MEMCG[srv.run_id] = _v1_mount("memory") / _own_cgroup(srv.pid, "memory").lstrip("/")
     srv.query("CREATE DATABASE IF NOT EXISTS sbtest")
     common = sysbench.common_args(socket=srv.socket, tables=a.tables, table_size=a.table_size, engine=engine)
     sysbench.run(sysbench.command("point_select", common, [], "prepare"), cpus=client_cpu,
@@ -156,6 +166,59 @@ def _v1_mount(ctrl: str) -> Path | None:
         if fstype == "cgroup" and ctrl in opts.split(","):
             return Path(mnt)
     return None
+
+
+UNNEST = {"docker-hostcpu": ("cpu", "cpuacct"),  # arm: the v1 controllers it leaves for this bench's own
+           "docker-hostmem": ("memory",),
+           "docker-hostall": ("cpu", "cpuacct", "memory", "pids", "blkio", "devices", "freezer")}
+
+
+def _own_cgroup(pid: int | str, ctrl: str) -> str:
+    """The cgroup-v1 path of process `pid` ("self" for this one) in controller `ctrl`'s hierarchy."""
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, ctrls, path = line.split(":", 2)
+        if ctrl in ctrls.split(","):
+            return path
+    raise SystemExit(f"no cgroup-v1 {ctrl} hierarchy holds process {pid}")
+
+
+@contextlib.contextmanager
+def unnested_cgroups(pid: int, arm: str):
+    """Move a container's process `pid` (all its threads) out of the container's cgroups
+    into this bench's own, for each of the arm's v1 controllers (the cpuset stays the
+    container's); back into the container's after, so Docker removes them as usual."""
+    moved: list[tuple[Path, Path]] = []
+    try:
+        for ctrl in UNNEST[arm]:
+            root = _v1_mount(ctrl)
+            if root is None:
+                raise SystemExit(f"--arms {arm}: no cgroup-v1 {ctrl} hierarchy on this host; drop the arm")
+            theirs = root / _own_cgroup(pid, ctrl).lstrip("/")
+            ours = root / _own_cgroup("self", ctrl).lstrip("/")
+            if theirs == ours:  # controllers mounted together
+                continue
+            (ours / "cgroup.procs").write_text(str(pid))
+            moved.append((theirs, ours))
+            if root / _own_cgroup(pid, ctrl).lstrip("/") != ours:
+                raise SystemExit(f"--arms {arm}: process {pid} did not move to {ours}")
+        yield
+    finally:
+        for theirs, _ in moved:
+            if Path(f"/proc/{pid}").exists():
+                with contextlib.suppress(OSError):
+                    (theirs / "cgroup.procs").write_text(str(pid))
+
+
+# arm docker-clientmem: run_id -> the container's memory cgroup, which the arm's sysbench
+# windows join (the server's and the client's memory charged to one cgroup, as bare)
+CLIENT_MEMCG: dict[str, Path] = {}
+
+
+def in_memcg(argv: list[str], cg: Path | None) -> list[str]:
+    """argv run from inside memory cgroup `cg` (it moves itself there, then execs)."""
+    if cg is None:
+        return argv
+    return ["sh", "-c", 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"', "sh", str(cg), *argv]
 
 
 NESTED = {"host-cpucg": ("cpu", "cpuacct"), "host-memcg": ("memory",),  # arm: its v1 controllers
@@ -207,9 +270,9 @@ def window(srv, common: dict, a, dur: int, seed: int, client_cpu) -> tuple[float
     """One measured sysbench window on `srv`: (QPS, mysqld CPU us per query, voluntary and
     involuntary context switches per 1,000 queries)."""
     c0, s0 = cpu_s(srv.pid), switches(srv.pid)
-    out = sysbench.run(sysbench.command("point_select", common, sysbench.run_args(
+    out = sysbench.run(in_memcg(sysbench.command("point_select", common, sysbench.run_args(
         threads=a.users, duration=dur, seed=seed, rand_type="uniform", interval=1), "run"),
-        cpus=client_cpu, run_id=srv.run_id, timeout=dur + 120)
+        CLIENT_MEMCG.get(srv.run_id)), cpus=client_cpu, run_id=srv.run_id, timeout=dur + 120)
     c1, s1 = cpu_s(srv.pid), switches(srv.pid)
     rep = sysbench.parse_report(out)
     n = rep["qps"] * rep["total_time_s"]
@@ -305,9 +368,10 @@ def main() -> None:
     arms = a.arms.split(",")
     if "bare" not in arms:
         p.error("--arms: include bare (the ratios are to it)")
-    for arm in set(arms) & set(NESTED):
-        if not all((m := _v1_mount(c)) is not None and os.access(m, os.W_OK) for c in NESTED[arm]):
-            p.error(f"--arms {arm}: needs writable cgroup-v1 {' and '.join(NESTED[arm])} hierarchies "
+    for arm in set(arms) & (set(NESTED) | set(UNNEST) | {"docker-clientmem"}):
+        ctrls = {**NESTED, **UNNEST, "docker-clientmem": ("memory",)}[arm]
+        if not all((m := _v1_mount(c)) is not None and os.access(m, os.W_OK) for c in ctrls):
+            p.error(f"--arms {arm}: needs writable cgroup-v1 {' and '.join(ctrls)} hierarchies "
                     f"(as root); drop the arm")
     if "host-cgroup" in arms:
         from harness.measure import placement
