@@ -25,7 +25,7 @@ Docker's containers sit (/mysqlbench-docker/<id>): is a cost the scheduler's gro
 hierarchy's, memory accounting's, the cgroups' together, or the namespaces'?
 Arms `docker-hostcpu`, `docker-hostmem`, `docker-hostall`: the other way round, the
 container's mysqld moved, once started, out of the container's cpu and cpuacct, memory,
-or all but the cpuset cgroups into this bench's own (those a bare server has): does
+or cpu, cpuacct, memory, pids, blkio, devices and freezer cgroups into this bench's own (those a bare server has): does
 the container cost nothing without them? Arm `docker-clientmem`: the container as the
 pipeline runs it, but each sysbench window runs in the container's memory cgroup:
 is the cost the server's and its client's memory being charged to different cgroups?
@@ -160,7 +160,7 @@ def one(arm: str, engine: str, a, entry: dict, build_dir: Path, template: Path,
 
 
 def _v1_mount(ctrl: str) -> Path | None:
-    """The cgroup-v1 mount holding controller `ctrl` (cpu, cpuacct), or None."""
+    """The cgroup-v1 mount holding controller `ctrl` (cpu, memory, ...), or None."""
     for line in Path("/proc/self/mounts").read_text().splitlines():
         _, mnt, fstype, opts, *_ = line.split()
         if fstype == "cgroup" and ctrl in opts.split(","):
@@ -373,6 +373,10 @@ def main() -> None:
         if not all((m := _v1_mount(c)) is not None and os.access(m, os.W_OK) for c in ctrls):
             p.error(f"--arms {arm}: needs writable cgroup-v1 {' and '.join(ctrls)} hierarchies "
                     f"(as root); drop the arm")
+    known = {"bare", "docker", "host-cgroup", "docker-clientmem", *NESTED, *UNNEST}
+    for arm in arms:
+        if arm not in known and not arm.startswith("docker+"):
+            p.error(f"--arms {arm}: no such arm; use {', '.join(sorted(known))} or docker+OPTION")
     if "host-cgroup" in arms:
         from harness.measure import placement
         if not placement.detect("auto").startswith("cgroup"):
