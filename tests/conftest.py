@@ -103,6 +103,21 @@ def _dead_work_dirs(session) -> list[Path]:
     return out
 
 
+def _dead_scratch_dirs() -> list[Path]:
+    """Servers' run directories (harness.paths.scratch_prefix) made during this session
+    whose process is gone (earlier sessions' are not this run's to judge)."""
+    from harness import paths
+    out = []
+    for d, pid in paths.owned_scratch_dirs():
+        try:
+            made = d.stat().st_mtime
+        except OSError:
+            continue
+        if made >= _STARTED[0] and not Path(f"/proc/{pid}").exists():
+            out.append(d)
+    return out
+
+
 def _leftover(session, what: str, items) -> None:
     if items:
         print(f"\nERROR: {what} left after the tests (removed now): {items}", file=sys.stderr)
@@ -132,6 +147,10 @@ def pytest_sessionfinish(session, exitstatus):
     for d in work:
         shutil.rmtree(d, ignore_errors=True)
     _leftover(session, "work directories (copied datadirs) of dead cells", [str(d) for d in work])
+    runs = _dead_scratch_dirs()
+    for d in runs:
+        shutil.rmtree(d, ignore_errors=True)
+    _leftover(session, "servers' run directories (the temp dir) of dead processes", [str(d) for d in runs])
     _record_suite(session)
 
 

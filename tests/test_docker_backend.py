@@ -453,10 +453,13 @@ def test_sigkill_of_the_harness_then_reap_removes_the_container(runtime_image, b
         proc.communicate(timeout=60)
         time.sleep(1.0)
         assert docker_backend.containers(session=session) == ids, "expected the container to survive"
+        from harness import paths  # and the cell's run directory (its socket): reaped below
+        assert [d for d, owner in paths.owned_scratch_dirs() if owner == proc.pid]
         res = subprocess.run(harness_cmd("reap", "--session", session), capture_output=True, text=True,
                              env=harness_env(), cwd=ROOT, timeout=120)
         assert res.returncode == 0, res.stderr
         assert ids[0][:12] in res.stderr
+        assert not [d for d, owner in paths.owned_scratch_dirs() if owner == proc.pid]
         assert docker_backend.containers(session=session) == []
         assert procs.server_pids(session=session) == []
         assert not out.exists()
@@ -482,6 +485,11 @@ def test_sigkill_of_the_harness_watchdog_removes_the_container(runtime_image, bu
                 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not mine, "a SIGKILLed cell's copied datadir outlived its watchdog"
+        runs = [d for d, owner in paths.owned_scratch_dirs() if owner == proc.pid]
+        while runs and time.monotonic() < deadline:
+            time.sleep(0.1)
+            runs = [d for d in runs if d.exists()]
+        assert not runs, "a SIGKILLed cell's run directory (socket, error log) outlived its watchdog"
     finally:
         docker_backend.reap(session=session)
 

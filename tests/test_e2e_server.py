@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -163,6 +164,11 @@ def test_sigkill_of_the_harness_takes_its_server_down(build_dir, dataset, tmp_pa
         time.sleep(0.1)
         mine = [d for d in mine if d.exists()]
     assert not mine, "a SIGKILLed cell's copied datadir outlived its watchdog"
+    runs = [d for d, owner in paths.owned_scratch_dirs() if owner == proc.pid]
+    while runs and time.monotonic() < deadline + 15:
+        time.sleep(0.1)
+        runs = [d for d in runs if d.exists()]
+    assert not runs, "a SIGKILLed cell's run directory (socket, error log) outlived its watchdog"
     # one whose watchdog died too (a stale dir of a dead pid): harness reap removes it, and only it
     dead = subprocess.Popen(["true"])
     dead.wait()
@@ -170,12 +176,17 @@ def test_sigkill_of_the_harness_takes_its_server_down(build_dir, dataset, tmp_pa
     for d, pid in ((stale, dead.pid), (live, os.getpid())):
         d.mkdir()
         (d / frame.OWNER).write_text(f"{pid}\n")
+    # and a server's run directory in the temp dir, of the dead pid and of this one
+    stale_run = Path(tempfile.mkdtemp(prefix=paths.scratch_prefix("cell", dead.pid)))
+    live_run = Path(tempfile.mkdtemp(prefix=paths.scratch_prefix("cell")))
     try:
         assert stale in frame.stale_work_dirs() and live not in frame.stale_work_dirs()
+        assert (stale_run, dead.pid) in paths.owned_scratch_dirs()
         res = subprocess.run(harness_cmd("reap", "--run", "none"), capture_output=True, text=True,
                              env=harness_env(), cwd=ROOT)
         assert res.returncode == 0, res.stderr
         assert not stale.exists() and live.exists()
+        assert not stale_run.exists() and live_run.exists()
     finally:
-        for d in (stale, live):
+        for d in (stale, live, stale_run, live_run):
             subprocess.run(["rm", "-rf", str(d)])

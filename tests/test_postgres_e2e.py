@@ -175,6 +175,10 @@ def test_sigkill_of_the_starter_takes_postgres_down(pg_build, base):
         if proc.poll() is None:
             proc.kill()
         postgres.reap(run_id=run_id)
+        from harness import paths  # its socket directory: no watchdog here (harness reap's job)
+        for d, owner in paths.owned_scratch_dirs():
+            if owner == proc.pid:
+                shutil.rmtree(d, ignore_errors=True)
         with contextlib.suppress(placement.PlacementError):  # never hide the assertion above
             placement.remove_run(run_id)  # named after this test's pid: not stale to the sweep
 

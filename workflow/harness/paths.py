@@ -6,6 +6,8 @@ never committed; see data/README.md and figures/README.md.
 from __future__ import annotations
 
 import os
+import re
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,4 +54,25 @@ def owned_work_dirs() -> list[tuple[Path, int]]:
             out.append((d, int((d / WORK_OWNER).read_text().split()[0])))
         except (OSError, ValueError, IndexError):
             continue
+    return out
+
+
+def scratch_prefix(tag: str, pid: int | None = None) -> str:
+    """The name prefix of a server's short run directory in the temp dir (its socket, pid
+    file, error log): mysqlbench-<tag>-<pid of the process that made it>-, so that the
+    watchdog and `harness reap` find what a SIGKILLed process left."""
+    return f"mysqlbench-{tag}-{os.getpid() if pid is None else pid}-"
+
+
+_SCRATCH = re.compile(r"mysqlbench-[a-z]+-([0-9]+)-[A-Za-z0-9_]+")
+
+
+def owned_scratch_dirs() -> list[tuple[Path, int]]:
+    """(run directory in the temp dir, the pid of the process that made it), for each
+    named by scratch_prefix()."""
+    out = []
+    for d in Path(tempfile.gettempdir()).glob("mysqlbench-*-*-*"):
+        m = _SCRATCH.fullmatch(d.name)
+        if m and d.is_dir():
+            out.append((d, int(m.group(1))))
     return out

@@ -424,14 +424,16 @@ def watch_main(argv: list[str]) -> int:
 
 def watch(pid: int, run_id: str, docker: bool, cgroup: str | None) -> int:
     """The watchdog (`python -m harness watchdog`): wait for `pid` to end, then remove the
-    run's containers, labelled servers and cgroup, and the copied datadirs `pid` left in
-    the work directory (after a SIGKILL: a clean end removed them already)."""
+    run's containers, labelled servers and cgroup, the copied datadirs `pid` left in
+    the work directory and its servers' run directories in the temp dir (after a
+    SIGKILL: a clean end removed them already)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _wait_for_exit(pid)
     if docker:
         docker_backend.reap(run_id=run_id)
     procs.reap(run_id=run_id)  # a host server dies with its parent already; this is a safety net
-    for d, owner in paths.owned_work_dirs():  # the copied datadirs `pid` made (harness.measure.frame)
+    # the copied datadirs `pid` made (harness.measure.frame), and its servers' run directories
+    for d, owner in paths.owned_work_dirs() + paths.owned_scratch_dirs():
         if owner == pid:
             shutil.rmtree(d, ignore_errors=True)
     if cgroup:  # the killed server may take a moment to leave

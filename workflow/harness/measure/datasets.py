@@ -49,7 +49,7 @@ def now() -> str:
 @contextlib.contextmanager
 def scratch(tag: str):
     """A short private directory (unix sockets allow ~107 bytes) for a server's run files."""
-    d = Path(tempfile.mkdtemp(prefix=f"mysqlbench-{tag}-"))
+    d = Path(tempfile.mkdtemp(prefix=paths.scratch_prefix(tag)))
     try:
         yield d
     finally:

@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import builds
+from harness import builds, paths
 from harness.measure import backends, placement, procs
 
 PG_USER = "postgres"
@@ -237,7 +237,7 @@ class PgServer(procs.Managed):
         self.rundir.mkdir(parents=True, exist_ok=True)
         self.logdir.mkdir(exist_ok=True)
         self._own(self.logdir)
-        self.sockdir = Path(tempfile.mkdtemp(prefix="mysqlbench-pg-"))
+        self.sockdir = Path(tempfile.mkdtemp(prefix=paths.scratch_prefix("pg")))
         self._own(self.sockdir)
         self._make_runner()
         if self.runner is None:  # on the host: every parent must let PostgreSQL's user through
