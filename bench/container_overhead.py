@@ -159,13 +159,7 @@ def one(arm: str, engine: str, a, entry: dict, build_dir: Path, template: Path,
         return window(srv, common, a, a.duration, seed, client_cpu)
 
 
-def _v1_mount(ctrl: str) -> Path | None:
-    """The cgroup-v1 mount holding controller `ctrl` (cpu, memory, ...), or None."""
-    for line in Path("/proc/self/mounts").read_text().splitlines():
-        _, mnt, fstype, opts, *_ = line.split()
-        if fstype == "cgroup" and ctrl in opts.split(","):
-            return Path(mnt)
-    return None
+_v1_mount = placement.v1_mount  # the cgroup-v1 mount holding a controller, or None
 
 
 UNNEST = {"docker-hostcpu": ("cpu", "cpuacct"),  # arm: the v1 controllers it leaves for this bench's own
@@ -378,7 +372,6 @@ def main() -> None:
         if arm not in known and not arm.startswith("docker+"):
             p.error(f"--arms {arm}: no such arm; use {', '.join(sorted(known))} or docker+OPTION")
     if "host-cgroup" in arms:
-        from harness.measure import placement
         if not placement.detect("auto").startswith("cgroup"):
             p.error("--arms host-cgroup: no writable cgroup cpuset on this host; run as root or drop the arm")
     if a.users > 8:  # switches(): a thread that ends inside the window takes its switches with it

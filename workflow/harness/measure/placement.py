@@ -51,11 +51,16 @@ def _mounts() -> list[tuple[str, str, str]]:
     return out
 
 
-def _v1_root() -> Path | None:
+def v1_mount(ctrl: str) -> Path | None:
+    """The cgroup-v1 mount holding controller `ctrl` (cpuset, cpu, memory, ...), or None."""
     for mnt, fstype, opts in _mounts():
-        if fstype == "cgroup" and "cpuset" in opts.split(","):
+        if fstype == "cgroup" and ctrl in opts.split(","):
             return Path(mnt)
     return None
+
+
+def _v1_root() -> Path | None:
+    return v1_mount("cpuset")
 
 
 def _v2_root() -> Path | None:
@@ -165,13 +170,8 @@ class Placement:
     def remove(self) -> None:
         if self.path is None or not self.path.exists():
             return
-        for _ in range(100):  # the killed server may take a moment to leave
-            try:
-                self.path.rmdir()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise PlacementError(f"cannot remove cgroup {self.path}: tasks still in it")
+        if not rmdir_when_empty(self.path):  # the killed server may take a moment to leave
+            raise PlacementError(f"cannot remove cgroup {self.path}: tasks still in it")
 
 
 def rmdir_when_empty(path: Path, tries: int = 100, wait: float = 0.1) -> bool:
@@ -246,15 +246,8 @@ def remove_run(run_id: str) -> None:
     named the run lives on (its pid in the name keeps remove_stale_cgroups away)."""
     name = PREFIX + re.sub(r"[^A-Za-z0-9_.-]", "_", run_id)
     for cg in stale_cgroups():
-        if cg.name == name:
-            for _ in range(100):
-                try:
-                    cg.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.1)
-            else:
-                raise PlacementError(f"cannot remove cgroup {cg}: tasks still in it")
+        if cg.name == name and not rmdir_when_empty(cg):
+            raise PlacementError(f"cannot remove cgroup {cg}: tasks still in it")
 
 
 def split(allowed: list[int], cores: int, client_cpus: int) -> tuple[list[int], list[int]]:
