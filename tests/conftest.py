@@ -108,12 +108,12 @@ def _dead_scratch_dirs() -> list[Path]:
     whose process is gone (earlier sessions' are not this run's to judge)."""
     from harness import paths
     out = []
-    for d, pid in paths.owned_scratch_dirs():
+    for d in paths.stale_scratch_dirs():
         try:
             made = d.stat().st_mtime
         except OSError:
             continue
-        if made >= _STARTED[0] and not Path(f"/proc/{pid}").exists():
+        if made >= _STARTED[0]:
             out.append(d)
     return out
 

@@ -271,10 +271,9 @@ def cmd_reap(a):
     for d in frame.stale_work_dirs():
         shutil.rmtree(d, ignore_errors=True)
         print(f"removed the work directory of a dead cell: {d}", file=sys.stderr)
-    for d, owner in paths.owned_scratch_dirs():
-        if not Path(f"/proc/{owner}").exists():
-            shutil.rmtree(d, ignore_errors=True)
-            print(f"removed the run directory of a dead server: {d}", file=sys.stderr)
+    for d in paths.stale_scratch_dirs():
+        shutil.rmtree(d, ignore_errors=True)
+        print(f"removed the run directory of a dead server: {d}", file=sys.stderr)
     if removed:
         print(f"reaped labelled containers: {' '.join(c[:12] for c in removed)}", file=sys.stderr)
     if killed:

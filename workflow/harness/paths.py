@@ -76,3 +76,9 @@ def owned_scratch_dirs() -> list[tuple[Path, int]]:
         if m and d.is_dir():
             out.append((d, int(m.group(1))))
     return out
+
+
+def stale_scratch_dirs() -> list[Path]:
+    """Run directories whose process is gone (left by a SIGKILL: the watchdog removes
+    them, else `harness reap`)."""
+    return [d for d, pid in owned_scratch_dirs() if not Path(f"/proc/{pid}").exists()]
