@@ -25,8 +25,8 @@ Docker's containers sit (/mysqlbench-docker/<id>): is a cost the scheduler's gro
 hierarchy's, memory accounting's, the cgroups' together, or the namespaces'?
 Arms `docker-hostcpu`, `docker-hostmem`, `docker-hostall`: the other way round, the
 container's mysqld moved, once started, out of the container's cpu and cpuacct, memory,
-or cpu, cpuacct, memory, pids, blkio, devices and freezer cgroups into this bench's own (those a bare server has): does
-the container cost nothing without them? Arm `docker-clientmem`: the container as the
+or cpu, cpuacct, memory, pids, blkio, devices and freezer cgroups into this bench's own
+(those a bare server has): does the container cost nothing without them? Arm `docker-clientmem`: the container as the
 pipeline runs it, but each sysbench window runs in the container's memory cgroup:
 is the cost the server's and its client's memory being charged to different cgroups?
 
