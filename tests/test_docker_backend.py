@@ -36,6 +36,7 @@ from harness.measure import docker as docker_backend
 from harness.measure import placement
 
 from harness.measure import procs
+from harness.measure import sysbench
 from harness.measure.server import Server, ServerError
 from test_backends import harness_killed_while_serving, wait_until
 
@@ -44,6 +45,8 @@ pytestmark = pytest.mark.e2e
 DOCKERD = ROOT / "scripts" / "dockerd.sh"
 BUILD_IMAGE = ROOT / "docker" / "build-image.sh"
 CPU0 = sorted(os.sched_getaffinity(0))[:1]
+# a host where a client can join a container's memory cgroup: cgroup v1, as root
+V1_MEMCG = placement.v1_mount("memory") is not None and os.geteuid() == 0
 
 
 def _sh(*argv, **kw) -> subprocess.CompletedProcess:
@@ -223,6 +226,17 @@ def test_server_in_container_cpuset_no_network_socket(runtime_image, build_dir, 
         inside = _exec(cid, "cat /sys/fs/cgroup/memory.max 2>/dev/null"
                             " || cat /sys/fs/cgroup/memory/memory.limit_in_bytes").strip()
         assert int(inside) == hc["Memory"]
+        # (e) the load generator joins the server's memory cgroup for its windows (cgroup v1,
+        # as root): both ends of the socket charged to one memory cgroup, as for a bare server
+        memcg = srv.client_memcg()
+        if V1_MEMCG:
+            assert memcg is not None and memcg.name == cid
+            seen = sysbench.run(["cat", "/proc/self/cgroup"], cpus=CPU0, run_id=run_id, timeout=30,
+                                memcg=memcg)
+            assert [ln.split(":", 2)[2] for ln in seen.splitlines()
+                    if "memory" in ln.split(":")[1].split(",")] == [placement.cgroup_path(srv.pid, "memory")]
+        else:
+            assert memcg is None
         assert srv.placement_info() == {"backend": "docker", "mechanism": "docker-cpuset",
                                         "cpus": placement.cpulist(CPU0), "mems": placement.cpulist(mems),
                                         "image": runtime_image,
@@ -336,6 +350,7 @@ def test_run_cell_docker_manifest(runtime_image, build_dir, lock_entry, dataset,
                       build_dir=build_dir, source=dataset, settings=req["settings"], out=out)
     assert m["placement"]["backend"] == "docker"
     assert m["placement"]["mechanism"] == "docker-cpuset" and m["placement"]["seccomp"] == "unconfined"
+    assert m["driver"]["client_memcg"] == ("server's" if V1_MEMCG else "own")
     assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
     # the plan's memory nodes (placement.mems: plan), asked and seen by the kernel; a 1-core cell sits on
     # one node, so it is bound to that node (on this one-node host: node 0, all there is)

@@ -4,6 +4,7 @@ real cgroup here holds a `sleep`; tests that put a server in a cgroup live
 elsewhere)."""
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -144,3 +145,28 @@ def test_taskset_refuses_to_bind_memory_it_cannot_hold(monkeypatch):
         placement.Placement("test-taskset-mems", [0], "taskset", mems=[0])
     assert placement.Placement("test-taskset-mems", [0], "taskset", mems=None).mems == [0, 1]
     assert placement.Placement("test-taskset-mems", [0], "taskset", mems=[0, 1]).mems == [0, 1]
+
+
+def test_cgroup_path_reads_the_process_own_cgroup_file():
+    lines = Path("/proc/self/cgroup").read_text().splitlines()
+    v1 = [ln.split(":", 2) for ln in lines if ln.split(":", 2)[1]]
+    for _, ctrls, path in v1:
+        for ctrl in ctrls.split(","):
+            assert placement.cgroup_path("self", ctrl) == path
+    assert placement.cgroup_path("self", "no-such-controller") is None
+    assert placement.cgroup_path(2 ** 22 + 1, "memory") is None  # no such process
+
+
+def test_memcg_of_is_the_memory_cgroup_a_process_may_join():
+    got = placement.memcg_of(os.getpid())
+    if placement.v1_mount("memory") is None or os.geteuid() != 0:
+        assert got is None  # cgroup v2 (memory beside cpuset) or not root: nobody joins
+        return
+    assert str(os.getpid()) in (got / "cgroup.procs").read_text().split()
+
+
+def test_sysbench_in_a_memory_cgroup_that_is_gone_is_one_line(tmp_path):
+    from harness.measure import sysbench
+    with pytest.raises(sysbench.SysbenchError, match=r"^sysbench could not start in memory cgroup \S+ \("):
+        sysbench.run(["true"], cpus=sorted(os.sched_getaffinity(0))[:1], run_id="test-memcg-gone",
+                     timeout=10, memcg=tmp_path / "gone")

@@ -92,6 +92,12 @@ class Backend:
             out["fallback"] = self.fallback
         return out
 
+    def client_memcg(self) -> Path | None:
+        """The memory cgroup the load generator joins for its windows (sysbench.run), or
+        None: it stays in the harness's. host: None, the server is charged where the
+        harness is (a placement cgroup holds only the cpuset on cgroup v1)."""
+        return None
+
     def _start_watchdog(self, cgroup: Path | None = None) -> None:
         self._watchdog = start_watchdog(self.run_id, docker=self.name == "docker", cgroup=cgroup)
 
@@ -197,6 +203,15 @@ class DockerBackend(Backend):
 
     def info(self) -> dict:
         return {**super().info(), "memory_limit": self.memory, "seccomp": docker_backend.SECCOMP}
+
+    def client_memcg(self) -> Path | None:
+        """The container's memory cgroup (cgroup v1, as root), which sysbench joins for
+        its windows: mysqld's and its client's socket buffers are then charged to one
+        memory cgroup, as for a bare server, instead of two (a cost bench/
+        container_overhead.py measured: arms docker-apartmem and docker). On cgroup v2,
+        or where the cgroup is not writable, None: the client is charged apart."""
+        pid = self.pid
+        return placement.memcg_of(pid) if pid is not None else None
 
     def _ensure_image(self) -> None:
         if self.image is not None:

@@ -59,6 +59,32 @@ def v1_mount(ctrl: str) -> Path | None:
     return None
 
 
+def cgroup_path(pid: int | str, ctrl: str) -> str | None:
+    """The cgroup-v1 path of process `pid` ("self": this one) in controller `ctrl`'s
+    hierarchy ("/docker/<id>"), or None when no v1 hierarchy holds `ctrl` for it."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, ctrls, path = line.split(":", 2)
+        if ctrl in ctrls.split(","):
+            return path
+    return None
+
+
+def memcg_of(pid: int) -> Path | None:
+    """The cgroup-v1 memory cgroup directory of process `pid`, if another process may join
+    it here (a v1 memory hierarchy, writable: root); else None. On cgroup v2 memory shares
+    one hierarchy with cpuset, so no process can join a server's memory cgroup without
+    its CPUs: None."""
+    root, path = v1_mount("memory"), cgroup_path(pid, "memory")
+    if root is None or path is None:
+        return None
+    d = root / path.lstrip("/")
+    return d if os.access(d / "cgroup.procs", os.W_OK) else None
+
+
 def _v1_root() -> Path | None:
     return v1_mount("cpuset")
 
