@@ -29,8 +29,12 @@ or cpu, cpuacct, memory, pids, blkio, devices and freezer cgroups into this benc
 (those a bare server has): does the container cost nothing without them? In every docker
 arm sysbench runs its windows in the server's memory cgroup, as the pipeline does on
 cgroup v1 (harness.measure.backends.Backend.client_memcg), except arm `docker-apartmem`:
-the client in this bench's own memory cgroup, apart from the server's (the pipeline
-before it did that): what does charging a server and its client to two memory cgroups cost?
+the client in this bench's own memory cgroup, apart from the server's, as the pipeline
+ran it before: what does charging a server and its client to two memory cgroups cost?
+(Results recorded before that change: their `docker` is today's `docker-apartmem`, their
+`docker-clientmem` today's `docker`, and their `docker-hostcpu` and `docker+OPT` arms
+had the client apart.) In the `host-*cg` arms the client stays in this bench's memory
+cgroup, apart from the server's nested one.
 
 `--alternate N`: a VM's speed drifts over seconds to minutes, so runs a minute apart
 differ by more than the cost sought. This mode starts every arm's server at once (all
@@ -356,6 +360,9 @@ def main() -> None:
     arms = a.arms.split(",")
     if "bare" not in arms:
         p.error("--arms: include bare (the ratios are to it)")
+    if "docker-apartmem" in arms and placement.memcg_of(os.getpid()) is None:
+        p.error("--arms docker-apartmem: here no client joins a server's memory cgroup (it needs "
+                "cgroup v1 with memory in a hierarchy of its own, as root), so it is arm docker; drop it")
     for arm in set(arms) & (set(NESTED) | set(UNNEST)):
         ctrls = {**NESTED, **UNNEST}[arm]
         if not all((m := _v1_mount(c)) is not None and os.access(m, os.W_OK) for c in ctrls):

@@ -206,12 +206,14 @@ class DockerBackend(Backend):
 
     def client_memcg(self) -> Path | None:
         """The container's memory cgroup (cgroup v1, as root), which sysbench joins for
-        its windows: mysqld's and its client's socket buffers are then charged to one
-        memory cgroup, as for a bare server, instead of two (a cost bench/
-        container_overhead.py measured: arms docker-apartmem and docker). On cgroup v2,
-        or where the cgroup is not writable, None: the client is charged apart."""
-        pid = self.pid
-        return placement.memcg_of(pid) if pid is not None else None
+        its windows: mysqld and its client are then charged to one memory cgroup, as for
+        a bare server, instead of two (bench/container_overhead.py compares the two: arms
+        docker and docker-apartmem). On cgroup v2, where the cgroup is not writable, or
+        where the pid seen is not this container's (another pid namespace), None: the
+        client is charged apart."""
+        pid, cid = self.pid, self.container
+        d = placement.memcg_of(pid) if pid is not None and cid else None
+        return d if d is not None and cid in d.name else None
 
     def _ensure_image(self) -> None:
         if self.image is not None:

@@ -134,8 +134,12 @@ def run(argv: list[str], *, cpus, run_id: str, timeout: float, memcg: Path | Non
                              timeout=timeout)
     except subprocess.TimeoutExpired:
         raise SysbenchError(f"sysbench did not finish within {timeout:.0f}s") from None
-    except subprocess.SubprocessError as e:  # the preexec failed: the cgroup went away
-        raise SysbenchError(f"sysbench could not start in memory cgroup {memcg} ({e})") from None
+    except subprocess.SubprocessError as e:  # the preexec failed
+        if procs_file is not None and not Path(procs_file).exists():
+            raise SysbenchError(f"sysbench could not join memory cgroup {memcg}: it is gone "
+                                f"(the server's container stopped)") from None
+        raise SysbenchError(f"sysbench could not start on CPUs {cpus}"
+                            f"{f' in memory cgroup {memcg}' if memcg is not None else ''} ({e})") from None
     if res.returncode != 0:
         lines = [l for l in (res.stderr + res.stdout).splitlines() if "FATAL" in l or "error" in l.lower()]
         why = lines[-1].strip() if lines else res.stderr.strip()[-300:]

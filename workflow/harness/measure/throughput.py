@@ -18,7 +18,7 @@ import resource
 from pathlib import Path
 
 from harness.measure import captures as collect
-from harness.measure import datasets, effective, sbtest, sysbench
+from harness.measure import datasets, effective, placement, sbtest, sysbench
 from harness.measure.naming import CellName
 from harness.measure.server import ServerError, _err_tail as err_tail
 from harness.plan import factors
@@ -123,6 +123,8 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     # docker on cgroup v1: sysbench's windows in the container's memory cgroup, charged with
     # mysqld as on a bare host (harness.measure.backends.Backend.client_memcg)
     memcg = srv.client_memcg()
+    client_memcg = ("shared" if memcg is not None or
+                    placement.memory_cgroup(srv.pid) == placement.memory_cgroup("self") else "apart")
 
     def run(duration: int, run_seed: int):
         extra = sysbench.run_args(threads=users, duration=duration, seed=run_seed,
@@ -193,7 +195,7 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
                    "client_cpu_s": round(client_cpu_s, 3),
                    "client_cpu_util": round(util, 4),
                    "client_saturated": util > CLIENT_SATURATED,
-                   "client_memcg": "server's" if memcg is not None else "own"},
+                   "client_memcg": client_memcg},
         "result": {k: result[k] for k in ("qps", "tps", "lat_p95_ms", "errors", "reconnects", "total_time_s")},
         "intervals": len(intervals),
         "memory": memory,
