@@ -26,9 +26,15 @@ hierarchy's, memory accounting's, the cgroups' together, or the namespaces'?
 Arms `docker-hostcpu`, `docker-hostmem`, `docker-hostall`: the other way round, the
 container's mysqld moved, once started, out of the container's cpu and cpuacct, memory,
 or cpu, cpuacct, memory, pids, blkio, devices and freezer cgroups into this bench's own
-(those a bare server has): does the container cost nothing without them? Arm `docker-clientmem`: the container as the
-pipeline runs it, but each sysbench window runs in the container's memory cgroup:
-is the cost the server's and its client's memory being charged to different cgroups?
+(those a bare server has): does the container cost nothing without them? In every docker
+arm sysbench runs its windows in the server's memory cgroup, as the pipeline does on
+cgroup v1 (harness.measure.backends.Backend.client_memcg), except arm `docker-apartmem`:
+the client in this bench's own memory cgroup, apart from the server's, as the pipeline
+ran it before: what does charging a server and its client to two memory cgroups cost?
+(Results recorded before that change: their `docker` is today's `docker-apartmem`, their
+`docker-clientmem` today's `docker`, and their `docker-hostcpu` and `docker+OPT` arms
+had the client apart.) In the `host-*cg` arms the client stays in this bench's memory
+cgroup, apart from the server's nested one.
 
 `--alternate N`: a VM's speed drifts over seconds to minutes, so runs a minute apart
 differ by more than the cost sought. This mode starts every arm's server at once (all
@@ -132,8 +138,8 @@ def start_arm(stack: contextlib.ExitStack, arm: str, engine: str, a, entry: dict
         stack.enter_context(nested_cgroups(srv.pid, arm))
     if arm in UNNEST:
         stack.enter_context(unnested_cgroups(srv.pid, arm))
-    if arm == "docker-clientmem":
-        CLIENT_MEMCG[srv.run_id] = _v1_mount("memory") / _own_cgroup(srv.pid, "memory").lstrip("/")
+    if arm == "docker-apartmem":
+        APART.add(srv.run_id)
     srv.query("CREATE DATABASE IF NOT EXISTS sbtest")
     common = sysbench.common_args(socket=srv.socket, tables=a.tables, table_size=a.table_size, engine=engine)
     sysbench.run(sysbench.command("point_select", common, [], "prepare"), cpus=client_cpu,
@@ -169,11 +175,10 @@ UNNEST = {"docker-hostcpu": ("cpu", "cpuacct"),  # arm: the v1 controllers it le
 
 def _own_cgroup(pid: int | str, ctrl: str) -> str:
     """The cgroup-v1 path of process `pid` ("self" for this one) in controller `ctrl`'s hierarchy."""
-    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
-        _, ctrls, path = line.split(":", 2)
-        if ctrl in ctrls.split(","):
-            return path
-    raise SystemExit(f"no cgroup-v1 {ctrl} hierarchy holds process {pid}")
+    path = placement.cgroup_path(pid, ctrl)
+    if path is None:
+        raise SystemExit(f"no cgroup-v1 {ctrl} hierarchy holds process {pid}")
+    return path
 
 
 @contextlib.contextmanager
@@ -203,16 +208,8 @@ def unnested_cgroups(pid: int, arm: str):
                     (theirs / "cgroup.procs").write_text(str(pid))
 
 
-# arm docker-clientmem: run_id -> the container's memory cgroup, which the arm's sysbench
-# windows join (the server's and the client's memory charged to one cgroup, as bare)
-CLIENT_MEMCG: dict[str, Path] = {}
-
-
-def in_memcg(argv: list[str], cg: Path | None) -> list[str]:
-    """argv run from inside memory cgroup `cg` (it moves itself there, then execs)."""
-    if cg is None:
-        return argv
-    return ["sh", "-c", 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"', "sh", str(cg), *argv]
+# arm docker-apartmem: the run_ids whose sysbench windows stay in this bench's memory cgroup
+APART: set[str] = set()
 
 
 NESTED = {"host-cpucg": ("cpu", "cpuacct"), "host-memcg": ("memory",),  # arm: its v1 controllers
@@ -264,9 +261,10 @@ def window(srv, common: dict, a, dur: int, seed: int, client_cpu) -> tuple[float
     """One measured sysbench window on `srv`: (QPS, mysqld CPU us per query, voluntary and
     involuntary context switches per 1,000 queries)."""
     c0, s0 = cpu_s(srv.pid), switches(srv.pid)
-    out = sysbench.run(in_memcg(sysbench.command("point_select", common, sysbench.run_args(
+    out = sysbench.run(sysbench.command("point_select", common, sysbench.run_args(
         threads=a.users, duration=dur, seed=seed, rand_type="uniform", interval=1), "run"),
-        CLIENT_MEMCG.get(srv.run_id)), cpus=client_cpu, run_id=srv.run_id, timeout=dur + 120)
+        cpus=client_cpu, run_id=srv.run_id, timeout=dur + 120,
+        memcg=None if srv.run_id in APART else srv.client_memcg())
     c1, s1 = cpu_s(srv.pid), switches(srv.pid)
     rep = sysbench.parse_report(out)
     n = rep["qps"] * rep["total_time_s"]
@@ -362,12 +360,15 @@ def main() -> None:
     arms = a.arms.split(",")
     if "bare" not in arms:
         p.error("--arms: include bare (the ratios are to it)")
-    for arm in set(arms) & (set(NESTED) | set(UNNEST) | {"docker-clientmem"}):
-        ctrls = {**NESTED, **UNNEST, "docker-clientmem": ("memory",)}[arm]
+    if "docker-apartmem" in arms and placement.memcg_of(os.getpid()) is None:
+        p.error("--arms docker-apartmem: here no client joins a server's memory cgroup (it needs "
+                "cgroup v1 with memory in a hierarchy of its own, as root), so it is arm docker; drop it")
+    for arm in set(arms) & (set(NESTED) | set(UNNEST)):
+        ctrls = {**NESTED, **UNNEST}[arm]
         if not all((m := _v1_mount(c)) is not None and os.access(m, os.W_OK) for c in ctrls):
             p.error(f"--arms {arm}: needs writable cgroup-v1 {' and '.join(ctrls)} hierarchies "
                     f"(as root); drop the arm")
-    known = {"bare", "docker", "host-cgroup", "docker-clientmem", *NESTED, *UNNEST}
+    known = {"bare", "docker", "host-cgroup", "docker-apartmem", *NESTED, *UNNEST}
     for arm in arms:
         if arm not in known and not arm.startswith("docker+"):
             p.error(f"--arms {arm}: no such arm; use {', '.join(sorted(known))} or docker+OPTION")

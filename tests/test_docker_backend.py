@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from harness.measure import docker as docker_backend
 from harness.measure import placement
 
 from harness.measure import procs
+from harness.measure import sysbench
 from harness.measure.server import Server, ServerError
 from test_backends import harness_killed_while_serving, wait_until
 
@@ -44,6 +46,9 @@ pytestmark = pytest.mark.e2e
 DOCKERD = ROOT / "scripts" / "dockerd.sh"
 BUILD_IMAGE = ROOT / "docker" / "build-image.sh"
 CPU0 = sorted(os.sched_getaffinity(0))[:1]
+# a host where a client can join a container's memory cgroup: cgroup v1, memory in a
+# hierarchy of its own, writable (root)
+V1_MEMCG = placement.memcg_of(os.getpid()) is not None
 
 
 def _sh(*argv, **kw) -> subprocess.CompletedProcess:
@@ -223,6 +228,17 @@ def test_server_in_container_cpuset_no_network_socket(runtime_image, build_dir, 
         inside = _exec(cid, "cat /sys/fs/cgroup/memory.max 2>/dev/null"
                             " || cat /sys/fs/cgroup/memory/memory.limit_in_bytes").strip()
         assert int(inside) == hc["Memory"]
+        # (e) the load generator joins the server's memory cgroup for its windows (cgroup v1,
+        # as root): both ends of the socket charged to one memory cgroup, as for a bare server
+        memcg = srv.client_memcg()
+        if V1_MEMCG:
+            assert memcg is not None and cid in memcg.name  # /docker/<cid> or docker-<cid>.scope
+            seen = sysbench.run(["cat", "/proc/self/cgroup"], cpus=CPU0, run_id=run_id, timeout=30,
+                                memcg=memcg)
+            assert [ln.split(":", 2)[2] for ln in seen.splitlines()
+                    if "memory" in ln.split(":")[1].split(",")] == [placement.cgroup_path(srv.pid, "memory")]
+        else:
+            assert memcg is None
         assert srv.placement_info() == {"backend": "docker", "mechanism": "docker-cpuset",
                                         "cpus": placement.cpulist(CPU0), "mems": placement.cpulist(mems),
                                         "image": runtime_image,
@@ -329,13 +345,42 @@ def test_failed_start_leaves_no_container(runtime_image, build_dir, lock_entry, 
     assert docker_backend.containers(run_id=srv.run_id) == []
 
 
+def _memory_cgroups_seen(stop: threading.Event, seen: set) -> None:
+    """Until `stop`: the memory cgroup of each sysbench this process started (once it
+    runs sysbench: its comm) and of each labelled server, as ("sysbench"|"mysqld", path)."""
+    me = os.getpid()
+    while not stop.is_set():
+        for d in Path("/proc").iterdir():
+            try:
+                if d.name.isdigit() and (d / "comm").read_text().strip() == "sysbench" and \
+                        int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == me:
+                    seen.add(("sysbench", placement.memory_cgroup(d.name)))
+            except (OSError, ValueError, IndexError):
+                continue
+        seen.update(("mysqld", placement.memory_cgroup(pid)) for pid in server_pids())
+        stop.wait(0.05)
+
+
 def test_run_cell_docker_manifest(runtime_image, build_dir, lock_entry, dataset, tmp_path):
     out = tmp_path / "raw" / f"{BUILD}_InnoDB_base_t1_c1_u2_r1"
     req = cell_spec({"backend": "docker", "warmup_s": 1, "duration_s": 2})
-    m = cell.run_cell(experiment=req["experiment"], spec=req["spec"], cell=out.name, entry=lock_entry,
-                      build_dir=build_dir, source=dataset, settings=req["settings"], out=out)
+    stop, seen = threading.Event(), set()
+    watcher = threading.Thread(target=_memory_cgroups_seen, args=(stop, seen), daemon=True)
+    watcher.start()
+    try:
+        m = cell.run_cell(experiment=req["experiment"], spec=req["spec"], cell=out.name, entry=lock_entry,
+                          build_dir=build_dir, source=dataset, settings=req["settings"], out=out)
+    finally:
+        stop.set()
+        watcher.join()
+    # where sysbench's windows were charged: the container's memory cgroup (cgroup v1, root), else apart
+    server_cg = {cg for who, cg in seen if who == "mysqld"}
+    client_cg = {cg for who, cg in seen if who == "sysbench"}
+    assert len(server_cg) == 1 and client_cg, seen
+    assert client_cg == (server_cg if V1_MEMCG else {placement.memory_cgroup("self")}), seen
     assert m["placement"]["backend"] == "docker"
     assert m["placement"]["mechanism"] == "docker-cpuset" and m["placement"]["seccomp"] == "unconfined"
+    assert m["driver"]["client_memcg"] == ("shared" if V1_MEMCG else "apart")
     assert m["placement"]["observed_server_cpus"] == m["placement"]["server_cpus"]
     # the plan's memory nodes (placement.mems: plan), asked and seen by the kernel; a 1-core cell sits on
     # one node, so it is bound to that node (on this one-node host: node 0, all there is)

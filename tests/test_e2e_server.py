@@ -109,6 +109,9 @@ def test_cell_measures_and_records_manifest(build_dir, dataset, tmp_path):
     assert "--rand-type=uniform" in m["driver"]["args"]
     assert m["driver"]["warmup_seed"] != m["driver"]["seed"], "the warm-up must not replay the measured keys"
     assert 0 < m["driver"]["client_cpu_util"] <= 1.5
+    # host backend: mysqld and sysbench charged where the harness is, unless cgroup v2
+    # placed the server in a cgroup of its own (memory beside its cpuset)
+    assert m["driver"]["client_memcg"] == ("apart" if m["placement"]["mechanism"] == "cgroup-v2" else "shared")
     assert m["settings"]["ps"] == "off" and "--db-ps-mode=disable" in m["driver"]["args"]
     for key in ("cpu_model", "kernel", "governor", "smt"):
         assert key in m["host"]

@@ -4,6 +4,7 @@ real cgroup here holds a `sleep`; tests that put a server in a cgroup live
 elsewhere)."""
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -144,3 +145,43 @@ def test_taskset_refuses_to_bind_memory_it_cannot_hold(monkeypatch):
         placement.Placement("test-taskset-mems", [0], "taskset", mems=[0])
     assert placement.Placement("test-taskset-mems", [0], "taskset", mems=None).mems == [0, 1]
     assert placement.Placement("test-taskset-mems", [0], "taskset", mems=[0, 1]).mems == [0, 1]
+
+
+def test_cgroup_path_reads_the_process_own_cgroup_file():
+    lines = Path("/proc/self/cgroup").read_text().splitlines()
+    v1 = [ln.split(":", 2) for ln in lines if ln.split(":", 2)[1]]
+    for _, ctrls, path in v1:
+        for ctrl in ctrls.split(","):
+            assert placement.cgroup_path("self", ctrl) == path
+    assert placement.cgroup_path("self", "no-such-controller") is None
+    assert placement.cgroup_path(2 ** 22 + 1, "memory") is None  # no such process
+
+
+def test_memcg_of_is_the_memory_cgroup_a_process_may_join():
+    got = placement.memcg_of(os.getpid())
+    root = placement.v1_mount("memory")
+    if root is None:
+        assert got is None  # cgroup v2: memory beside cpuset, nobody joins one without the other
+        return
+    d = root / placement.cgroup_path("self", "memory").lstrip("/")
+    if not os.access(d / "cgroup.procs", os.W_OK) or placement._v1_controllers(root) != ["memory"]:
+        assert got is None  # not root, or memory co-mounted with other controllers
+        return
+    assert got == d and str(os.getpid()) in (got / "cgroup.procs").read_text().split()
+    assert placement.memory_cgroup("self") == placement.cgroup_path("self", "memory")
+
+
+def test_memory_cgroup_reads_the_unified_line_without_a_v1_memory_hierarchy(tmp_path, monkeypatch):
+    real = Path.read_text
+    fake = {"/proc/4242/cgroup": "0::/system.slice/docker-abc.scope\n",
+            "/proc/4343/cgroup": "4:memory:/docker/abc\n0::/\n"}
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: fake.get(str(self)) or real(self, *a, **k))
+    assert placement.memory_cgroup(4242) == "/system.slice/docker-abc.scope"
+    assert placement.memory_cgroup(4343) == "/docker/abc"
+
+
+def test_sysbench_in_a_memory_cgroup_that_is_gone_is_one_line(tmp_path):
+    from harness.measure import sysbench
+    with pytest.raises(sysbench.SysbenchError, match=r"^sysbench could not join memory cgroup \S+: it is gone"):
+        sysbench.run(["true"], cpus=sorted(os.sched_getaffinity(0))[:1], run_id="test-memcg-gone",
+                     timeout=10, memcg=tmp_path / "gone")

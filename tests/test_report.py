@@ -56,7 +56,7 @@ def claim_row(real, claim_id) -> dict:
 GENERIC_MACROS = [
     "NumCells", "NumRuns", "NumReps", "NumUnstable", "NumExperiments", "ExperimentsNotRun", "CoresAll",
     "MaxCores", "PrimaryBuild", "PrimaryBuildVersion", "BuildName", "BuildVersion", "HostCPU", "HostCPUs",
-    "HostKernel", "SysbenchVersion", "PlacementMechanism", "PlacementBackend", "ConfigProfile", "DurationS",
+    "HostKernel", "SysbenchVersion", "PlacementMechanism", "PlacementBackend", "ClientMemcg", "ConfigProfile", "DurationS",
     "WarmupS", "UsersSweep", "RandSeed", "RandType", "CVThreshold", "NumUnsupported", "NumClaims", "NumClaimsReproduced",
     "NumClaimsNotReproduced", "NumClaimsInconclusive", "NumClaimsNotMeasurable", "ClaimLevel",
     "RepsNeeded", "ContentionCores", "IntervalMethod", "CellCoverage", "MemoryCheck",
@@ -209,6 +209,20 @@ def test_provenance_table(real):
 def test_git_commit_string_or_list(commit):
     tex = tables.provenance_tex({"git_commit": commit}, {})
     assert r"git commit & \texttt{01234567\allowbreak{}89abcdef}\\" in tex
+
+
+def test_provenance_says_where_sysbench_was_charged_for_memory():
+    from harness.analysis import tidy
+    base = {"build": {"name": "b", "version": "5.6.24", "provider": "npm", "mysqld_sha256": "0" * 64},
+            "server": {"version": "5.6.24"}, "harness": {"git_commit": "c"},
+            "host": {"cpu_model": "x", "n_cpus": 2, "kernel": "k", "governor": "g", "smt": "off"},
+            "placement": {"backend": "docker", "mechanism": "docker-cpuset"}}
+    ms = [{**base, "kind": "throughput", "driver": {"tool": "sysbench", "client_memcg": v}}
+          for v in ("shared", "apart")] + [{**base, "kind": "throughput", "driver": {"tool": "sysbench"}}]
+    prov = tidy.provenance(ms, "smoke")
+    assert [p.get("client_memcg") for p in prov["placement"]] == ["shared", "apart", None]
+    tex = tables.provenance_tex(prov, {})
+    assert "sysbench's memory cgroup: shared" in tex and "sysbench's memory cgroup: apart" in tex
 
 
 def test_empty_provenance_and_config_give_na():

@@ -163,6 +163,14 @@ def _driver(m: dict) -> dict:
     return {k: d.get(k) for k in ("tool", "version", "script", "script_sha256") if k in d}
 
 
+def _placement(m: dict) -> dict:
+    """backend, mechanism and, where the manifest records it, whether sysbench was
+    charged to the server's memory cgroup (driver.client_memcg: shared or apart)."""
+    out = {k: m["placement"][k] for k in ("backend", "mechanism")}
+    memcg = (m.get("driver") or {}).get("client_memcg")
+    return {**out, "client_memcg": memcg} if memcg else out
+
+
 def provenance(manifests: list[dict], profile: str) -> dict:
     return {
         "builds": _distinct([{**{k: m["build"][k] for k in ("name", "version", "provider", "mysqld_sha256")},
@@ -171,7 +179,7 @@ def provenance(manifests: list[dict], profile: str) -> dict:
                             for m in manifests]),
         "sysbench": _distinct([_driver(m) for m in manifests if m.get("kind", "throughput") == "throughput"]),
         "drivers": _distinct([_driver(m) for m in manifests]),
-        "placement": _distinct([{k: m["placement"][k] for k in ("backend", "mechanism")} for m in manifests]),
+        "placement": _distinct([_placement(m) for m in manifests]),
         "profile": profile,
         "cells": len(manifests),
         "git_commit": sorted({m["harness"]["git_commit"] for m in manifests}),

@@ -92,6 +92,12 @@ class Backend:
             out["fallback"] = self.fallback
         return out
 
+    def client_memcg(self) -> Path | None:
+        """The memory cgroup the load generator joins for its windows (sysbench.run), or
+        None: it stays in the harness's. host: None, the server is charged where the
+        harness is (a placement cgroup holds only the cpuset on cgroup v1)."""
+        return None
+
     def _start_watchdog(self, cgroup: Path | None = None) -> None:
         self._watchdog = start_watchdog(self.run_id, docker=self.name == "docker", cgroup=cgroup)
 
@@ -197,6 +203,17 @@ class DockerBackend(Backend):
 
     def info(self) -> dict:
         return {**super().info(), "memory_limit": self.memory, "seccomp": docker_backend.SECCOMP}
+
+    def client_memcg(self) -> Path | None:
+        """The container's memory cgroup (cgroup v1, as root), which sysbench joins for
+        its windows: mysqld and its client are then charged to one memory cgroup, as for
+        a bare server, instead of two (bench/container_overhead.py compares the two: arms
+        docker and docker-apartmem). On cgroup v2, where the cgroup is not writable, or
+        where the pid seen is not this container's (another pid namespace), None: the
+        client is charged apart."""
+        pid, cid = self.pid, self.container
+        d = placement.memcg_of(pid) if pid is not None and cid else None
+        return d if d is not None and cid in d.name else None
 
     def _ensure_image(self) -> None:
         if self.image is not None:

@@ -230,7 +230,9 @@ def nofile_limit() -> int:
 def memory_limit() -> str:
     """The containers' memory limit (docker syntax): $MYSQLBENCH_DOCKER_MEMORY, else
     three quarters of the host's RAM in MiB: room for any buffer pool a profile sizes
-    from its data, while the server can never take the host (and sysbench) down."""
+    from its data, while the server can never take the host down. On cgroup v1 sysbench
+    runs its windows in the container's memory cgroup (backends.Backend.client_memcg),
+    so the limit covers its few MB too."""
     v = os.environ.get(MEMORY_VAR, "").strip()
     if v:
         return v

@@ -59,6 +59,57 @@ def v1_mount(ctrl: str) -> Path | None:
     return None
 
 
+def cgroup_path(pid: int | str, ctrl: str) -> str | None:
+    """The cgroup-v1 path of process `pid` ("self": this one) in controller `ctrl`'s
+    hierarchy ("/docker/<id>"), or None when no v1 hierarchy holds `ctrl` for it."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, ctrls, path = line.split(":", 2)
+        if ctrl in ctrls.split(","):
+            return path
+    return None
+
+
+def memory_cgroup(pid: int | str) -> str | None:
+    """Where process `pid` is charged for memory: its cgroup-v1 memory path, else its
+    cgroup-v2 path (the "0::" line), else None."""
+    path = cgroup_path(pid, "memory")
+    if path is not None:
+        return path
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    return next((ln[3:] for ln in lines if ln.startswith("0::")), None)
+
+
+def memcg_of(pid: int) -> Path | None:
+    """The cgroup-v1 memory cgroup directory of process `pid`, if another process may join
+    it here and be moved in nothing else: a v1 hierarchy holding the memory controller
+    alone, writable (root); else None. On cgroup v2 memory shares one hierarchy with
+    cpuset, so no process can join a server's memory cgroup without its CPUs: None."""
+    root, path = v1_mount("memory"), cgroup_path(pid, "memory")
+    if root is None or path is None or set(_v1_controllers(root)) != {"memory"}:
+        return None
+    d = root / path.lstrip("/")
+    return d if os.access(d / "cgroup.procs", os.W_OK) else None
+
+
+def _v1_controllers(mount: Path) -> list[str]:
+    """The controllers the cgroup-v1 hierarchy mounted at `mount` holds."""
+    for mnt, fstype, opts in _mounts():
+        if fstype == "cgroup" and Path(mnt) == mount:
+            return [o for o in opts.split(",") if o in _V1_CONTROLLERS]
+    return []
+
+
+_V1_CONTROLLERS = {"cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "net_cls", "blkio",
+                   "perf_event", "net_prio", "hugetlb", "pids", "rdma", "misc"}
+
+
 def _v1_root() -> Path | None:
     return v1_mount("cpuset")
 

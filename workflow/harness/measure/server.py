@@ -99,6 +99,10 @@ class Server(procs.Managed):
         """host: the mysqld's Popen; docker: None."""
         return getattr(self.runner, "proc", None)
 
+    def client_memcg(self):
+        """The memory cgroup its load generator joins (docker on cgroup v1: the container's), or None."""
+        return self.runner.client_memcg()
+
     def placement_info(self) -> dict:
         """Backend, mechanism, CPUs, image, memory limit and, when `auto` fell back to
         host, "fallback": the reason (manifests and the paper repeat it)."""

@@ -114,13 +114,19 @@ def command(name: str, common: list[str], extra: list[str], action: str) -> list
     return ["sysbench", str(script_path(name)), *workload(name)["args"], *common, *extra, action]
 
 
-def run(argv: list[str], *, cpus, run_id: str, timeout: float) -> str:
-    """Run sysbench pinned to `cpus`; return stdout, raise with its last error line on failure."""
+def run(argv: list[str], *, cpus, run_id: str, timeout: float, memcg: Path | None = None) -> str:
+    """Run sysbench pinned to `cpus`, in memory cgroup `memcg` if given (the server's:
+    harness.measure.backends.Backend.client_memcg); return stdout, raise with its last
+    error line on failure."""
     env = procs.labelled_env(run_id, {"LUA_PATH": f"{LUA_DIR}/?.lua;;"})
     cpus = sorted(cpus)
+    procs_file = str(memcg / "cgroup.procs") if memcg is not None else None
 
     def preexec():
         procs.die_with_parent()
+        if procs_file is not None:
+            with open(procs_file, "w") as f:
+                f.write(str(os.getpid()))
         os.sched_setaffinity(0, cpus)
 
     try:
@@ -128,6 +134,12 @@ def run(argv: list[str], *, cpus, run_id: str, timeout: float) -> str:
                              timeout=timeout)
     except subprocess.TimeoutExpired:
         raise SysbenchError(f"sysbench did not finish within {timeout:.0f}s") from None
+    except subprocess.SubprocessError as e:  # the preexec failed
+        if procs_file is not None and not Path(procs_file).exists():
+            raise SysbenchError(f"sysbench could not join memory cgroup {memcg}: it is gone "
+                                f"(the server's container stopped)") from None
+        raise SysbenchError(f"sysbench could not start on CPUs {cpus}"
+                            f"{f' in memory cgroup {memcg}' if memcg is not None else ''} ({e})") from None
     if res.returncode != 0:
         lines = [l for l in (res.stderr + res.stdout).splitlines() if "FATAL" in l or "error" in l.lower()]
         why = lines[-1].strip() if lines else res.stderr.strip()[-300:]

@@ -18,7 +18,7 @@ import resource
 from pathlib import Path
 
 from harness.measure import captures as collect
-from harness.measure import datasets, effective, sbtest, sysbench
+from harness.measure import datasets, effective, placement, sbtest, sysbench
 from harness.measure.naming import CellName
 from harness.measure.server import ServerError, _err_tail as err_tail
 from harness.plan import factors
@@ -120,6 +120,11 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     pfs = collect.pfs_enabled(srv)
     common = _driver_common(spec, srv, d)
     seed = settings["seed"] + d["rep"]
+    # docker on cgroup v1: sysbench's windows in the container's memory cgroup, charged with
+    # mysqld as on a bare host (harness.measure.backends.Backend.client_memcg)
+    memcg = srv.client_memcg()
+    client_memcg = ("shared" if memcg is not None or
+                    placement.memory_cgroup(srv.pid) == placement.memory_cgroup("self") else "apart")
 
     def run(duration: int, run_seed: int):
         extra = sysbench.run_args(threads=users, duration=duration, seed=run_seed,
@@ -131,7 +136,8 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
         argv = sysbench.command(workload, common, extra, "run")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
-            text = sysbench.run(argv, cpus=fr.client_cpus, run_id=fr.run_id, timeout=duration + 300)
+            text = sysbench.run(argv, cpus=fr.client_cpus, run_id=fr.run_id, timeout=duration + 300,
+                                memcg=memcg)
         except sysbench.SysbenchError as e:
             if not srv.alive():
                 raise ServerError(f"mysqld died during the run ({server_tail(srv)}); sysbench: {e}") from None
@@ -188,7 +194,8 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
                    "seed": seed, "warmup_seed": seed + WARMUP_SEED_OFFSET,
                    "client_cpu_s": round(client_cpu_s, 3),
                    "client_cpu_util": round(util, 4),
-                   "client_saturated": util > CLIENT_SATURATED},
+                   "client_saturated": util > CLIENT_SATURATED,
+                   "client_memcg": client_memcg},
         "result": {k: result[k] for k in ("qps", "tps", "lat_p95_ms", "errors", "reconnects", "total_time_s")},
         "intervals": len(intervals),
         "memory": memory,

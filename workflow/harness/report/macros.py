@@ -139,6 +139,8 @@ def build_macros(ctx, rows) -> list:
         ("SysbenchVersion", L.tex_escape(", ".join(versions)) if versions else L.NA),
         ("PlacementMechanism", from_list(prov.get("placement") or [], "mechanism", ", ")),
         ("PlacementBackend", from_list(prov.get("placement") or [], "backend", ", ")),
+        # sysbench charged to the server's memory cgroup (shared) or another (apart); NA before recorded
+        ("ClientMemcg", from_list(prov.get("placement") or [], "client_memcg", ", ")),
         ("ConfigProfile", L.tex_escape(config.get("profile") or prov.get("profile") or L.NA)),
         ("DurationS", L.fmt_num(sb.get("duration_s"))),
         ("WarmupS", L.fmt_num(sb.get("warmup_s"))),

@@ -68,7 +68,9 @@ def provenance_tex(prov, config):
         rows.append(("script", NA))
     rows.append("Placement and run")
     for p in prov.get("placement") or [{}]:
-        rows.append(("backend / mechanism", f"{_val(p.get('backend'))} / {_val(p.get('mechanism'))}"))
+        rows.append(("backend / mechanism", f"{_val(p.get('backend'))} / {_val(p.get('mechanism'))}"
+                     + (f"; sysbench's memory cgroup: {p['client_memcg']} (with the server's: shared)"
+                        if p.get("client_memcg") else "")))
     rows += [("config profile", _val(config.get("profile") or prov.get("profile"))),
              ("measured runs", _val(prov.get("cells"))),
              ("git commit", _commits(prov.get("git_commit")))]
