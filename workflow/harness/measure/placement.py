@@ -59,55 +59,46 @@ def v1_mount(ctrl: str) -> Path | None:
     return None
 
 
-def cgroup_path(pid: int | str, ctrl: str) -> str | None:
-    """The cgroup-v1 path of process `pid` ("self": this one) in controller `ctrl`'s
-    hierarchy ("/docker/<id>"), or None when no v1 hierarchy holds `ctrl` for it."""
+def _proc_cgroups(pid: int | str) -> list[tuple[str, str]]:
+    """(controllers, path) for each line of /proc/<pid>/cgroup: "cpu,cpuacct" for a v1
+    hierarchy, "" for the v2 one ("0::"); [] when the process is gone."""
     try:
         lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
     except OSError:
-        return None
-    for line in lines:
-        _, ctrls, path = line.split(":", 2)
-        if ctrl in ctrls.split(","):
-            return path
-    return None
+        return []
+    return [tuple(ln.split(":", 2)[1:]) for ln in lines]
+
+
+def _v1_line(pid: int | str, ctrl: str) -> tuple[str, str] | None:
+    return next(((c, path) for c, path in _proc_cgroups(pid) if ctrl in c.split(",")), None)
+
+
+def cgroup_path(pid: int | str, ctrl: str) -> str | None:
+    """The cgroup-v1 path of process `pid` ("self": this one) in controller `ctrl`'s
+    hierarchy ("/docker/<id>"), or None when no v1 hierarchy holds `ctrl` for it."""
+    line = _v1_line(pid, ctrl)
+    return line[1] if line else None
 
 
 def memory_cgroup(pid: int | str) -> str | None:
     """Where process `pid` is charged for memory: its cgroup-v1 memory path, else its
     cgroup-v2 path (the "0::" line), else None."""
-    path = cgroup_path(pid, "memory")
-    if path is not None:
-        return path
-    try:
-        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    return next((ln[3:] for ln in lines if ln.startswith("0::")), None)
+    lines = _proc_cgroups(pid)
+    return (next((path for c, path in lines if "memory" in c.split(",")), None)
+            or next((path for c, path in lines if c == ""), None))
 
 
 def memcg_of(pid: int) -> Path | None:
     """The cgroup-v1 memory cgroup directory of process `pid`, if another process may join
     it here and be moved in nothing else: a v1 hierarchy holding the memory controller
-    alone, writable (root); else None. On cgroup v2 memory shares one hierarchy with
-    cpuset, so no process can join a server's memory cgroup without its CPUs: None."""
-    root, path = v1_mount("memory"), cgroup_path(pid, "memory")
-    if root is None or path is None or set(_v1_controllers(root)) != {"memory"}:
+    alone (its line in /proc/<pid>/cgroup names no other), writable (root); else None. On
+    cgroup v2 memory shares one hierarchy with cpuset, so no process can join a server's
+    memory cgroup without its CPUs: None."""
+    root, line = v1_mount("memory"), _v1_line(pid, "memory")
+    if root is None or line is None or line[0] != "memory":
         return None
-    d = root / path.lstrip("/")
+    d = root / line[1].lstrip("/")
     return d if os.access(d / "cgroup.procs", os.W_OK) else None
-
-
-def _v1_controllers(mount: Path) -> list[str]:
-    """The controllers the cgroup-v1 hierarchy mounted at `mount` holds."""
-    for mnt, fstype, opts in _mounts():
-        if fstype == "cgroup" and Path(mnt) == mount:
-            return [o for o in opts.split(",") if o in _V1_CONTROLLERS]
-    return []
-
-
-_V1_CONTROLLERS = {"cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "net_cls", "blkio",
-                   "perf_event", "net_prio", "hugetlb", "pids", "rdma", "misc"}
 
 
 def _v1_root() -> Path | None:
