@@ -346,14 +346,17 @@ def test_failed_start_leaves_no_container(runtime_image, build_dir, lock_entry, 
 
 
 def _memory_cgroups_seen(stop: threading.Event, seen: set) -> None:
-    """Until `stop`: the memory cgroup of each sysbench this process started (once it
-    runs sysbench: its comm) and of each labelled server, as ("sysbench"|"mysqld", path)."""
+    """Until `stop`: the memory cgroup of each sysbench window (`sysbench ... run`) this
+    process started (once it runs sysbench: its comm) and of each labelled server, as
+    ("sysbench"|"mysqld", path). Other sysbench calls (`--version`, `prepare`) stay apart
+    by design and are not windows."""
     me = os.getpid()
     while not stop.is_set():
         for d in Path("/proc").iterdir():
             try:
                 if d.name.isdigit() and (d / "comm").read_text().strip() == "sysbench" and \
-                        int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == me:
+                        int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == me and \
+                        (d / "cmdline").read_bytes().rstrip(b"\0").split(b"\0")[-1] == b"run":
                     seen.add(("sysbench", placement.memory_cgroup(d.name)))
             except (OSError, ValueError, IndexError):
                 continue
