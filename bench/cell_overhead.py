@@ -22,8 +22,10 @@ them, else its `warmup_s` + `duration_s` (one window: older manifests).
 MySQL 5.6.24, InnoDB 1 x 1,000 rows, 1 s + 2 s) at users 1, 2, 4, 8, once with each
 cell on a fresh server and once as a group on one server start (harness.measure.cell.
 run_cells; the arms and users in a seeded random order), prints both arms' overhead
-from their manifests, and the paired interval of the group / fresh server-side QPS
-over all (round, users) pairs: the group's cells must measure what fresh ones do.
+from their manifests, and the interval of the group / fresh server-side QPS over the
+rounds (each round's mean log ratio over its users; the round is the unit because a
+round's group cells share one server start): the group's cells must measure what
+fresh ones do.
 
 `--interleave` (with --pairs) pairs the arms seconds apart instead of a group apart: a
 VM's speed drifts over minutes, which the pairs' ratio then reads as a difference. Each
@@ -194,11 +196,16 @@ def server_qps(cell_dir: Path) -> float:
 
 
 def agreement(raws: dict[str, str]):
-    """The paired interval of group / fresh server-side QPS over every (round, users) pair,
-    printed with the median ratio per users value; returned (None with too few pairs)."""
-    from harness.analysis import intervals
+    """The interval of group / fresh server-side QPS over rounds, printed with the median
+    ratio per users value and per position in the group; returned (None with too few
+    rounds). The unit is the round, not the (round, users) pair: a round's group cells
+    share one server start, so its pairs are not independent (bench/common.py per_start:
+    each round's mean log ratio, the exact signed-rank interval over rounds)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from common import per_start, per_start_text  # noqa: E402  (bench/common.py)
     fresh, group = Path(raws["fresh"]), Path(raws["group"])
     pairs: list[tuple[int, float, float]] = []
+    rounds: dict[int, list[tuple[float, float]]] = {}
     positions: dict[int, list[float]] = {}  # the group's k-th cell: 1 = the one that started the server
     for g in sorted(group.glob("*/*/*/manifest.json")):
         f = fresh / g.parent.relative_to(group)
@@ -209,15 +216,15 @@ def agreement(raws: dict[str, str]):
             m = json.loads(g.read_text())
             pairs.append((m["factors"]["users"], server_qps(g.parent), server_qps(f)))
             positions.setdefault(m["group"]["position"], []).append(pairs[-1][1] / pairs[-1][2])
-    if len(pairs) < 6:
-        print(f"group / fresh: {len(pairs)} pairs, too few for an interval")
+            rounds.setdefault(int(g.parent.name.rsplit("_r", 1)[1]), []).append(pairs[-1][1:])
+    ci, comp = per_start(rounds)
+    if ci is None:
+        print(f"group / fresh: {len(rounds)} rounds ({len(pairs)} pairs), too few for an interval (6 rounds)")
         return None
-    ci = intervals.paired_interval([a for _, a, _ in pairs], [b for _, _, b in pairs], level=0.9)
     inside = 0.97 <= ci.lo and ci.hi <= 1.03
     per = ", ".join(f"users {u}: {statistics.median(a / b for uu, a, b in pairs if uu == u):.3f}"
                     for u in sorted({u for u, _, _ in pairs}))
-    print(f"group / fresh server-side QPS: {ci.point:.3f} [{ci.lo:.3f}, {ci.hi:.3f}] "
-          f"({ci.coverage:.1%} {ci.method}, {len(pairs)} pairs); "
+    print(f"{per_start_text(ci, comp, 'group / fresh server-side QPS')}; "
           f"{'inside' if inside else 'not inside'} [0.97, 1.03]; median per users value: {per}; "
           f"per position in the group (1: the cell that started its server): "
           + ", ".join(f"{k}: {statistics.median(v):.3f}" for k, v in sorted(positions.items())))

@@ -32,3 +32,49 @@ def pinned_build(name: str = BUILD) -> tuple[dict, Path, Path]:
     if not template.exists():
         builds.bootstrap(name, entry, build_dir, template)
     return entry, build_dir, template
+
+
+def per_start(units: dict, level: float = 0.9):
+    """The ratio A/B when the independent unit is a server start, not a window.
+
+    `units` maps each unit (a round: its servers started once, then measured in
+    several windows) to its windows' (a, b) values. Windows of one start share
+    whatever that start drew (memory layout, where the buffer pool landed, the
+    host's state that minute), so they are not independent of each other: an
+    interval over all windows as if they were is too narrow, and its coverage is
+    not the one it states, for any claim about the server rather than about
+    these starts. Here each unit gives one log ratio (the mean of its windows'),
+    and the exact signed-rank interval is taken over units (None below 6).
+
+    Returns (interval or None, components): `components` has the windows' scatter
+    within a start (sd of a window's log ratio about its unit's mean) and the
+    scatter between starts left after it (sd of the units' means beyond what
+    the within-start scatter explains), both as fractions (0.05 = 5 %)."""
+    import math
+    import statistics
+
+    from harness.analysis import intervals
+    d = {u: [math.log(a / b) for a, b in ab] for u, ab in units.items() if ab}
+    means = [statistics.fmean(v) for v in d.values()]
+    within = [x - statistics.fmean(v) for v in d.values() for x in v]
+    dof = sum(len(v) - 1 for v in d.values())
+    s_w2 = sum(x * x for x in within) / dof if dof else float("nan")
+    k = statistics.fmean(len(v) for v in d.values()) if d else float("nan")
+    var_means = statistics.variance(means) if len(means) > 1 else float("nan")
+    s_b2 = max(0.0, var_means - s_w2 / k) if dof else var_means
+    comp = {"units": len(means), "windows": sum(len(v) for v in d.values()),
+            "within_sd": math.sqrt(s_w2) if s_w2 == s_w2 else float("nan"),
+            "between_sd": math.sqrt(s_b2) if s_b2 == s_b2 else float("nan")}
+    ci = (intervals.paired_interval([math.exp(m) for m in means], [1.0] * len(means), level=level)
+          if len(means) >= 6 else None)
+    return ci, comp
+
+
+def per_start_text(ci, comp: dict, what: str = "ratio") -> str:
+    """One line for `per_start`'s result."""
+    head = (f"{what} over {comp['units']} server starts: "
+            + (f"{ci.point:.3f} [{ci.lo:.3f}, {ci.hi:.3f}] ({ci.coverage:.1%} exact signed-rank "
+               f"interval over starts, each start's mean log ratio)" if ci else
+               "too few starts for an interval (6 needed)"))
+    return (f"{head}; scatter of a window's ratio within a start +-{comp['within_sd']:.1%}, "
+            f"between starts beyond it +-{comp['between_sd']:.1%} ({comp['windows']} windows)")
