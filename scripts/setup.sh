@@ -21,17 +21,12 @@ command -v dockerd >/dev/null 2>&1 || PKGS+=(docker.io)
 command -v nix >/dev/null 2>&1 || PKGS+=(nix-bin)
 PKGS+=(mmdebstrap debian-archive-keyring)
 
-missing=()
-for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
+install_debs() {  # apt-get install "$@", as root or through sudo, no service started
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: $*" >&2; exit 1; }
     SUDO=sudo
   fi
-  echo "setup: installing Debian packages: ${missing[*]}"
   $SUDO apt-get update -qq
   # no package may start its service (PostgreSQL's cluster, Docker's engine): the
   # harness starts and reaps its own servers; a policy of our own only while installing
@@ -41,8 +36,17 @@ if ((${#missing[@]})); then
     printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null && $SUDO chmod +x "$policy"
     trap '$SUDO rm -f "$policy"' EXIT
   fi
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  [ -n "$policy" ] && $SUDO rm -f "$policy" && trap - EXIT
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  if [ -n "$policy" ]; then $SUDO rm -f "$policy"; trap - EXIT; fi
+}
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  install_debs "${missing[@]}"
 fi
 
 # Debian's nix-bin as the build provider (a single-user store; harmless without nix)
@@ -56,6 +60,20 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
   /usr/bin/python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e .
+  echo "$want" > "$stamp"
+fi
+# The lock's Debian-packaged builds (MariaDB 10.11, PostgreSQL 15) are extracted, never
+# installed, so their servers load their libraries from the host: install those it lacks
+# (e.g. liburing2), as apt-cache lists them for the pinned versions. Asked again only
+# when the lock changes (the stamp: its sha256, once all were there).
+stamp=.venv/.host-packages.sha256
+want=$(sha256sum config/builds.lock.yaml | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  read -r -a libs <<< "$(.venv/bin/python -m harness host-packages)"
+  if ((${#libs[@]})); then
+    echo "setup: installing the libraries the pinned Debian builds load: ${libs[*]}"
+    install_debs "${libs[@]}"
+  fi
   echo "$want" > "$stamp"
 fi
 echo "setup: ok ($(.venv/bin/snakemake --version | head -1 | sed 's/^/snakemake /'), $(sysbench --version), $(R --version | head -1))"

@@ -311,6 +311,7 @@ OWN_PARSER = {
     "published": ("harness.report.published", "every study's published marks as CSV"),
     "fts-export": ("harness.studies.a1.fts_export", "study A1: the fulltext datasets' gate and load tables"),
     "fts-counts": ("harness.studies.a1.fts_counts", "study A1: the keyword-count table (LaTeX) from the gate"),
+    "host-packages": ("harness.builds.debian", "the host libraries the lock's Debian builds load (setup installs them)"),
 }
 
 

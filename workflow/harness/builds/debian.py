@@ -178,3 +178,52 @@ def unpack_debs(name: str, entry: dict, debs: list[Path], out: Path) -> None:
                 shutil.copytree(src, dst, symlinks=True)
             else:
                 shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def host_packages(lock: dict) -> list[str]:
+    """The shared-library packages (lib*, not the -perl modules of the clients' scripts) that the lock's Debian-packaged builds depend on, beyond
+    the packages each build extracts: a build is unpacked, never installed, so its server
+    loads these from the host (e.g. liburing2 for mariadbd 10.11). From `apt-cache depends`
+    of each pinned package version (the first of a set of alternatives); a version the
+    archive no longer offers gives nothing here (its fetch names the way out)."""
+    want: list[str] = []
+    for entry in lock.values():
+        if not isinstance(entry, dict) or entry.get("provider") != "debian":
+            continue
+        own = set(packages_of(entry))
+        version = str(entry["package_version"])
+        res = subprocess.run(["apt-cache", "depends", "--no-recommends", "--no-suggests", "--no-conflicts",
+                              "--no-breaks", "--no-replaces", "--no-enhances",
+                              *(f"{p}={version}" for p in sorted(own))], capture_output=True, text=True)
+        alternative = False
+        for line in res.stdout.splitlines():
+            s = line.strip()
+            if s.startswith(("Depends:", "|Depends:", "PreDepends:", "|PreDepends:")):
+                first, alternative = not alternative, s.startswith("|")
+                name = s.split(":", 1)[1].strip()
+                if first and name.startswith("lib") and not name.endswith("-perl") \
+                        and name not in own and name not in want:  # (-perl: the clients' scripts')
+                    want.append(name)
+    return sorted(want)
+
+
+def _installed(package: str) -> bool:
+    res = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True)
+    return res.returncode == 0 and "install ok installed" in res.stdout
+
+
+def main(argv: list[str]) -> int:
+    """`python -m harness host-packages [--all]`: the library packages the lock's Debian
+    builds load from the host and the host lacks (all of them with --all), one line,
+    space-separated: what scripts/setup.sh installs."""
+    import argparse
+
+    from harness.builds.lock import load_lock
+    from harness.plan import config
+    p = argparse.ArgumentParser(prog="harness host-packages")
+    p.add_argument("--lock", default=str(config.LOCK))
+    p.add_argument("--all", action="store_true", help="also those already installed")
+    a = p.parse_args(argv)
+    names = host_packages(load_lock(Path(a.lock)))
+    print(" ".join(n for n in names if a.all or not _installed(n)))
+    return 0

@@ -200,8 +200,9 @@ def check_libraries(name: str, entry: dict, build_dir: Path) -> None:
     """One line naming every library the server would fail to load, before it is started."""
     missing = missing_libraries(entry, build_dir)
     if missing:
-        how = ("install the Debian packages that provide them (the Depends: of "
-               f"{', '.join(entry.get('packages') or [entry.get('package', name)])})"
+        how = ("install the Debian packages that provide them (the lib Depends: of "
+               f"{', '.join(entry.get('packages') or [entry.get('package', name)])}; "
+               "`.venv/bin/python -m harness host-packages` names those this host lacks)"
                if entry.get("provider") == "debian" else "install the packages that provide them")
         raise BuildError(f"build {name}: {entry['mysqld']} needs {', '.join(missing)}, which this host "
                          f"does not have; {how}")
