@@ -61,7 +61,10 @@ def per_start(units: dict, level: float = 0.9):
     s_w2 = sum(x * x for x in within) / dof if dof else float("nan")
     k = statistics.fmean(len(v) for v in d.values()) if d else float("nan")
     var_means = statistics.variance(means) if len(means) > 1 else float("nan")
-    s_b2 = max(0.0, var_means - s_w2 / k) if dof else var_means
+    if len(means) < 2:  # one start: nothing to say about starts
+        s_b2 = float("nan")
+    else:
+        s_b2 = max(0.0, var_means - s_w2 / k) if dof else var_means
     comp = {"units": len(means), "windows": sum(len(v) for v in d.values()),
             "within_sd": math.sqrt(s_w2) if s_w2 == s_w2 else float("nan"),
             "between_sd": math.sqrt(s_b2) if s_b2 == s_b2 else float("nan")}
@@ -76,5 +79,7 @@ def per_start_text(ci, comp: dict, what: str = "ratio") -> str:
             + (f"{ci.point:.3f} [{ci.lo:.3f}, {ci.hi:.3f}] ({ci.coverage:.1%} exact signed-rank "
                f"interval over starts, each start's mean log ratio)" if ci else
                "too few starts for an interval (6 needed)"))
-    return (f"{head}; scatter of a window's ratio within a start +-{comp['within_sd']:.1%}, "
-            f"between starts beyond it +-{comp['between_sd']:.1%} ({comp['windows']} windows)")
+    def pct(x: float) -> str:
+        return "n/a" if x != x else f"+-{x:.1%}"
+    return (f"{head}; scatter of a window's ratio within a start {pct(comp['within_sd'])}, "
+            f"between starts beyond it {pct(comp['between_sd'])} ({comp['windows']} windows)")

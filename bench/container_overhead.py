@@ -414,6 +414,9 @@ def main() -> None:
             for arm in order:
                 runs[arm].append(one(arm, engine, a, entry, build_dir, template, seed=a.seed + r))
 
+        def start_of(k: int) -> int:  # the round (server starts) of the k-th window of an arm
+            return k // a.alternate if a.alternate else k
+
         if a.tsv:
             new = not Path(a.tsv).exists()
             with open(a.tsv, "a") as f:
@@ -424,9 +427,6 @@ def main() -> None:
                     for k, x in enumerate(runs[arm]):
                         f.write("\t".join([engine, str(start_of(k)), str(k), arm, *(f"{v:.4f}" for v in x)])
                                 + "\n")
-
-        def start_of(k: int) -> int:  # the round (server starts) of the k-th window of an arm
-            return k // a.alternate if a.alternate else k
 
         def med(arm, i):
             return statistics.median(x[i] for x in runs[arm])

@@ -53,7 +53,7 @@ SUITES = {"default": "`./artifact test`", "long": "`./artifact test-long`"}
 SUITE_WHAT = {"default": "the default suite (`pytest -m \"not slow\"`): unit tests, end-to-end runs on real "
                          "servers, containers, the Nix store, PostgreSQL, the smoke pipeline to a PDF, replot, "
                          "the fault cases, a two-node SLURM run",
-              "long": "the long suite (`pytest -m slow`): the load test (hundreds of short cells in a row) and group-run cells against fresh-server cells (40 pairs, ~25 min on 2 CPUs)"}
+              "long": "the long suite (`pytest -m slow`): the load test (hundreds of short cells in a row) and group-run cells against fresh-server cells (10 rounds of 4 pairs, ~25 min on 2 CPUs)"}
 
 
 def _span(values) -> str:

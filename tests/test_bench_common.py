@@ -79,7 +79,9 @@ def test_fewer_than_six_starts_give_no_interval(starts):
     common = _common()
     ci, comp = common.per_start(_units(random.Random(1), starts=starts, windows=5, between=0.02, within=0.02))
     assert ci is None and comp["units"] == starts
-    assert "too few starts" in common.per_start_text(ci, comp)
+    line = common.per_start_text(ci, comp)
+    assert "too few starts" in line
+    assert ("between starts beyond it n/a" in line) == (starts == 1), line
 
 
 def test_the_line_names_the_unit_coverage_and_scatters():
