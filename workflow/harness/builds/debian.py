@@ -219,9 +219,8 @@ def main(argv: list[str]) -> int:
     import argparse
 
     from harness.builds.lock import load_lock
-    from harness.plan import config
     p = argparse.ArgumentParser(prog="harness host-packages")
-    p.add_argument("--lock", default=str(config.LOCK))
+    p.add_argument("--lock", default=str(paths.LOCK))
     p.add_argument("--all", action="store_true", help="also those already installed")
     a = p.parse_args(argv)
     names = host_packages(load_lock(Path(a.lock)))
