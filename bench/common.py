@@ -59,12 +59,14 @@ def per_start(units: dict, level: float = 0.9):
     within = [x - statistics.fmean(v) for v in d.values() for x in v]
     dof = sum(len(v) - 1 for v in d.values())
     s_w2 = sum(x * x for x in within) / dof if dof else float("nan")
-    k = statistics.fmean(len(v) for v in d.values()) if d else float("nan")
-    var_means = statistics.variance(means) if len(means) > 1 else float("nan")
-    if len(means) < 2:  # one start: nothing to say about starts
+    sizes = [len(v) for v in d.values()]
+    if len(means) < 2 or not dof:  # one start, or one window per start: the two are not separable
         s_b2 = float("nan")
-    else:
-        s_b2 = max(0.0, var_means - s_w2 / k) if dof else var_means
+    else:  # one-way random effects, method of moments (n0: the mean unit size, corrected for imbalance)
+        n_all, grand = sum(sizes), statistics.fmean(x for v in d.values() for x in v)
+        n0 = (n_all - sum(m * m for m in sizes) / n_all) / (len(sizes) - 1)
+        ms_between = sum(m * (mu - grand) ** 2 for m, mu in zip(sizes, means)) / (len(sizes) - 1)
+        s_b2 = max(0.0, (ms_between - s_w2) / n0)
     comp = {"units": len(means), "windows": sum(len(v) for v in d.values()),
             "within_sd": math.sqrt(s_w2) if s_w2 == s_w2 else float("nan"),
             "between_sd": math.sqrt(s_b2) if s_b2 == s_b2 else float("nan")}

@@ -51,7 +51,7 @@ labelled for what it is: a statement about these starts only.
 
     python bench/container_overhead.py [--rounds 5] [--duration 10] [--engines InnoDB,MyISAM,MEMORY]
                                        [--arms bare,docker,docker+default-seccomp]
-    python bench/container_overhead.py --alternate 20 --duration 3 [--rounds 3] ...
+    python bench/container_overhead.py --alternate 3 --duration 3 --rounds 10 ...  (>= 6 rounds: an interval)
     python bench/container_overhead.py --syscalls [--rounds 7]   (ns per syscall, per arm)
 """
 from __future__ import annotations
@@ -361,13 +361,20 @@ def main() -> None:
     p.add_argument("--engines", default="InnoDB,MyISAM,MEMORY")
     p.add_argument("--arms", default="bare,docker")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--tsv", metavar="FILE", help="also write every window (engine, pair, arm, qps, "
-                   "cpu_us_per_query, voluntary, involuntary per 1,000) to FILE")
+    p.add_argument("--tsv", metavar="FILE", help="also write every window (engine, round, pair, arm, qps, "
+                   "cpu_us_per_query, voluntary, involuntary per 1,000) to FILE (a new file: an older "
+                   "one without the round column is refused)")
     p.add_argument("--alternate", type=int, default=0, metavar="N",
                    help="per round, every arm's server up at once and N pairs of windows seconds apart")
     p.add_argument("--syscalls", action="store_true",
                    help="only the cost of one syscall bare and in containers with and without seccomp")
     a = p.parse_args()
+    if a.tsv and Path(a.tsv).exists() and "\tround\t" not in Path(a.tsv).open().readline():
+        p.error(f"--tsv {a.tsv}: an older layout without the round column; give a new file")
+    if a.alternate and a.rounds < 6:
+        print(f"note: --alternate with --rounds {a.rounds}: the interval is over rounds (server starts) "
+              f"and needs 6; only the medians and the pairs' interval given these starts are printed",
+              flush=True)
     if a.syscalls:
         syscalls(a.rounds)
         return

@@ -69,11 +69,16 @@ fi
 stamp=.venv/.host-packages.sha256
 want=$(sha256sum config/builds.lock.yaml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  read -r -a libs <<< "$(.venv/bin/python -m harness host-packages)"
+  # status 2: some pinned version's dependencies were not readable (said on stderr): install
+  # what was found and leave the stamp unwritten, so the next setup asks again
+  rc=0
+  out=$(.venv/bin/python -m harness host-packages) || rc=$?
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ] || { echo "setup: harness host-packages failed ($rc)" >&2; exit 1; }
+  read -r -a libs <<< "$out"
   if ((${#libs[@]})); then
     echo "setup: installing the libraries the pinned Debian builds load: ${libs[*]}"
     install_debs "${libs[@]}"
   fi
-  echo "$want" > "$stamp"
+  [ "$rc" -ne 0 ] || echo "$want" > "$stamp"
 fi
 echo "setup: ok ($(.venv/bin/snakemake --version | head -1 | sed 's/^/snakemake /'), $(sysbench --version), $(R --version | head -1))"

@@ -91,3 +91,10 @@ def test_the_line_names_the_unit_coverage_and_scatters():
     assert line.startswith("QPS over 7 server starts: ")
     assert f"{ci.coverage:.1%} exact signed-rank interval over starts" in line
     assert "within a start" in line and "between starts" in line
+
+
+def test_one_window_per_start_cannot_separate_the_scatters():
+    common = _common()
+    ci, comp = common.per_start(_units(random.Random(4), starts=8, windows=1, between=0.03, within=0.03))
+    assert ci.n == 8 and comp["between_sd"] != comp["between_sd"]  # nan: not separable
+    assert "between starts beyond it n/a" in common.per_start_text(ci, comp)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -180,31 +181,67 @@ def unpack_debs(name: str, entry: dict, debs: list[Path], out: Path) -> None:
                 shutil.copy2(src, dst, follow_symlinks=False)
 
 
-def host_packages(lock: dict) -> list[str]:
-    """The shared-library packages (lib*, not the -perl modules of the clients' scripts) that the lock's Debian-packaged builds depend on, beyond
-    the packages each build extracts: a build is unpacked, never installed, so its server
-    loads these from the host (e.g. liburing2 for mariadbd 10.11). From `apt-cache depends`
-    of each pinned package version (the first of a set of alternatives); a version the
-    archive no longer offers gives nothing here (its fetch names the way out)."""
+def _apt_depends(package: str, version: str) -> list[list[str]] | None:
+    """The Depends/PreDepends of `package` `version` as apt-cache has them (each a list of
+    alternatives), or None when the host's package lists do not know that version."""
+    res = subprocess.run(["apt-cache", "depends", "--no-recommends", "--no-suggests", "--no-conflicts",
+                          "--no-breaks", "--no-replaces", "--no-enhances", f"{package}={version}"],
+                         capture_output=True, text=True)
+    lines = res.stdout.splitlines()
+    if res.returncode != 0 or not lines or lines[0].strip() != package:  # "<package>": not that version
+        return None
+    out: list[list[str]] = []
+    continued = False  # the line before was "|Depends:": this one is its next alternative
+    for line in lines[1:]:
+        s = line.strip()
+        if s.startswith(("Depends:", "|Depends:", "PreDepends:", "|PreDepends:")):
+            name = s.split(":", 1)[1].strip()
+            if continued:
+                out[-1].append(name)
+            else:
+                out.append([name])
+            continued = s.startswith("|")
+    return out
+
+
+def _deb_depends(deb: Path) -> list[list[str]]:
+    """The Depends/Pre-Depends fields of a .deb file, parsed: [[alternative, ...], ...]."""
+    out: list[list[str]] = []
+    for field in ("Pre-Depends", "Depends"):
+        res = subprocess.run(["dpkg-deb", "-f", str(deb), field], capture_output=True, text=True)
+        for dep in filter(None, (d.strip() for d in res.stdout.replace("\n", " ").split(","))):
+            out.append([a.split("(")[0].strip().split(":")[0] for a in dep.split("|")])
+    return out
+
+
+def host_packages(lock: dict) -> tuple[list[str], list[str]]:
+    """(packages, unresolved): the shared-library packages (lib*, not the -perl modules of
+    the clients' scripts) that the lock's Debian-packaged builds depend on, beyond the
+    packages each build extracts, and the `<package>=<version>` whose dependencies could be
+    read neither from a local pinned .deb (ARTIFACT_DEB_DIR / deb_dir) nor from the host's
+    package lists. A build is unpacked, never installed, so its server loads these from the
+    host (e.g. liburing2 for mariadbd 10.11). Of a set of alternatives, the first counts."""
     want: list[str] = []
+    unresolved: list[str] = []
     for entry in lock.values():
         if not isinstance(entry, dict) or entry.get("provider") != "debian":
             continue
-        own = set(packages_of(entry))
+        own = packages_of(entry)
         version = str(entry["package_version"])
-        res = subprocess.run(["apt-cache", "depends", "--no-recommends", "--no-suggests", "--no-conflicts",
-                              "--no-breaks", "--no-replaces", "--no-enhances",
-                              *(f"{p}={version}" for p in sorted(own))], capture_output=True, text=True)
-        alternative = False
-        for line in res.stdout.splitlines():
-            s = line.strip()
-            if s.startswith(("Depends:", "|Depends:", "PreDepends:", "|PreDepends:")):
-                first, alternative = not alternative, s.startswith("|")
-                name = s.split(":", 1)[1].strip()
-                if first and name.startswith("lib") and not name.endswith("-perl") \
+        where = local_dir(entry)
+        for p in own:
+            deb = _from_local(p, version, (entry.get("deb_files") or {}).get(p), where) \
+                if where is not None and where.is_dir() else None
+            deps = _deb_depends(deb) if deb is not None else _apt_depends(p, version)
+            if deps is None:
+                unresolved.append(f"{p}={version}")
+                continue
+            for alternatives in deps:
+                name = alternatives[0]
+                if name.startswith("lib") and not name.endswith("-perl") \
                         and name not in own and name not in want:  # (-perl: the clients' scripts')
                     want.append(name)
-    return sorted(want)
+    return sorted(want), unresolved
 
 
 def _installed(package: str) -> bool:
@@ -215,7 +252,8 @@ def _installed(package: str) -> bool:
 def main(argv: list[str]) -> int:
     """`python -m harness host-packages [--all]`: the library packages the lock's Debian
     builds load from the host and the host lacks (all of them with --all), one line,
-    space-separated: what scripts/setup.sh installs."""
+    space-separated: what scripts/setup.sh installs. Exit status 2, with a line on stderr,
+    when some package's dependencies could not be read (setup then asks again next time)."""
     import argparse
 
     from harness.builds.lock import load_lock
@@ -223,6 +261,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--lock", default=str(paths.LOCK))
     p.add_argument("--all", action="store_true", help="also those already installed")
     a = p.parse_args(argv)
-    names = host_packages(load_lock(Path(a.lock)))
+    names, unresolved = host_packages(load_lock(Path(a.lock)))
     print(" ".join(n for n in names if a.all or not _installed(n)))
+    if unresolved:
+        print(f"host-packages: the dependencies of {', '.join(unresolved)} are in neither a pinned .deb "
+              f"({DEB_DIR_VAR} or deb_dir) nor this host's package lists; run apt-get update, or give "
+              f"the pinned .deb files", file=sys.stderr)
+        return 2
     return 0
