@@ -56,10 +56,10 @@ def per_start(units: dict, level: float = 0.9):
     from harness.analysis import intervals
     d = {u: [math.log(a / b) for a, b in ab] for u, ab in units.items() if ab}
     means = [statistics.fmean(v) for v in d.values()]
-    within = [x - statistics.fmean(v) for v in d.values() for x in v]
-    dof = sum(len(v) - 1 for v in d.values())
-    s_w2 = sum(x * x for x in within) / dof if dof else float("nan")
     sizes = [len(v) for v in d.values()]
+    dof = sum(sizes) - len(sizes)
+    s_w2 = (sum((x - mu) ** 2 for v, mu in zip(d.values(), means) for x in v) / dof
+            if dof else float("nan"))
     if len(means) < 2 or not dof:  # one start, or one window per start: the two are not separable
         s_b2 = float("nan")
     else:  # one-way random effects, method of moments (n0: the mean unit size, corrected for imbalance)
@@ -67,7 +67,7 @@ def per_start(units: dict, level: float = 0.9):
         n0 = (n_all - sum(m * m for m in sizes) / n_all) / (len(sizes) - 1)
         ms_between = sum(m * (mu - grand) ** 2 for m, mu in zip(sizes, means)) / (len(sizes) - 1)
         s_b2 = max(0.0, (ms_between - s_w2) / n0)
-    comp = {"units": len(means), "windows": sum(len(v) for v in d.values()),
+    comp = {"units": len(means), "windows": sum(sizes),
             "within_sd": math.sqrt(s_w2) if s_w2 == s_w2 else float("nan"),
             "between_sd": math.sqrt(s_b2) if s_b2 == s_b2 else float("nan")}
     ci = (intervals.paired_interval([math.exp(m) for m in means], [1.0] * len(means), level=level)

@@ -21,13 +21,14 @@ command -v dockerd >/dev/null 2>&1 || PKGS+=(docker.io)
 command -v nix >/dev/null 2>&1 || PKGS+=(nix-bin)
 PKGS+=(mmdebstrap debian-archive-keyring)
 
+apt_updated=""
 install_debs() {  # apt-get install "$@", as root or through sudo, no service started
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then
     command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: $*" >&2; exit 1; }
     SUDO=sudo
   fi
-  $SUDO apt-get update -qq
+  [ -n "$apt_updated" ] || { $SUDO apt-get update -qq; apt_updated=1; }  # once per setup
   # no package may start its service (PostgreSQL's cluster, Docker's engine): the
   # harness starts and reaps its own servers; a policy of our own only while installing
   policy=""
