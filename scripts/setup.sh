@@ -3,14 +3,21 @@
 # Debian/Ubuntu machine: Debian packages (sysbench, R + ggplot2, TeX +
 # latexmk, npm for the build fetch) and a Python venv (.venv) with the pinned
 # Snakemake and the harness. A second run does nothing but check.
+# `--plan`: only what `./artifact plan` needs (python3, the venv, hwloc's lstopo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scope=all
+case "${1:-}" in
+  "") ;;
+  --plan) scope=plan ;;
+  *) echo "setup: unknown argument '$1' (the only one is --plan)" >&2; exit 2 ;;
+esac
 
 PKGS=(sysbench r-base-core r-cran-ggplot2 r-cran-data.table
       texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk
       poppler-utils python3 python3-venv git ca-certificates procps util-linux
       postgresql)  # study C's stand-in: the libraries and the postgres user its pinned build (postgresql-15) needs on the host (its service and binaries are not used)
-PKGS+=(slurm-wlm munge)  # tests/test_slurm_e2e.py's one-node cluster (started and stopped by the test)
+PKGS+=(slurm-wlm munge)  # tests/test_slurm_e2e.py's two-node cluster (started and stopped by the test)
 PKGS+=(chromium)         # tests/test_report_html.py opens report.html in a headless browser
 PKGS+=(hwloc)            # lstopo: the CPU topology the core plan is made on (harness.plan.topology)
 command -v npm >/dev/null 2>&1 || PKGS+=(npm)
@@ -20,6 +27,7 @@ command -v mvn >/dev/null 2>&1 || PKGS+=(maven)
 command -v dockerd >/dev/null 2>&1 || PKGS+=(docker.io)
 command -v nix >/dev/null 2>&1 || PKGS+=(nix-bin)
 PKGS+=(mmdebstrap debian-archive-keyring)
+[ "$scope" = all ] || PKGS=(python3 python3-venv hwloc)
 
 apt_updated=""
 install_debs() {  # apt-get install "$@", as root or through sudo, no service started
@@ -51,7 +59,7 @@ if ((${#missing[@]})); then
 fi
 
 # Debian's nix-bin as the build provider (a single-user store; harmless without nix)
-bash scripts/nix-setup.sh
+[ "$scope" = plan ] || bash scripts/nix-setup.sh
 
 # The venv is rebuilt only when pyproject.toml (the pins) changes.
 stamp=.venv/.pyproject.sha256
@@ -69,7 +77,7 @@ fi
 # when the lock changes (the stamp: its sha256, once all were there).
 stamp=.venv/.host-packages.sha256
 want=$(sha256sum config/builds.lock.yaml | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+if [ "$scope" = all ] && [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # status 2: some pinned version's dependencies were not readable (said on stderr): install
   # what was found and leave the stamp unwritten, so the next setup asks again
   rc=0
@@ -82,4 +90,5 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   fi
   [ "$rc" -ne 0 ] || echo "$want" > "$stamp"
 fi
+if [ "$scope" = plan ]; then echo "setup: ok for plan ($(.venv/bin/python --version), $(lstopo-no-graphics --version))"; exit 0; fi
 echo "setup: ok ($(.venv/bin/snakemake --version | head -1 | sed 's/^/snakemake /'), $(sysbench --version), $(R --version | head -1))"

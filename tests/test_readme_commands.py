@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
         RUN, [], "after the recorded cells of a real smoke run (tests/fixtures/raw) made the claims with "
                  "`./artifact claims --configfile config/smoke.yaml`; prints one line per claim"),
     "./artifact setup": (RUN, [], "once set up, a quick check that installs nothing"),
+    "./artifact help": (RUN, [], "installs nothing: prints the entry points, every command of the usage line"),
     "./artifact clean-runs": (RUN, [], "in a copy of the checkout holding recorded cells: removes only the "
                                        "copy's run outputs"),
     "./artifact paper": (DRY, ["-n"], "measures the default profile: hours (README time table)"),
@@ -310,7 +311,7 @@ def test_readme_command(command, request):
         run_plan(request, argv, command)
         return
     if how == RUN:
-        {"./artifact claims": run_claims, "./artifact setup": run_setup,
+        {"./artifact claims": run_claims, "./artifact setup": run_setup, "./artifact help": run_help,
          "./artifact clean-runs": run_clean_runs}[command](request, argv)
         return
     sub = argv[1]
@@ -386,6 +387,8 @@ def run_plan(request, argv, command):
     work = request.getfixturevalue("fresh")
     res = artifact(work, argv, timeout=120)
     assert res.returncode == 0, tail(res)
+    # only the plan's own set-up (the venv, hwloc), not the pipeline's (Docker, TeX, SLURM ...)
+    assert re.search(r"^setup: ok for plan \(Python 3\.", res.stderr, re.M), tail(res)
     assert res.stdout.startswith("plan for profile paper on ") and "cell groups" in res.stdout, tail(res)
     assert re.search(r"^estimate: expected \d+h\d\dm .*worst case \d+h\d\dm", res.stdout, re.M), tail(res)
     if "--topology" in argv:
@@ -401,6 +404,21 @@ def run_setup(request, argv):
     assert res.returncode == 0, tail(res)
     assert re.search(r"^setup: ok \(snakemake 9\.", res.stderr, re.M), tail(res)
     assert "creating .venv" not in res.stdout + res.stderr and (work / ".venv").is_symlink()
+
+
+def run_help(request, argv):
+    """Runs no set-up (it would print `setup: ...` on stderr) and names every command the usage
+    line accepts, each once at the start of a line."""
+    work = request.getfixturevalue("fresh")
+    res = artifact(work, argv, timeout=60)
+    assert res.returncode == 0 and res.stderr == "", tail(res)
+    bad = artifact(work, ["./artifact", "no-such-command"], timeout=60)
+    assert bad.returncode == 2 and bad.stderr.startswith("usage: ./artifact {") and "setup" not in bad.stdout
+    listed = re.search(r"\{(.*)\}", bad.stderr).group(1).split("|")
+    for c in listed:
+        assert re.search(rf"^\s+\./artifact (\S+ \| )*{re.escape(c)}\b", res.stdout, re.M) \
+            or (c.startswith("clean-") and "./artifact clean-runs | clean-images | clean-all" in res.stdout), \
+            (c, res.stdout)
 
 
 def run_clean_runs(request, argv):
