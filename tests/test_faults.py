@@ -984,7 +984,8 @@ def test_reliability_table_is_rendered_from_the_report_between_the_markers(tmp_p
             for i in range(6)}
     recs["7/p5"].update(outcome="gap", gap="a traceback")
     recs["1/a"] = {"fault": 1, "title": "kill | -9", "case": "a", "injected": "SIGKILL", "observed": "exit 1",
-                   "outcome": "failed", "gap": "", "seconds": 2, "see_also": "test_x.py"}
+                   "outcome": "failed", "gap": "", "seconds": 2,
+                   "see_also": "test_x.py, test_y.py (in-process, 3 through Snakemake)"}
     report = tmp_path / "faults.json"
     report.write_text(json.dumps({"suite": {"updated": "2026-01-01T00:00:00", "host": "2 CPUs"}, "records": recs}))
     readme = tmp_path / "README.md"
@@ -999,7 +1000,8 @@ def test_reliability_table_is_rendered_from_the_report_between_the_markers(tmp_p
     assert len(rows) == 2 + 2  # header, rule, fault 1, fault 7 summarised
     assert "kill \\| -9" in rows[2] and "**FAILED**" in rows[2]
     assert "5 of 6 as promised" in rows[3] and "p5: a traceback" in rows[3]
-    assert "tests/test_x.py" in text and "old" not in text
+    assert "tests/test_x.py, tests/test_y.py (in-process, 3 through Snakemake)." in text  # a comma in
+    assert "old" not in text                                                    # parentheses stays its entry's
     assert run([*script, "--check"]).returncode == 0
     readme.write_text("no markers\n")
     res = run(script)
