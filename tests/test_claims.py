@@ -647,3 +647,61 @@ def test_experiment_decided_on_the_recorded_cells(real):
     by_design = [r for r in C.evaluate(tidy, studies.claims()) if r["verdict"] == C.INCONCLUSIVE
                  and r["side"]]
     assert by_design and all(r["reason"].startswith("by design") for r in by_design)
+
+
+# --- B3's table-lock waits: an interval over blocks, not two pooled shares ----------------
+
+def _lock_waits_rows(engine, waited, immediate, cores):
+    """Run rows and status rows of one read_write cell: per block (repetition) its
+    Table_locks_waited and Table_locks_immediate deltas."""
+    rows = runs(engine, [1000] * len(waited), experiment="read_write", tables=1, cores=cores)
+    status = []
+    for row, w, i in zip(rows, waited, immediate):
+        key = {k: row[k] for k in htidy.KEY_FIELDS + ["rep"]}
+        status += [{**key, "name": "Table_locks_waited", "delta": w},
+                   {**key, "name": "Table_locks_immediate", "delta": i}]
+    return rows, status
+
+
+def _lock_waits(tmp_path, cells, **claims_cfg):
+    claim = next(c for c in studies.claims() if c.id == "B3-MEMORY-table-lock-waits")
+    runs_, status = [], []
+    for engine, waited, immediate, cores in cells:
+        r, s = _lock_waits_rows(engine, waited, immediate, cores)
+        runs_ += r
+        status += s
+    cfg = config({"read_write": {"study": "B3", "workload": "oltp_rw", "variants": {}}}, **claims_cfg)
+    return evaluate(tmp_path, {"read_write": runs_}, cfg, claim, extras={("read_write", "status"): status})[0]
+
+
+def test_b3_lock_waits_are_judged_on_the_blocks_interval(tmp_path):
+    seven = [0] * 7
+    # MEMORY waited in every block, InnoDB never: the whole interval of the difference above 0
+    r = _lock_waits(tmp_path / "a", [("MEMORY", [50] * 7, [950] * 7, 4), ("InnoDB", seven, [1000] * 7, 4)])
+    assert r["verdict"] == C.REPRODUCED and "exact sign-test" in r["measured"] and "7 blocks" in r["measured"]
+    # neither waits: not more often
+    r = _lock_waits(tmp_path / "b", [("MEMORY", seven, [1000] * 7, 4), ("InnoDB", seven, [1000] * 7, 4)])
+    assert r["verdict"] == C.NOT_REPRODUCED
+    # MEMORY above in 4 blocks of 7, below in 3: one pooled share would say "more often"; the interval does not
+    r = _lock_waits(tmp_path / "c", [("MEMORY", [90, 80, 70, 60, 0, 0, 0], [1000] * 7, 4),
+                                     ("InnoDB", [0, 0, 0, 0, 10, 10, 10], [1000] * 7, 4)])
+    assert r["verdict"] == C.INCONCLUSIVE and "straddles 0" in r["reason"]
+
+
+def test_b3_lock_waits_read_only_the_cells_at_enough_cores(tmp_path):
+    """1-core cells where MEMORY waited do not count when there are cells at the gate's cores."""
+    waits = [("MEMORY", [50] * 7, [950] * 7, 1), ("InnoDB", [0] * 7, [1000] * 7, 1)]
+    r = _lock_waits(tmp_path / "a", waits + [("MEMORY", [0] * 7, [1000] * 7, 4), ("InnoDB", [0] * 7, [1000] * 7, 4)])
+    assert r["verdict"] == C.NOT_REPRODUCED and "MEMORY 0.00%" in r["measured"]
+    r = _lock_waits(tmp_path / "b", waits)  # below the gate only: what was measured, not measurable
+    assert r["verdict"] == C.NOT_MEASURABLE and r["reason"].startswith("cores:") and "MEMORY 5.00%" in r["measured"]
+
+
+def test_b3_lock_waits_too_few_blocks_or_no_decision_is_inconclusive(tmp_path):
+    """Two blocks cannot reach the level whatever they show (its interval's coverage is
+    below it), and a profile with claims.decide false gets no verdict."""
+    r = _lock_waits(tmp_path / "a", [("MEMORY", [50] * 2, [950] * 2, 4), ("InnoDB", [0] * 2, [1000] * 2, 4)])
+    assert r["verdict"] == C.INCONCLUSIVE and "2 blocks cannot give an interval" in r["reason"]
+    seven = [("MEMORY", [50] * 7, [950] * 7, 4), ("InnoDB", [0] * 7, [1000] * 7, 4)]
+    r = _lock_waits(tmp_path / "b", seven, decide=False)
+    assert r["verdict"] == C.INCONCLUSIVE and "claims.decide is false" in r["reason"]

@@ -215,6 +215,21 @@ def sign_interval(a, b, level=0.9) -> Interval:
     return _from_sorted(d, max(k, 1), cov, level, SIGN, len(d))
 
 
+SIGN_DIFFERENCE = "exact sign-test (binomial) order-statistic interval of the median difference, paired blocks"
+
+
+def difference_sign_interval(d, level=0.9) -> Interval:
+    """Interval for the median of paired differences d_i = a_i - b_i, on their own
+    scale (for shares that can be 0, where a log ratio cannot be taken): order
+    statistics with exact binomial coverage, no symmetry assumed."""
+    d = sorted(float(x) for x in d)
+    if not d:
+        raise ValueError("difference_sign_interval: no blocks")
+    k, cov = _critical("sign", (len(d),), _exact(level))
+    k = max(k, 1)
+    return Interval(d[k - 1], d[-k], _median(d), float(cov), float(level), SIGN_DIFFERENCE, len(d))
+
+
 def unpaired_interval(a, b, level=0.9) -> Interval:
     """Interval for the ratio A/B (a shift in log scale) from two independent
     groups: the exact Mann-Whitney interval of the m*n differences

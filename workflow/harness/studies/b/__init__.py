@@ -4,9 +4,11 @@ table locks on writes, B4 single-table bottlenecks.
 """
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, replace
 
 from harness.analysis import claims as C
+from harness.analysis import intervals as I
 from harness.analysis import tidydata as T
 from harness.analysis import marks as _marks
 from harness.analysis import blockverdict as BV
@@ -139,25 +141,58 @@ class EngineScaling(C.Comparison):
 
 
 def lock_waits(ctx, build):
-    """B3: share of table locks that had to wait, MEMORY vs InnoDB, over the cells of each."""
-    def pct(engine):
-        s = {}
-        for r in ctx.tidy.extra("status", "read_write"):
-            if r.get("build", "") == build and r.get("engine") == engine:
-                v = T.number(r.get("delta"))
-                if v is not None:
-                    s[r["name"]] = s.get(r["name"], 0.0) + v
+    """B3: the share of table locks that had to wait, MEMORY vs InnoDB, per repetition (a
+    block: both engines' cells of it, at B_CORES or more, counters summed), and the exact
+    sign-test interval of the median difference over the blocks (a share can be 0, so no
+    log ratio): reproduced when the whole interval is above 0, not reproduced when it is
+    at or below 0 (MEMORY waits no more often), else inconclusive."""
+    cells = [c for c in ctx.tidy.cells("read_write", build=build) if c.engine in ("MEMORY", "InnoDB")]
+    if not cells:
+        return C.missing("data", "no MEMORY and InnoDB cells in read_write")
+    # the cells at B_CORES or more; with none, all (the gate then says what is missing, the
+    # measured text what the cells below it showed)
+    gated_cells = [c for c in cells if c.int("cores") >= B_CORES] or cells
+    cols = list(gated_cells[0].key)
+    keep = {tuple(c.key.get(k, "") for k in cols) for c in gated_cells}
+    counts: dict = {}  # (engine, rep) -> {status name: summed delta}
+    for r in ctx.tidy.extra("status", "read_write"):
+        if r.get("build", "") != build or r.get("engine") not in ("MEMORY", "InnoDB"):
+            continue
+        if tuple(r.get(k, "") for k in cols) not in keep:
+            continue
+        v = T.number(r.get("delta"))
+        if v is not None:
+            s = counts.setdefault((r["engine"], r.get("rep", "")), {})
+            s[r["name"]] = s.get(r["name"], 0.0) + v
+
+    def share(engine, rep):
+        s = counts.get((engine, rep)) or {}
         w, i = s.get("Table_locks_waited", 0.0), s.get("Table_locks_immediate", 0.0)
         return 100.0 * w / (w + i) if w + i > 0 else None
-    wm, wi = pct("MEMORY"), pct("InnoDB")
-    cells = ctx.tidy.cells("read_write", build=build)
-    if wm is None or wi is None:
+    reps = sorted({rep for _, rep in counts}, key=lambda x: T.number(x) or 0)
+    pairs = [(share("MEMORY", r), share("InnoDB", r)) for r in reps]
+    pairs = [(m, i) for m, i in pairs if m is not None and i is not None]
+    if not pairs:
         return C.missing("data", "no table-lock counters for MEMORY and InnoDB in read_write")
-    measured = f"table locks that waited: MEMORY {wm:.1f}%, InnoDB {wi:.1f}%"
-    ok = wm > wi
-    return C.Result(measured, C.REPRODUCED if ok else C.NOT_REPRODUCED,
-                    "MEMORY waits on table locks more often than InnoDB" if ok else
-                    "MEMORY does not wait on table locks more often than InnoDB", cells=cells)
+    ci = I.difference_sign_interval([m - i for m, i in pairs], ctx.level)
+    blocks = f"{len(pairs)} block{'s' if len(pairs) != 1 else ''}"
+    measured = (f"table locks that waited: MEMORY {statistics.median(m for m, _ in pairs):.2f}%, InnoDB "
+                f"{statistics.median(i for _, i in pairs):.2f}% (medians of {blocks}); MEMORY - InnoDB "
+                f"{ci.point:+.2f} points [{ci.lo:+.2f}, {ci.hi:+.2f}] ({ci.coverage:.1%} {ci.method})")
+    if not ctx.decide:
+        return C.Result(measured, C.INCONCLUSIVE, "claims.decide is false in this profile: no verdict",
+                        cells=gated_cells)
+    if ci.coverage < ctx.level:
+        return C.Result(measured, C.INCONCLUSIVE, f"{blocks} cannot give an interval of {ctx.level:.0%} "
+                        f"coverage", cells=gated_cells)
+    if ci.lo > 0:
+        return C.Result(measured, C.REPRODUCED, "MEMORY waits on table locks more often than InnoDB "
+                        "(the whole interval above 0)", cells=gated_cells)
+    if ci.hi <= 0:
+        return C.Result(measured, C.NOT_REPRODUCED, "MEMORY does not wait on table locks more often than "
+                        "InnoDB (the whole interval at or below 0)", cells=gated_cells)
+    return C.Result(measured, C.INCONCLUSIVE, f"the interval of the difference straddles 0 with "
+                    f"{len(pairs)} blocks", cells=gated_cells)
 
 
 CLAIMS = [
