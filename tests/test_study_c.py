@@ -161,3 +161,24 @@ def test_macros_state_durability_and_savings_from_the_data(real):
     assert m["CPostgres"].startswith("PostgreSQL 1")
     assert m["CRows"] == "5{,}000" and m["CReps"] == "1"
     assert "94.3" in m["CSavingIdentical"] and "69.4" in m["CSavingVaried"]
+
+
+def test_each_block_runs_the_engines_in_its_own_seeded_order():
+    """C1-C3's engines in a random order per block (the block's seed), each engine's place
+    recorded as C1 `position`; the same seed gives the same order, no seed the config's."""
+    from harness.measure import stepscript
+    from harness.studies.c import test_drive as td
+    engines = ["InnoDB", "MyISAM", "ARCHIVE", "MEMORY", "Aria"]
+
+    def order(seed):
+        ctx = stepscript.StepContext(server=None, restart=lambda o: None, engines=engines, params={},
+                                     rec=stepscript.Recorder(), family="mysql", seed=seed)
+        out = td.block_order(ctx, engines)
+        pos = {r["engine"]: r["value"] for r in ctx.rec.rows if r["metric"] == "position"}
+        assert sorted(out) == sorted(engines) and pos == {e: i for i, e in enumerate(out, 1)}
+        return out
+    assert order(None) == engines
+    assert order(7) == order(7)
+    orders = {tuple(order(s)) for s in range(1001, 1013)}
+    assert len(orders) > 6 and {o[0] for o in orders} != {"InnoDB"}  # not the config's order each block
+    assert engines == ["InnoDB", "MyISAM", "ARCHIVE", "MEMORY", "Aria"]  # the caller's list untouched

@@ -71,8 +71,9 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     def restart(options: dict):
         return fr.restart(options)
 
+    seed = settings["seed"] + d["rep"]  # as a throughput cell's: one per block
     ctx = steps.StepContext(server=fr.server, restart=restart, engines=list(spec["engines"]),
-                            params={"rows": spec["rows"]}, rec=rec, family=fr.entry["family"])
+                            params={"rows": spec["rows"]}, rec=rec, family=fr.entry["family"], seed=seed)
     ctx.refresh_engines()
     # the server the script's timed steps run on, before any restart of the script's
     ev = effective.evidence(fr.server, values, fr.entry["family"])
@@ -86,6 +87,6 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     failed = [f"{r['step']}/{r['engine']}" for r in rec.rows
               if r.get("metric") == "check" and str(r.get("ok")).lower() in ("false", "0")]
     return {"captures": ["steps.tsv"], "server_version": server_version,
-            "driver": {"tool": "steps", "script": spec["script"], "rows": spec.get("rows")},
+            "driver": {"tool": "steps", "script": spec["script"], "rows": spec.get("rows"), "seed": seed},
             "result": {"rows": len(rec.rows), "failed_checks": failed},
             "effective": effective.block(values, ev), **extra}

@@ -119,6 +119,7 @@ class StepContext:
     family: str
     available_engines: list[str] | None = None  # Support YES/DEFAULT in SHOW ENGINES
     engine_support: dict[str, str] = field(default_factory=dict)  # every SHOW ENGINES row
+    seed: int | None = None  # the block's seed (settings' seed + repetition): a script's random order
 
     def refresh_engines(self) -> list[str]:
         rows = show_engines(self.server)

@@ -29,6 +29,7 @@ names the step runtime and the tests use), C4 in harness.studies.c.pluggability.
 """
 from __future__ import annotations
 
+import random
 import statistics
 from pathlib import Path
 
@@ -55,7 +56,7 @@ def run(ctx: StepContext) -> None:
     with cursor(ctx.server, DB) as cur:
         cur.execute("CREATE TABLE c_digits (d int) ENGINE=MyISAM")
         cur.execute("INSERT INTO c_digits VALUES " + ", ".join(f"({i})" for i in range(10)))
-        last = _c1_c2_c3(ctx, cur, p, engines, datadir)
+        last = _c1_c2_c3(ctx, cur, p, block_order(ctx, engines), datadir)
         _conversions(ctx, cur, p, engines, last)
         _varied_sizes(ctx, cur, p, engines, datadir)
         c4_features(ctx, cur, p, engines)
@@ -89,6 +90,21 @@ def _setup(ctx: StepContext, p: dict, datadir: Path) -> None:
 
 
 # C1 + C2 (scan) + C3 (identical rows) ----------------------------------------------------
+def block_order(ctx: StepContext, engines: list[str]) -> list[str]:
+    """The engines in this block's own random order (seeded by the block: the same cell
+    measured again runs the same order), each engine's place recorded as C1's `position`:
+    a block whose engines always ran in the configuration's order would confound an
+    engine with its place in the run (the first on a fresh server, the later ones after
+    a TRUNCATE and ALTER), and the paired interval's symmetry rests on the random order."""
+    order = list(engines)
+    if ctx.seed is not None:
+        random.Random(ctx.seed).shuffle(order)
+    for i, e in enumerate(order, 1):
+        ctx.rec.value("C1", e, "position", i, detail=f"place in this block's engine order "
+                                                      f"({', '.join(order)}; seed {ctx.seed})")
+    return order
+
+
 def _c1_c2_c3(ctx: StepContext, cur, p: dict, engines: list[str], datadir: Path) -> str | None:
     """Load, scan and size the table on each engine in turn; return the engine the
     loaded table is left on."""
