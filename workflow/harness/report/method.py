@@ -33,7 +33,15 @@ def describe(level: float, decide: bool) -> str:
             f"repetitions schedule; each look is at level 1 - (1 - {level:g})/L for L looks "
             f"(Bonferroni), so the chance of a verdict on the wrong side stays within "
             f"{(1 - level) / 2:g} per side whatever the stopping, and a verdict is frozen at the first "
-            f"look where the whole interval lies on one side of the published threshold.")
+            f"look where the whole interval lies on one side of the published threshold. Two things "
+            f"lie outside that coverage. Where a side is its peak (the highest median over the users "
+            f"and cores measured), the peak cell is chosen from the same blocks the interval reads, "
+            f"all of those measured, so with several candidate cells a side can be favoured by chance "
+            f"more often than the stated error, and a later block can change which cell is the peak. "
+            f"Study C's steps run the engines one after another on one server, in an order drawn per "
+            f"block from its seed (C1's position rows); steps cells measured before that order was "
+            f"drawn (no position rows) ran the configuration's fixed order, where an effect of "
+            f"position in the run cannot be told from an engine's.")
     if not decide:
         text += (" This profile sets claims.decide to false: it measures too few blocks to decide, "
                  "so its ratio rows are inconclusive by design.")

@@ -320,20 +320,6 @@ PUBLISHED_MARKS = [
 ]
 
 
-def _ratio_of_levels(ctx, experiment, engine, a, b):
-    """Peak median at levels a / at levels b (a number for the text, no verdict)."""
-    sa, _ = C.levels_of(ctx.tidy, experiment, a)
-    sb, _ = C.levels_of(ctx.tidy, experiment, b)
-    if sa is None or sb is None:
-        return None
-    builds = ctx.tidy.builds(experiment)
-    if not builds:
-        return None
-    ca = C.best(C.pool(ctx, experiment, builds[0], sa, engine=engine))
-    cb = C.best(C.pool(ctx, experiment, builds[0], sb, engine=engine))
-    return ca.median(C.METRIC) / cb.median(C.METRIC) if ca and cb else None
-
-
 def _levels(ctx, experiment):
     """The values of the one factor an experiment varies, in config order."""
     names = C.varied_factors(ctx.tidy, experiment)
@@ -367,12 +353,10 @@ def macros(ctx, rows, fmt):
     """Numbers the section text quotes besides the claims' own (Verdict/Ratio/Measured per claim)."""
     spin = _levels(ctx, "spin_wait")
     kc = _levels(ctx, "key_cache")
-    kc_ratio = _ratio_of_levels(ctx, "key_cache", "MyISAM", (kc[-1],), (kc[0],)) if len(kc) == 2 else None
     return [
         ("PSBestInnoDB", fmt.fmt_int(_peak(ctx, "point_select", "InnoDB", 8))),
         ("PSBestMyISAM", fmt.fmt_int(_peak(ctx, "point_select", "MyISAM", 8))),
         ("SpinDelays", fmt.join_words(spin) if spin else fmt.NA),
         ("KeyCacheLevels", fmt.tex_escape(" vs ".join(v.replace("_", " ") for v in kc)) if kc else fmt.NA),
-        ("KeyCacheRatio", fmt.fmt_ratio(kc_ratio)),
         ("KeyCachesPerTable", fmt.fmt_num(_caches_per_table(ctx, "key_cache", kc[-1]) if kc else None)),
     ]
