@@ -21,7 +21,7 @@ include: "workflow/rules/paper.smk"
 # On a cluster (profiles/slurm) only jobs that start a server are submitted (and cell_measured,
 # which runs inside its block's job: a group with a local rule would run on the submit host);
 # these run here.
-localrules: all, fetch_build, official_check, block_open, repetition_done, look, tidy_throughput, tidy_steps, unsupported_cells, resolved_config, factor_table, published_table, paper_figure, generated_tex, runinfo, artifact_appendix, paper
+localrules: all, fetch_build, official_check, block_open, repetition_done, look, tidy_throughput, tidy_steps, unsupported_cells, resolved_config, factor_table, published_table, paper_figure, verdict_power, generated_tex, runinfo, artifact_appendix, paper
 
 
 rule all:

@@ -2,7 +2,8 @@
 # Remove what this project created, in tiers, and nothing else.
 #
 #   scripts/clean.sh runs   [--dry-run]   measured and derived outputs: data/raw, data/tidy,
-#                                         data/work, data/order, data/partial, logs/, paper/generated/,
+#                                         data/work, data/order, data/partial, data/power, logs/,
+#                                         paper/generated/,
 #                                         figures/*.pdf, paper/main.pdf (+ its LaTeX by-products);
 #                                         with $MYSQLBENCH_WORK, the work dirs of dead cells there
 #   scripts/clean.sh images [--dry-run]   the Docker images the project built (label
@@ -75,7 +76,7 @@ dead_work_dirs() {
 
 clean_runs() {
   shopt -s nullglob
-  remove data/raw data/tidy data/work data/order data/partial logs paper/generated figures/*.pdf paper/main.pdf \
+  remove data/raw data/tidy data/work data/order data/partial data/power logs paper/generated figures/*.pdf paper/main.pdf \
          paper/main.aux paper/main.log paper/main.fls paper/main.fdb_latexmk paper/main.out \
          paper/main.bbl paper/main.blg
   local d

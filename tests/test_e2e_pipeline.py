@@ -88,6 +88,9 @@ def test_smoke_pipeline_ends_in_the_paper(work, first_run):
                if r["engine"] == "InnoDB" and r["tables"] == "8")
     assert f"{round(best):,}".replace(",", "{,}") in macros
     assert (work / "figures/a3_point_select.pdf").stat().st_size > 5000
+    # the verdict rule's power, simulated by the run itself at its claims.level, is in the paper
+    power = (work / "paper/generated/power.tex").read_text()
+    assert "was not run" not in power and re.search(r"^default \(6:12:2\) & 0\.\d{3}", power, re.M), power
 
 
 def test_every_cell_has_its_manifest(work, first_run):

@@ -42,7 +42,7 @@ CLIENTS = ("sinfo", "squeue", "scancel", "sbatch", "srun")
 MEASUREMENT_RULES = {"run_cell", "dataset", "bootstrap_template"}
 ANALYSIS_RULES = {"tidy_throughput", "tidy_steps", "unsupported_cells", "resolved_config", "factor_table",
                   "figure_a1", "figure_a2_a3", "figure_b", "figure_c", "paper_figure", "fts_dataset_table",
-                  "runinfo", "artifact_appendix", "generated_tex", "paper", "all", "repetition_done"}
+                  "runinfo", "artifact_appendix", "verdict_power", "generated_tex", "paper", "all", "repetition_done"}
 
 
 # --------------------------------------------------------------- the cluster

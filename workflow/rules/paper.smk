@@ -8,6 +8,7 @@
 import glob  # noqa: E402
 
 from harness import report as hreport  # noqa: E402  (sys.path set in common.smk; STUDIES there)
+from harness.analysis.claimrules import setting as _claim_setting  # noqa: E402
 
 TIDY = "data/tidy"
 # the code the generated tables and macros come from (a change re-runs them)
@@ -115,6 +116,31 @@ rule paper_figure:
         "Rscript {input.script} {input.csv} {output} 2>&1 | tee {log}"
 
 
+# How often the verdict rule is right (P(reproduced) by true ratio, the profiles' repetitions, this
+# run's claims.level): bench/verdict_power.py's simulation through the project's own interval code,
+# so the paper states the power of the rule it uses, not a figure from another build.
+POWER_CSV = "data/power/verdict_power.csv"
+
+
+rule verdict_power:
+    input:
+        script="bench/verdict_power.py",
+        code=["workflow/harness/analysis/intervals.py", "workflow/harness/analysis/verdict.py"],
+    output:
+        POWER_CSV,
+        POWER_CSV.replace(".csv", "_aa.csv"),
+    params:
+        level=f"{_claim_setting(CFG, 'level'):.2f}",
+    threads: 2
+    log:
+        "logs/verdict_power.log",
+    benchmark:
+        "benchmarks/verdict_power.tsv"
+    shell:
+        "{PY} {input.script} --trials 2000 --seed 1 --levels {params.level} --jobs {threads} "
+        "--out {output[0]} > {log} 2>&1 || (tail -5 {log}; exit 1)"
+
+
 rule generated_tex:
     input:
         tidy=[
@@ -129,6 +155,7 @@ rule generated_tex:
         # a study's own tidy tables (its TIDY_TABLES, e.g. A1's corpus: the deviations table)
         study_tables=[f"{TIDY}/{name}" for name in hstudies.tidy_tables(EXPERIMENTS)],
         code=REPORT_CODE,
+        power=POWER_CSV,
     output:
         [
             report(f"paper/generated/{name}", caption="../report/claims.rst", category="Claims")
@@ -141,7 +168,8 @@ rule generated_tex:
     benchmark:
         "benchmarks/generated_tex.tsv"
     shell:
-        "{HARNESS} report --tidy-dir {TIDY} --config {input.config} --out paper/generated > {log} 2>&1"
+        "{HARNESS} report --tidy-dir {TIDY} --config {input.config} --power {input.power} --out paper/generated"
+        " > {log} 2>&1"
         " || (tail -5 {log}; exit 1)"
 
 

@@ -19,7 +19,7 @@ Reads the tidy files of the experiments the resolved config runs
     builds.tex       build versus build
     unsupported.tex  combinations a build cannot run (or a sentence: none)
     sections.tex     \\input of each study's section (harness.studies order)
-    power.tex        the verdict power table (harness.report.method, bench/results/verdict_power.csv)
+    power.tex        the verdict power table (harness.report.method, --power: data/power/verdict_power.csv)
     claims_<study>.tex, findings_<study>.tex, waits_<study>.tex
                      per study package: its verdict table, its findings, its wait
                      rankings (harness.report.studytables)
@@ -56,8 +56,9 @@ def claims_csv(rows) -> str:
     return buf.getvalue()
 
 
-def outputs(tidy: T.Tidy) -> dict:
-    """File name -> text of every generated file."""
+def outputs(tidy: T.Tidy, power: str | None = None) -> dict:
+    """File name -> text of every generated file (`power`: the verdict power CSV, else
+    bench/verdict_power.py's default output if it exists)."""
     ctx = C.Context.of(tidy)
     rows = studies.annotate(ctx, C.evaluate(tidy, studies.claims()))
     bc = tidy.experiment("build_compare")
@@ -73,7 +74,7 @@ def outputs(tidy: T.Tidy) -> dict:
         "builds.tex": tables.builds_tex(bc.cells if bc else [], tidy.provenance),
         "unsupported.tex": tables.unsupported_tex(tidy.unsupported),
         "sections.tex": tables.sections_tex(),
-        "power.tex": method.power_tex(ctx.level),
+        "power.tex": method.power_tex(ctx.level, power),
         **studytables.outputs(rows, ctx.level),
     }
 
@@ -83,6 +84,7 @@ def main(argv=None):
     ap.add_argument("--tidy-dir", required=True, help="directory of the tidy CSVs (data/tidy)")
     ap.add_argument("--config", required=True, help="resolved config YAML")
     ap.add_argument("--out", required=True, help="output directory (paper/generated)")
+    ap.add_argument("--power", help="bench/verdict_power.py's CSV (the pipeline's data/power/verdict_power.csv)")
     if argv and argv[0] == "--":  # `harness report -- --tidy-dir ...`
         argv = argv[1:]
     args = ap.parse_args(argv)
@@ -94,7 +96,9 @@ def main(argv=None):
     except ValueError as e:
         ap.error(f"{args.config}: {e}")
     tidy = T.load(args.tidy_dir, config, tables=studies.tidy_tables())
-    for name, text in outputs(tidy).items():
+    if args.power and not os.path.isfile(args.power):
+        ap.error(f"--power {args.power}: no such file; make it with python bench/verdict_power.py --out FILE")
+    for name, text in outputs(tidy, args.power).items():
         atomic.write_text(os.path.join(args.out, name), text)
     for line in studies.warnings(tidy):  # e.g. an A/A control that says the host was not quiet
         print(line, file=sys.stderr)

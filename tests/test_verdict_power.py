@@ -1,0 +1,32 @@
+"""The paper's power table comes from bench/verdict_power.py's simulation, run through the
+project's own interval code (the pipeline's rule verdict_power makes the CSV at the run's
+claims.level); without the CSV the table says the benchmark was not run."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from conftest import ROOT
+
+from harness.report import method
+
+
+def test_power_table_from_the_simulation(tmp_path):
+    out = tmp_path / "verdict_power.csv"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "verdict_power.py"), "--trials", "60", "--levels",
+                    "0.90", "--jobs", "1", "--out", str(out)], check=True, capture_output=True, text=True,
+                   timeout=300)
+    tex = method.power_tex(0.9, out)
+    assert "was not run" not in tex
+    rows = {m.group(1): [float(x) for x in m.group(2).split(" & ")]
+            for m in re.finditer(r"^(default|paper) \(\d+:\d+:\d+\) & ((?:[01]\.\d{3} & )+[01]\.\d{3})", tex, re.M)}
+    assert set(rows) == {"default", "paper"}, tex
+    for p in rows.values():   # P(reproduced) rises with the true ratio, from the null's small rate
+        assert p[0] <= 0.1 and p[-1] >= 0.9 and p == sorted(p), tex
+    # another level than the run's: no row of it, so no figures are made up
+    assert re.search(r"^default \(6:12:2\) & -- ", method.power_tex(0.95, out), re.M)
+
+
+def test_without_the_simulation_the_paper_says_so(tmp_path):
+    assert "was not run" in method.power_tex(0.9, tmp_path / "absent.csv")
