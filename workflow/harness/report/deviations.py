@@ -165,6 +165,22 @@ def buffers(tidy) -> str:
     return "; ".join(parts) or NA
 
 
+MEMCG = {"shared": "sysbench charged to the server's memory cgroup",
+         "apart": "sysbench in a memory cgroup of its own"}
+
+
+def placement_text(placements: list[dict]) -> str:
+    """The run's placements (tidy provenance: backend, mechanism, client_memcg), LaTeX:
+    e.g. 'docker backend (cpuset), sysbench charged to the server's memory cgroup'."""
+    parts = []
+    for p in placements:
+        words = f"{p.get('backend', '?')} backend ({p.get('mechanism', '?')})"
+        if p.get("client_memcg"):
+            words += ", " + MEMCG.get(p["client_memcg"], f"sysbench memory cgroup {p['client_memcg']}")
+        parts.append(words)
+    return tex_escape("; ".join(distinct(parts))) if parts else ""
+
+
 def artifact_value(tidy, key) -> str:
     """What this artifact did for a study's SETUP aspect (LaTeX)."""
     cells, prov, cfg = tidy.all_cells(), tidy.provenance, tidy.config
@@ -178,6 +194,8 @@ def artifact_value(tidy, key) -> str:
         return (join_words(_values(cells, "cores")) or NA) + " (placement: mysqld and sysbench on disjoint CPUs)"
     if key == "users":
         return join_words(_values(cells, "users")) or NA
+    if key == "placement":
+        return placement_text(prov.get("placement") or []) or NA
     if key == "table_size":
         v = _by_experiment(tidy, _sbtest_rows)
         return v + profile if v != NA else v
