@@ -182,3 +182,21 @@ def test_each_block_runs_the_engines_in_its_own_seeded_order():
     orders = {tuple(order(s)) for s in range(1001, 1013)}
     assert len(orders) > 6 and {o[0] for o in orders} != {"InnoDB"}  # not the config's order each block
     assert engines == ["InnoDB", "MyISAM", "ARCHIVE", "MEMORY", "Aria"]  # the caller's list untouched
+
+
+def test_slowest_is_judged_against_the_slower_other_engine_in_each_block(real, tmp_path):
+    """C2 'InnoDB the slowest': per block, InnoDB against the higher of MyISAM's and ARCHIVE's
+    scan times. MyISAM's median is the higher (1.2 against ARCHIVE's 0.5) and InnoDB is
+    slower than MyISAM in all 7 blocks, but in 3 of them ARCHIVE is slower than InnoDB:
+    against MyISAM alone (the engine of the higher median) the blocks read 'reproduced'."""
+    def scans(r, rep):
+        if r["step"] == "C2" and r["metric"] == "scan_s" and r["engine"] in ("InnoDB", "MyISAM", "ARCHIVE"):
+            r["value"] = {"InnoDB": "1.5", "MyISAM": "1.2", "ARCHIVE": "2.0" if rep <= 3 else "0.5"}[r["engine"]]
+        return r
+    d = with_repetitions(real["tidy"], tmp_path / "tidy", FACTORS, scans)
+    claim = next(c for c in S.CLAIMS if c.id == "C2-InnoDB-scan-slowest")
+    rows = C.evaluate(tidy_of(d), [claim])
+    assert C.invariant_violations(rows, C.setting({}, "level")) == []
+    for r in rows:
+        assert "the slower of MyISAM and ARCHIVE per block" in r["measured"], r["measured"]
+        assert r["verdict"] != C.REPRODUCED, r
