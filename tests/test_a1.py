@@ -282,3 +282,15 @@ def test_section_compiles_in_the_paper(real, tmp_path):
         assert "Study A1: full-text search" in text
         assert text.index("Study A1: full-text search") < text.index("Study A2/A3: sysbench read-only")
         assert "seeded offline stand-in" in text
+
+
+def test_corpus_rows_in_the_text_are_the_loaded_ones_not_the_configs(real, tmp_path):
+    """A profile's corpus.rows (kept by the defaults even for the real corpus, which loads all
+    its records) never reaches the text: the rows come from A1's load table."""
+    from harness.report import latex
+    d = tmp_path / "tidy"
+    shutil.copytree(real["tidy"], d)
+    cfg = T.read_yaml(d / "config.resolved.yaml")
+    cfg["experiments"]["fts"]["corpus"] = {**(cfg["experiments"]["fts"].get("corpus") or {}), "rows": 20000}
+    ctx = C.Context.of(T.load(d, cfg, tables=studies.tidy_tables()))
+    assert dict(a1.macros(ctx, [], latex))["FtsCorpusRows"] == "13{,}353"

@@ -15,6 +15,7 @@ from pathlib import Path
 from harness.analysis import claims as C
 from harness.analysis import marks as _marks
 from harness.studies.a1 import corpus_stats, fts_dataset
+from harness.studies.a1.ohsumed import OHSUMED_RECORDS
 
 NAME = "a1"
 CODES = ("A1",)
@@ -238,6 +239,18 @@ PUBLISHED_MARKS = [
 ]
 
 
+def _loaded_rows(ctx, source, fmt) -> str:
+    """The corpus rows the fulltext datasets loaded (A1's tidy load table; distinct values
+    joined), else the real corpus's published size for source ohsumed, else n/a. Not the
+    config's corpus.rows: a profile's defaults keep it for the real corpus too, which loads
+    all its records whatever it says."""
+    vals = sorted({int(r["rows"]) for r in ctx.tidy.tables.get(corpus_stats.LOAD_TABLE) or []
+                   if str(r.get("rows", "")).isdigit()})
+    if vals:
+        return ", ".join(fmt.fmt_int(v) for v in vals)
+    return fmt.fmt_int(OHSUMED_RECORDS) if source == "ohsumed" else fmt.NA
+
+
 def macros(ctx, rows, fmt):
     """Numbers the section quotes besides the claims' own (Verdict/Ratio/Measured per claim)."""
     spec = ctx.tidy.spec("fts")
@@ -253,8 +266,7 @@ def macros(ctx, rows, fmt):
     source = corpus.get("source", "standin")
     out += [
         ("FtsCorpus", "the real OHSUMED corpus" if source == "ohsumed" else "the seeded offline stand-in"),
-        # the rows loaded where the tidy data say so; the real corpus's published size otherwise
-        ("FtsCorpusRows", fmt.fmt_int(corpus.get("rows") or (348566 if source == "ohsumed" else None))),
+        ("FtsCorpusRows", _loaded_rows(ctx, source, fmt)),
         ("FtsCoresMeasured", fmt.join_words([str(c) for c in cores]) + (" core" if cores == [1] else " cores")
          if cores else fmt.NA),
         ("FtsUsersMeasured", fmt.join_words([str(u) for u in users]) + (" user" if users == [1] else " users")
