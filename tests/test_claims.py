@@ -698,10 +698,25 @@ def test_b3_lock_waits_read_only_the_cells_at_enough_cores(tmp_path):
 
 
 def test_b3_lock_waits_too_few_blocks_or_no_decision_is_inconclusive(tmp_path):
-    """Two blocks cannot reach the level whatever they show (its interval's coverage is
-    below it), and a profile with claims.decide false gets no verdict."""
+    """Two blocks come before the experiment's first look whatever they show, and a profile
+    with claims.decide false gets no verdict."""
     r = _lock_waits(tmp_path / "a", [("MEMORY", [50] * 2, [950] * 2, 4), ("InnoDB", [0] * 2, [1000] * 2, 4)])
-    assert r["verdict"] == C.INCONCLUSIVE and "2 blocks cannot give an interval" in r["reason"]
+    assert r["verdict"] == C.INCONCLUSIVE and "the first look is at 6" in r["reason"], r["reason"]
     seven = [("MEMORY", [50] * 7, [950] * 7, 4), ("InnoDB", [0] * 7, [1000] * 7, 4)]
     r = _lock_waits(tmp_path / "b", seven, decide=False)
-    assert r["verdict"] == C.INCONCLUSIVE and "claims.decide is false" in r["reason"]
+    assert r["verdict"] == C.INCONCLUSIVE and r["reason"].startswith("by design")
+
+
+def test_b3_lock_waits_verdict_is_frozen_at_the_first_deciding_look(tmp_path):
+    """The looks of the ratio claims (default 6 and 12 blocks, each at the Bonferroni level):
+    six blocks where MEMORY waited decide at look 1; six later blocks where it did not, which
+    would leave all twelve undecided, do not undo it."""
+    waited = [50] * 6 + [0] * 6
+    innodb = [0] * 6 + [50] * 6
+    r = _lock_waits(tmp_path / "a", [("MEMORY", waited, [950] * 12, 4), ("InnoDB", innodb, [950] * 12, 4)])
+    assert r["verdict"] == C.REPRODUCED and "look 1/2 after 6 blocks" in r["reason"], r["reason"]
+    # the twelve blocks in the other order: InnoDB waited in the first six, decided the other way
+    # at look 1 (over all twelve the interval would straddle 0)
+    r = _lock_waits(tmp_path / "b", [("MEMORY", waited[::-1], [950] * 12, 4),
+                                     ("InnoDB", innodb[::-1], [950] * 12, 4)])
+    assert r["verdict"] == C.NOT_REPRODUCED and "look 1/2" in r["reason"], r["reason"]

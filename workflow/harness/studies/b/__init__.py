@@ -174,25 +174,54 @@ def lock_waits(ctx, build):
     pairs = [(m, i) for m, i in pairs if m is not None and i is not None]
     if not pairs:
         return C.missing("data", "no table-lock counters for MEMORY and InnoDB in read_write")
-    ci = I.difference_sign_interval([m - i for m, i in pairs], ctx.level)
+    d = [m - i for m, i in pairs]
     blocks = f"{len(pairs)} block{'s' if len(pairs) != 1 else ''}"
-    measured = (f"table locks that waited: MEMORY {statistics.median(m for m, _ in pairs):.2f}%, InnoDB "
-                f"{statistics.median(i for _, i in pairs):.2f}% (medians of {blocks}); MEMORY - InnoDB "
-                f"{ci.point:+.2f} points [{ci.lo:+.2f}, {ci.hi:+.2f}] ({ci.coverage:.1%} {ci.method})")
+    med_m, med_i = statistics.median(m for m, _ in pairs), statistics.median(i for _, i in pairs)
+
+    def result(verdict, reason, ci, look="", pending=False):
+        measured = (f"table locks that waited: MEMORY {med_m:.2f}%, InnoDB {med_i:.2f}% (medians of "
+                    f"{blocks}); MEMORY - InnoDB {ci.point:+.2f} points [{ci.lo:+.2f}, {ci.hi:+.2f}] "
+                    f"({ci.coverage:.1%} {ci.method}, {ci.n} blocks)")
+        return C.Result(measured, verdict, reason + C.flagged(gated_cells), cells=gated_cells, look=look,
+                        pending=pending)
+    return _decide_difference(ctx, d, result)
+
+
+def _decide_difference(ctx, d: list[float], result):
+    """The experiment's looks on the per-block differences d (in block order), as the ratio
+    claims' rule (harness.analysis.blockverdict.judge) does: each look on the first n blocks
+    at the per-look level (Bonferroni), the verdict frozen at the first look whose sign-test
+    interval lies wholly above 0 (reproduced) or at or below it (not reproduced)."""
+    lo, hi, looks = BV.bounds_of(ctx.tidy, "read_write")
+    schedule = I.look_schedule(lo, hi, looks)
+    look_level = I.per_look_level(ctx.level, len(schedule))
+    n = len(d)
     if not ctx.decide:
-        return C.Result(measured, C.INCONCLUSIVE, "claims.decide is false in this profile: no verdict",
-                        cells=gated_cells)
-    if ci.coverage < ctx.level:
-        return C.Result(measured, C.INCONCLUSIVE, f"{blocks} cannot give an interval of {ctx.level:.0%} "
-                        f"coverage", cells=gated_cells)
-    if ci.lo > 0:
-        return C.Result(measured, C.REPRODUCED, "MEMORY waits on table locks more often than InnoDB "
-                        "(the whole interval above 0)", cells=gated_cells)
-    if ci.hi <= 0:
-        return C.Result(measured, C.NOT_REPRODUCED, "MEMORY does not wait on table locks more often than "
-                        "InnoDB (the whole interval at or below 0)", cells=gated_cells)
-    return C.Result(measured, C.INCONCLUSIVE, f"the interval of the difference straddles 0 with "
-                    f"{len(pairs)} blocks", cells=gated_cells)
+        return result(C.INCONCLUSIVE, BV.BY_DESIGN, I.difference_sign_interval(d, ctx.level))
+    if n < schedule[0]:
+        return result(C.INCONCLUSIVE, f"{n} blocks measured, the first look is at {schedule[0]} (of max {hi}): "
+                      f"more blocks may decide it", I.difference_sign_interval(d, look_level),
+                      f"0/{len(schedule)}", True)
+    at = f"each look at level {look_level:.4g} (Bonferroni over {len(schedule)} looks for {ctx.level:g})"
+    for k, m in enumerate(schedule, 1):
+        if m > n:
+            break
+        used = m
+        ci = I.difference_sign_interval(d[:m], look_level)
+        look = f"{k}/{len(schedule)}"
+        if ci.coverage >= look_level and ci.lo > 0:
+            return result(C.REPRODUCED, f"MEMORY waits on table locks more often than InnoDB: the interval "
+                          f"lies wholly above 0, look {look} after {m} blocks, {at}", ci, look)
+        if ci.coverage >= look_level and ci.hi <= 0:
+            return result(C.NOT_REPRODUCED, f"MEMORY does not wait on table locks more often than InnoDB: "
+                          f"the interval lies at or below 0, look {look} after {m} blocks, {at}", ci, look)
+    pending = n < hi
+    why = ("its coverage is below the look's level" if ci.coverage < look_level
+           else "it straddles 0")
+    more = (f"{n} blocks measured of max {hi}: more blocks may decide it" if pending
+            else f"all {hi} blocks measured: the data do not tell")
+    return result(C.INCONCLUSIVE, f"the interval of the difference, look {look} after {used} blocks, "
+                  f"{at}: {why}; {more}", ci, look, pending)
 
 
 CLAIMS = [
