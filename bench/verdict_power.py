@@ -159,7 +159,8 @@ def main() -> int:
             w.writeheader()
             for r in data:
                 w.writerow({k: (v if not isinstance(v, float) else
-                                f"{v:.2f}" if k in ("level", "cov", "drift", "true_ratio") else f"{v:.4f}")
+                                f"{v:g}" if k == "level" else
+                                f"{v:.2f}" if k in ("cov", "drift", "true_ratio") else f"{v:.4f}")
                             for k, v in r.items()})
     summary(rows, aa_rows, a, levels, time.monotonic() - t0, aa_out)
     return 0

@@ -9,6 +9,7 @@ import glob  # noqa: E402
 
 from harness import report as hreport  # noqa: E402  (sys.path set in common.smk; STUDIES there)
 from harness.analysis.claimrules import setting as _claim_setting  # noqa: E402
+from harness.report import method as _power_method  # noqa: E402
 
 TIDY = "data/tidy"
 # the code the generated tables and macros come from (a change re-runs them)
@@ -119,25 +120,32 @@ rule paper_figure:
 # How often the verdict rule is right (P(reproduced) by true ratio, the profiles' repetitions, this
 # run's claims.level): bench/verdict_power.py's simulation through the project's own interval code,
 # so the paper states the power of the rule it uses, not a figure from another build.
-POWER_CSV = "data/power/verdict_power.csv"
+# The level is in the file's name: a run at another claims.level (replot included, whose
+# rerun trigger is mtime) makes its own table instead of reading one of another level.
+POWER_LEVEL = f"{_claim_setting(CFG, 'level'):g}"
+POWER_CSV = f"data/power/verdict_power_{POWER_LEVEL}.csv"
 
 
 rule verdict_power:
     input:
         script="bench/verdict_power.py",
         code=["workflow/harness/analysis/intervals.py", "workflow/harness/analysis/verdict.py"],
+        # the repetitions (min:max:looks) the table shows are these profiles'
+        profiles=[f"config/{p}.yaml" for p in _power_method.PROFILES],
     output:
         POWER_CSV,
         POWER_CSV.replace(".csv", "_aa.csv"),
     params:
-        level=f"{_claim_setting(CFG, 'level'):.2f}",
+        level=POWER_LEVEL,
+        settings=_power_method.power_settings(),
     threads: 2
     log:
         "logs/verdict_power.log",
     benchmark:
         "benchmarks/verdict_power.tsv"
     shell:
-        "{PY} {input.script} --trials 2000 --seed 1 --levels {params.level} --jobs {threads} "
+        "{PY} {input.script} --trials 2000 --seed 1 --levels {params.level} --settings {params.settings} "
+        "--jobs {threads} "
         "--out {output[0]} > {log} 2>&1 || (tail -5 {log}; exit 1)"
 
 

@@ -19,7 +19,7 @@ Reads the tidy files of the experiments the resolved config runs
     builds.tex       build versus build
     unsupported.tex  combinations a build cannot run (or a sentence: none)
     sections.tex     \\input of each study's section (harness.studies order)
-    power.tex        the verdict power table (harness.report.method, --power: data/power/verdict_power.csv)
+    power.tex        the verdict power table (harness.report.method, --power: data/power/verdict_power_<level>.csv)
     claims_<study>.tex, findings_<study>.tex, waits_<study>.tex
                      per study package: its verdict table, its findings, its wait
                      rankings (harness.report.studytables)
@@ -84,7 +84,7 @@ def main(argv=None):
     ap.add_argument("--tidy-dir", required=True, help="directory of the tidy CSVs (data/tidy)")
     ap.add_argument("--config", required=True, help="resolved config YAML")
     ap.add_argument("--out", required=True, help="output directory (paper/generated)")
-    ap.add_argument("--power", help="bench/verdict_power.py's CSV (the pipeline's data/power/verdict_power.csv)")
+    ap.add_argument("--power", help="bench/verdict_power.py's CSV (the pipeline's data/power/verdict_power_<level>.csv)")
     if argv and argv[0] == "--":  # `harness report -- --tidy-dir ...`
         argv = argv[1:]
     args = ap.parse_args(argv)

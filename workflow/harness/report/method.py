@@ -1,5 +1,5 @@
 """The verdict method as the paper states it: one paragraph (macro IntervalMethod), the
-power table read from data/power/verdict_power.csv (the pipeline's rule verdict_power runs
+power table read from data/power/verdict_power_<level>.csv (the pipeline's rule verdict_power runs
 bench/verdict_power.py at the run's claims.level; never typed; a sentence saying the
 benchmark was not run when the file is absent), and the
 default and paper profiles' expected and worst-case blocks.
@@ -77,7 +77,13 @@ def _rows(path=None) -> list[dict] | None:
         return list(csv.DictReader(f))
 
 
-def _bounds(profile: str) -> tuple[int, int, int]:
+def power_settings() -> str:
+    """bench/verdict_power.py's --settings for the profiles the power table shows, from
+    their configs (name:min:max:looks ...)."""
+    return " ".join(f"{p}:{lo}:{hi}:{k}" for p in PROFILES for lo, hi, k in [bounds(p)])
+
+
+def bounds(profile: str) -> tuple[int, int, int]:
     cfg = yaml.safe_load((paths.CONFIG / f"{profile}.yaml").read_text()) or {}
     value = (cfg.get("experiment_defaults") or {}).get("repetitions")
     if value is None:
@@ -91,7 +97,7 @@ def power_tex(level: float, path=None) -> str:
     (bench/verdict_power.py's CSV; the pipeline makes it for the run's level)."""
     rows = _rows(path)
     lines = [GENERATED]
-    settings = {p: _bounds(p) for p in PROFILES}
+    settings = {p: bounds(p) for p in PROFILES}
     if rows is None:
         lines.append(r"The verdict power benchmark (\code{bench/verdict\_power.py}) was not run for this "
                      r"build of the paper, so no power figures are stated.")
@@ -116,7 +122,7 @@ def power_tex(level: float, path=None) -> str:
 
 
 def power_caption(level: float) -> str:
-    per = ", ".join(f"{p} {I.per_look_level(level, _bounds(p)[2]):.3g} per look" for p in PROFILES)
+    per = ", ".join(f"{p} {I.per_look_level(level, bounds(p)[2]):.3g} per look" for p in PROFILES)
     return (f"P(reproduced) for the claim A/B > 1 at level {level:g} ({per}), simulated by "
             f"bench/verdict_power.py with run-to-run CoV {COV} and drift {DRIFT}, by true ratio; "
             f"expected blocks: the range of the mean blocks used over the true ratios; worst: max.")
