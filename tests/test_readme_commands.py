@@ -412,6 +412,8 @@ def run_help(request, argv):
     work = request.getfixturevalue("fresh")
     res = artifact(work, argv, timeout=60)
     assert res.returncode == 0 and res.stderr == "", tail(res)
+    away = artifact(work.parent, [f"{work.name}/artifact", "help"], timeout=60)  # from another directory
+    assert away.returncode == 0 and away.stdout == res.stdout, tail(away)
     bad = artifact(work, ["./artifact", "no-such-command"], timeout=60)
     assert bad.returncode == 2 and bad.stderr.startswith("usage: ./artifact {") and "setup" not in bad.stdout
     listed = re.search(r"\{(.*)\}", bad.stderr).group(1).split("|")
