@@ -43,7 +43,8 @@ def describe(level: float, decide: bool) -> str:
             f"Study C's steps run the engines one after another on one server, in an order drawn per "
             f"block from its seed (C1's position rows); steps cells measured before that order was "
             f"drawn (no position rows) ran the configuration's fixed order, where an effect of "
-            f"position in the run cannot be told from an engine's.")
+            f"position in the run cannot be told from an engine's. The PostgreSQL stand-in runs "
+            f"after the MySQL engines in every block, so its comparisons keep that fixed order.")
     if not decide:
         text += (" This profile sets claims.decide to false: it measures too few blocks to decide, "
                  "so its ratio rows are inconclusive by design.")

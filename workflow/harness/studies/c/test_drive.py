@@ -188,10 +188,13 @@ def _conversions(ctx: StepContext, cur, p: dict, engines: list[str], last: str |
         for a, b in pairs:
             rec.skip("C2.convert", f"{a}>{b}", why)
         return
-    if last.lower() != CONVERSIONS[0].lower():
-        cur.execute(f"ALTER TABLE {TABLE} ENGINE={CONVERSIONS[0]}")
-        rec.value("C2.convert", "", "chain_start", last, "",
-                  f"the loaded table moved from {last} to {CONVERSIONS[0]} (untimed) to start the chain")
+    # always, even when C1 left the table on ARCHIVE (its last engine in a random order): the
+    # chain then starts in every block from a table ALTER built, not in some from one C1's
+    # single-row inserts filled
+    cur.execute(f"ALTER TABLE {TABLE} ENGINE={CONVERSIONS[0]}")
+    rec.value("C2.convert", "", "chain_start", last, "",
+              f"the loaded table moved from {last} to {CONVERSIONS[0]} (untimed) to start the chain"
+              + (" (a rebuild: it was on it already)" if last.lower() == CONVERSIONS[0].lower() else ""))
     for a, b in pairs:
         rec.timed("C2.convert", f"{a}>{b}", lambda: cur.execute(f"ALTER TABLE {TABLE} ENGINE={b}"),
                   metric="alter_s", detail=f"ALTER TABLE {TABLE} ENGINE={b} of {n} rows on {a}")
