@@ -32,7 +32,7 @@ MARIADB = "mariadb-10.11"
 
 
 def run_c(name: str, entry: dict, build_dir: Path, template: Path, engines=ENGINES,
-          params: dict | None = None) -> steps.Recorder:
+          params: dict | None = None, seed: int | None = None) -> steps.Recorder:
     """The script on a fresh copy of the template datadir; `restart` stops the server
     and starts a new Server on the same datadir with the cell's options + extra."""
     scratch = Path(tempfile.mkdtemp(prefix="mysqlbench-c-"))  # short: the socket lives here
@@ -50,7 +50,7 @@ def run_c(name: str, entry: dict, build_dir: Path, template: Path, engines=ENGIN
             ctx = steps.StepContext(server=held.server, restart=held.restart, engines=list(engines),
                                     params={"rows": ROWS, "varied_rows": VARIED, "scan_repeats": SCANS,
                                             **(params or {})},
-                                    rec=rec, family=entry["family"])
+                                    rec=rec, family=entry["family"], seed=seed)
             steps.run(C.run, ctx)
         assert server_pids() == [], "a server of the steps cell is still running"
         return rec
@@ -138,6 +138,20 @@ def test_c2_conversions_in_the_studys_order_and_back(run):
     assert all(a["value"] > 0 for a in alters)
     kept = rec.find("C2.convert", metric="rows_kept")
     assert len(kept) == 4 and all(k["ok"] for k in kept)
+
+
+def test_a_block_whose_order_ends_on_archive_rebuilds_it_to_start_the_chain(lock_entry, build_dir, template):
+    """The block's seeded order (seed 5: InnoDB, MyISAM, ARCHIVE) leaves C1's table on ARCHIVE;
+    the chain still starts with the untimed ALTER to ARCHIVE (a rebuild) on the real server,
+    and every conversion keeps the rows."""
+    rec = run_c("mysql-5.6.24", lock_entry, build_dir, template, engines=["InnoDB", "MyISAM", "ARCHIVE"],
+                seed=5)
+    order = sorted(rec.find("C1", metric="position"), key=lambda r: r["value"])
+    assert [r["engine"] for r in order] == ["InnoDB", "MyISAM", "ARCHIVE"]
+    start = _one(rec, "C2.convert", "", "chain_start")
+    assert start["value"] == "ARCHIVE" and "a rebuild" in start["detail"], start
+    kept = rec.find("C2.convert", metric="rows_kept")
+    assert len(kept) == 4 and all(k["ok"] for k in kept), kept
 
 
 def test_c3_archive_smaller_than_myisam_on_both_row_sets(run):
