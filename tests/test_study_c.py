@@ -199,4 +199,4 @@ def test_slowest_is_judged_against_the_slower_other_engine_in_each_block(real, t
     assert C.invariant_violations(rows, C.setting({}, "level")) == []
     for r in rows:
         assert "the slower of MyISAM and ARCHIVE per block" in r["measured"], r["measured"]
-        assert r["verdict"] != C.REPRODUCED, r
+        assert r["verdict"] == C.INCONCLUSIVE, r

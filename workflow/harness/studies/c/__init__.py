@@ -150,6 +150,8 @@ class StepRatio(C.Claim):
             return a, (step, cands[0][0], metric), cands[0][1]
         reps = set.intersection(*(set(v) for _, v in cands))
         label = f"the slower of {' and '.join(e for e, _ in cands)} per block"
+        if not reps:  # no block has them all: name the engines, not the per-block label
+            return a, (step, " and ".join(e for e, _ in cands) + " in one block", metric), {}
         return a, (step, label, metric), {r: max(v[r] for _, v in cands) for r in reps}
 
     def evaluate(self, ctx, build):
