@@ -175,13 +175,27 @@ def test_within_band(tmp_path):
 
 
 def test_best_cell_per_side_and_its_repetitions(tmp_path):
-    """'at best': each side's highest-median cell (over users and cores), and only its runs."""
+    """'at best': in each block, each side's highest value over the loads both measured (the
+    per-block peak), paired by block."""
     exps = {"x": runs("MyISAM", SEVEN_HI, users=16) + runs("MyISAM", [50] * 7, users=4)
             + runs("InnoDB", SEVEN_LO, users=4) + runs("InnoDB", [20] * 7, users=16)}
     r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim())[0]
     assert r["verdict"] == C.REPRODUCED
-    assert "16 vs 4 users" in r["measured"]
+    assert "users 4, 16: per-block peak over 2 vs 2 cells" in r["measured"]
     assert float(r["ratio"]) == pytest.approx(HL_SIX, rel=1e-5)
+
+
+def test_peak_is_per_block_not_the_cell_of_the_best_median(tmp_path):
+    """MyISAM's 16-user cell has the higher median, but in 3 of 7 blocks its 4-user cell is
+    the higher: the per-block peak takes each block's own (a chosen cell would not), and
+    a load only one side measured (InnoDB at 64 users) is left out."""
+    exps = {"x": runs("MyISAM", [110, 110, 110, 110, 100, 100, 100], users=16)
+            + runs("MyISAM", [90, 90, 90, 90, 130, 130, 130], users=4)
+            + runs("InnoDB", [100] * 7, users=4) + runs("InnoDB", [100] * 7, users=16)
+            + runs("InnoDB", [900] * 7, users=64)}
+    r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim())[0]
+    assert "users 4, 16: per-block peak over 2 vs 2 cells" in r["measured"], r["measured"]
+    assert r["verdict"] == C.REPRODUCED and float(r["ratio"]) > 1.1   # per block 1.1 x4, 1.3 x3
 
 
 def test_other_factors_held_fixed(tmp_path):

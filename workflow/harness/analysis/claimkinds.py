@@ -15,7 +15,7 @@ from harness.analysis import tidydata as T
 from harness.analysis.claimrules import (
     METRIC, NEEDS_TEXT, NOT_MEASURABLE, SCALING, VERDICTS, Context, Result, Rule, interval_text,
     at_cores, best, cell_where, flagged, fmt_cores, levels_label, levels_of, levels_words, matches,
-    missing, pool, ratio_or_none, ratio_result, settings_text, unsupported_reason)
+    missing, peak_result, pool, ratio_or_none, ratio_result, settings_text, unsupported_reason)
 
 
 @dataclass(frozen=True)
@@ -188,8 +188,7 @@ class Comparison(Claim):
         return replace(res, verdict=NOT_MEASURABLE, reason=why + flagged(res.cells))
 
     def judge(self, ctx, la, pa, lb, pb) -> Result:
-        a, b = best(pa), best(pb)
-        return ratio_result(ctx, a, b, self.rule, la, lb, cell_where(a, b))
+        return peak_result(ctx, pa, pb, self.rule, la, lb)
 
     def absent(self, ctx: Context, build: str, label: str) -> Result:
         why = unsupported_reason(ctx, self.experiment_name, build, label.split(" ")[0])
