@@ -76,8 +76,8 @@ def test_placement_row_is_the_recorded_cells_placement(real, table):
     """Study A held mysqld to its cores with taskset on a bare host; the artifact's side is what
     the recorded cells' manifests say (their tidy provenance), not a fixed sentence."""
     import json
-    studied, ours = table["how mysqld is held to its cores"]
-    assert "taskset" in studied
+    studied, ours = table["cores given to mysqld"]
+    assert "taskset" in studied and "disjoint CPUs" in ours
     prov = [json.loads(p.read_text()) for p in real["tidy"].glob("*_provenance.json")]
     backends = {pl["backend"] for p in prov for pl in p.get("placement") or []}
     assert backends and all(f"{b} backend" in ours for b in backends), (backends, ours)

@@ -191,11 +191,11 @@ def artifact_value(tidy, key) -> str:
         return tex_escape("; ".join(f"{h.get('cpu_model', '?')}, {h.get('n_cpus', '?')} logical CPUs"
                                     for h in hosts)) or NA
     if key == "cores":
-        return (join_words(_values(cells, "cores")) or NA) + " (placement: mysqld and sysbench on disjoint CPUs)"
+        held = placement_text(prov.get("placement") or [])
+        return ((join_words(_values(cells, "cores")) or NA) + " (mysqld and sysbench on disjoint CPUs"
+                + (f"; {held}" if held else "") + ")")
     if key == "users":
         return join_words(_values(cells, "users")) or NA
-    if key == "placement":
-        return placement_text(prov.get("placement") or []) or NA
     if key == "table_size":
         v = _by_experiment(tidy, _sbtest_rows)
         return v + profile if v != NA else v

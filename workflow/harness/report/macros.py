@@ -163,6 +163,7 @@ def build_macros(ctx, rows) -> list:
                                or [I.min_blocks(ctx.level)]))),
         ("ContentionCores", L.tex_escape(contention_cores())),
         ("IntervalMethod", L.tex_escape(method.describe(ctx.level, ctx.decide))),
+        ("IntervalLimits", L.tex_escape(method.limits())),
         ("Multiplicity", L.tex_escape(method.multiplicity(rows, ctx.level))),
         ("PowerCaption", L.tex_escape(method.power_caption(ctx.level))),
         ("CellCoverage", _coverage_text((min(covs), max(covs)) if covs else None)),

@@ -178,11 +178,8 @@ def claims_tex(rows, level) -> str:
     many_builds = len({r["build"] for r in rows if r["build"] and " vs " not in r["build"]}) > 1
     head = (r"Claim & Published ratio & Measured ratio [interval] & Rule & n & Cores & Verdict\\")
     caption = (r"\caption{Published claims and the verdicts the pipeline computed from this "
-               r"host's measurements (%s). Measured ratio: the Hodges--Lehmann estimate of the ratio of "
-               r"the server's statement counts (paired blocks: the median of the Walsh averages of the "
-               r"per-block log ratios, or of the per-block ratios of ratios for a scaling claim; two "
-               r"sides without a common block: the median of the pairwise log differences), "
-               r"with its interval and that interval's real coverage "
+               r"host's measurements (%s). Measured: the Hodges--Lehmann ratio of the "
+               r"server's statement count with its interval and that interval's real coverage "
                r"(Section~\ref{sec:method}); published ratio: below, inside or above that interval; "
                r"rule: the published side of the threshold; n: "
                r"blocks (paired repetitions) the verdict used; cores: mysqld's cores in the compared cells. The "

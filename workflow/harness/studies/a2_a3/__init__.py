@@ -35,9 +35,9 @@ EXPERIMENTS = {
 
 SETUP = [
     ("host", "one server, 32 cores (64 hardware threads)", "hardware"),
-    ("cores given to mysqld", "16, 24, 32 and 64 threads (A3; A1: 4--32 cores)", "cores"),
+    ("cores given to mysqld", "16, 24, 32 and 64 threads (A3; A1: 4--32 cores), by taskset on the bare host",
+     "cores"),
     ("users", "from 8 up (A3; A1: 1--256)", "users"),
-    ("how mysqld is held to its cores", "taskset on the bare host; where the load ran not stated", "placement"),
     ("rows per table", "not stated", "table_size"),
     ("run length", "not stated", "duration"),
     ("repetitions per point", "not stated (one run shown)", "repetitions"),
