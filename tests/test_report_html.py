@@ -41,6 +41,18 @@ def report(tmp_path_factory):
         (shutil.copytree if src.is_dir() else shutil.copy)(src, work / name)
     built = paper_build.build(work)
     assert not built["failed"] and built["latex"].returncode == 0
+    # the rule verdict_power's output, as a run leaves it (the report collects files; a missing
+    # input of generated_tex would leave its outputs, claims.csv among them, out of the report)
+    import yaml
+
+    from harness.analysis.claimrules import setting
+    from harness.report import method
+    # smoke's claims.level (the recorded run's resolved config), in the file name the rule gives it
+    level = f"{setting(yaml.safe_load((paper_build.RAW / 'config.resolved.yaml').read_text()), 'level'):g}"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "verdict_power.py"), "--trials", "50", "--levels", level,
+                    "--settings", *method.power_settings().split(), "--jobs", "1",
+                    "--out", str(work / "data" / "power" / f"verdict_power_{level}.csv")],
+                   check=True, capture_output=True, text=True, timeout=300)
     p = subprocess.run([str(SNAKEMAKE), "--report", "report.html", "--configfile", "config/smoke.yaml"],
                        cwd=work, capture_output=True, text=True, timeout=600,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
