@@ -3,16 +3,12 @@ C1 inserts from a stored procedure, C2 real scans and engine conversions,
 C3 ARCHIVE's storage, C4 pluggability -- read from the `test_drive` steps
 experiment (harness.studies.c.test_drive).
 
-Its tidy rows are one per (step, engine, metric) and repetition, not a
-throughput metric per cell, so this module reads them itself (`values`) and
-judges times as ratios in the published direction: a ratio above 1 means the
-first-named engine took longer. The engines run in one cell, so a repetition
-holds both sides of a ratio: the two are paired by repetition (one value per
-repetition; a step timed several times within a repetition counts once, by its
-median) and judged like every ratio claim (harness.analysis.blockverdict: exact
-signed-rank interval, frozen at the first look that decides it); with too few
-repetitions it is inconclusive and says how many a look needs.
-
+Its tidy rows are one per (step, engine, metric) and repetition, so this module reads
+them itself (`values`) and judges times as ratios in the published direction (above 1:
+the first-named engine took longer). The engines run in one cell, in a random order
+per repetition, so a repetition holds both sides of a ratio: paired by repetition (a
+step timed several times counts once, by its median) and judged like every ratio claim
+(harness.analysis.blockverdict); too few repetitions: inconclusive, saying how many.
 Published numbers are those of docs/studies.md (Study C).
 """
 from __future__ import annotations
@@ -125,11 +121,9 @@ def fmt_bytes(x) -> str:
 
 @dataclass(frozen=True)
 class StepRatio(C.Claim):
-    """median(a) / median(b) of two (step, engine, metric) series of the same
-    build, one value per repetition; `b_any`: b is, in each block, the highest of
-    these engines' values (e.g. 'InnoDB is the slowest': against the slowest other
-    in every block, a paired statistic; not the engine whose median is highest,
-    a choice noise could make)."""
+    """median(a) / median(b) of two (step, engine, metric) series of the same build, one
+    value per repetition; `b_any`: b is, per block, the highest of these engines' values
+    ('InnoDB is the slowest': against the slowest other in each block, not noise's pick)."""
     a: tuple = ()                  # (step, engine, metric)
     b: tuple = ()
     b_any: tuple = ()              # engines to pick b's engine from (b's step and metric)
@@ -148,11 +142,10 @@ class StepRatio(C.Claim):
             return a, self.b, {}
         if len(cands) == 1:
             return a, (step, cands[0][0], metric), cands[0][1]
-        reps = set.intersection(*(set(v) for _, v in cands))
-        label = f"the slower of {' and '.join(e for e, _ in cands)} per block"
-        if not reps:  # no block has them all: name the engines, not the per-block label
-            return a, (step, " and ".join(e for e, _ in cands) + " in one block", metric), {}
-        return a, (step, label, metric), {r: max(v[r] for _, v in cands) for r in reps}
+        reps, names = set.intersection(*(set(v) for _, v in cands)), " and ".join(e for e, _ in cands)
+        if not reps:  # no block has them all
+            return a, (step, f"{names} in one block", metric), {}
+        return a, (step, f"the slower of {names} per block", metric), {r: max(v[r] for _, v in cands) for r in reps}
 
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(EXPERIMENT) is None:
