@@ -136,6 +136,7 @@ class Comparison(Claim):
     levels: tuple | None = None   # the experiment's varied factors held at these levels (None: baselines)
     same_as: tuple | None = None  # (experiment, levels): the study's conditions the cells must have
     same_tables = True            # tables=None: compare at the most tables both sides have
+    load = ("users", "cores")     # what a load is: peaks are compared over the loads both sides measured
 
     def sides(self, ctx: Context, build: str, settings: dict):
         """((label, cells of a), (label, cells of b)) or a Result saying what is missing."""
@@ -188,7 +189,7 @@ class Comparison(Claim):
         return replace(res, verdict=NOT_MEASURABLE, reason=why + flagged(res.cells))
 
     def judge(self, ctx, la, pa, lb, pb) -> Result:
-        return peak_result(ctx, pa, pb, self.rule, la, lb)
+        return peak_result(ctx, pa, pb, self.rule, la, lb, self.load)
 
     def absent(self, ctx: Context, build: str, label: str) -> Result:
         why = unsupported_reason(ctx, self.experiment_name, build, label.split(" ")[0])

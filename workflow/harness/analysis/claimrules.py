@@ -280,24 +280,25 @@ def ratio_result(ctx: Context, a: T.Cell, b: T.Cell, rule: Rule, label_a: str, l
     return Result.judged(measured, j, [a, b], cross)
 
 
-def load_of(cell: T.Cell) -> tuple[int, int]:
-    return cell.int("users"), cell.int("cores")
+def load_of(cell: T.Cell, load=("users", "cores")) -> tuple:
+    return tuple(cell.int(k) for k in load)
 
 
 def peak_result(ctx: Context, pa: list[T.Cell], pb: list[T.Cell], rule: Rule, label_a: str,
-                label_b: str) -> Result:
+                label_b: str, load=("users", "cores")) -> Result:
     """The verdict on 'A at its peak / B at its peak' from per-block peaks: in each block,
     each side's highest value over the loads (users x cores) both sides measured, paired
-    by repetition. Choosing each side's highest-median cell over all blocks and judging
+    by repetition (`load`: the columns a load is; a comparison of core counts passes
+    users alone). Choosing each side's highest-median cell over all blocks and judging
     it on the same blocks favours the side with more (or noisier) candidates by chance
     (bench/verdict_power.py: a false 'reproduced' in ~0.2 of simulated runs with four
     equal cells against one, against ~0.04); with the same loads on both sides and the
     cells in a random order within each block, the two per-block peaks are exchangeable
     when nothing differs, so the paired interval keeps its coverage. A side with one
     cell is that cell's values."""
-    common = {load_of(c) for c in pa} & {load_of(c) for c in pb}
-    ca = [c for c in pa if load_of(c) in common]
-    cb = [c for c in pb if load_of(c) in common]
+    common = {load_of(c, load) for c in pa} & {load_of(c, load) for c in pb}
+    ca = [c for c in pa if load_of(c, load) in common]
+    cb = [c for c in pb if load_of(c, load) in common]
     if not ca or not cb:
         return missing("data", f"{label_a} and {label_b} share no load (users and cores) to compare peaks on")
     if len(ca) == 1 and len(cb) == 1:
@@ -317,8 +318,8 @@ def peak_result(ctx: Context, pa: list[T.Cell], pb: list[T.Cell], rule: Rule, la
     xa, xb = peaks(ca, CROSS_CHECK), peaks(cb, CROSS_CHECK)
     cross = ratio_or_none(statistics.median(xa.values()) if xa else None,
                           statistics.median(xb.values()) if xb else None)
-    users = sorted({u for u, _ in common})
-    cores = sorted({c for _, c in common})
+    users = sorted({c.int("users") for c in ca + cb})
+    cores = sorted({c.int("cores") for c in ca + cb})
     tables = sorted({c.int("tables") for c in ca + cb})
     where = (f"{'/'.join(map(str, tables))} table{'s' if tables != [1] else ''}, {fmt_cores(cores)}, "
              f"users {', '.join(map(str, users))}: per-block peak over {len(ca)} vs {len(cb)} cells")

@@ -77,6 +77,7 @@ class CoresRatio(C.Comparison):
     engine: str = ""
     a: int | None = None
     b: int = 0
+    load = ("users",)   # the sides differ in cores: peaks over the users both measured
 
     def _cores(self, ctx, build):
         return sorted({c.int("cores") for c in ctx.tidy.cells(self.experiment_name, build=build,
