@@ -396,7 +396,7 @@ def test_deviations_table_is_generated_from_studies_factors_and_claims(real):
     hosts = {h["cpu_model"] for p in real["tidy"].glob("*_provenance.json")
              for h in json.loads(p.read_text()).get("hosts") or []}
     assert hosts and all(report.tex_escape(h) in tex for h in hosts)   # the recording host(s)
-    assert "1 (placement" in tex and "1{,}000" in tex
+    assert "1 (mysqld and sysbench on disjoint CPUs; host backend" in tex and "1{,}000" in tex
     assert "1\\,s discarded warm-up, then 3\\,s" in tex
     assert "data in memory & not stated & the data fit in the server's buffers" in tex
     # the fixture's run predates groups (no users_on_one_server): a server per cell
