@@ -174,7 +174,7 @@ def placement_text(placements: list[dict]) -> str:
     e.g. 'docker backend (cpuset), sysbench charged to the server's memory cgroup'."""
     parts = []
     for p in placements:
-        words = f"{p.get('backend', '?')} backend ({p.get('mechanism', '?')})"
+        words = f"{p['backend']} backend ({p['mechanism']})"   # tidy provenance: always both
         if p.get("client_memcg"):
             words += ", " + MEMCG.get(p["client_memcg"], f"sysbench memory cgroup {p['client_memcg']}")
         parts.append(words)

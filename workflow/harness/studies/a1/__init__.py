@@ -246,7 +246,7 @@ def _loaded_rows(ctx, source, fmt) -> str:
     config's corpus.rows: a profile's defaults keep it for the real corpus too, which loads
     all its records whatever it says."""
     vals = sorted({int(r["rows"]) for r in ctx.tidy.tables.get(corpus_stats.LOAD_TABLE) or []
-                   if str(r.get("rows", "")).isdigit()})
+                   if str(r.get("rows") or "").isdigit()})
     if vals:
         return ", ".join(fmt.fmt_int(v) for v in vals)
     return fmt.fmt_int(OHSUMED_RECORDS) if source == "ohsumed" else fmt.NA
