@@ -14,8 +14,8 @@ from harness.analysis import intervals as I
 from harness.analysis import tidydata as T
 from harness.analysis.claimrules import (
     METRIC, NEEDS_TEXT, NOT_MEASURABLE, SCALING, VERDICTS, Context, Result, Rule, interval_text,
-    at_cores, best, cell_where, flagged, fmt_cores, levels_label, levels_of, levels_words, matches,
-    missing, peak_result, pool, ratio_or_none, ratio_result, settings_text, unsupported_reason)
+    at_cores, best, flagged, fmt_cores, levels_label, levels_of, levels_words, matches,
+    missing, peak_result, pool, ratio_or_none, settings_text, unsupported_reason)
 
 
 @dataclass(frozen=True)
