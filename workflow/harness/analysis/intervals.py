@@ -252,6 +252,9 @@ def ratio_of_ratios(a1, b1, a2, b2, level=0.9) -> Interval:
 
 
 METHODS = {"signed-rank": paired_interval, "sign": sign_interval, "unpaired": unpaired_interval}
+# intervals on the scale of the values, not of their ratio (rule thresholds are differences)
+DIFFERENCE_METHODS = {"sign-difference": lambda a, b, level=0.9: difference_sign_interval(
+    [x - y for x, y in zip(a, b, strict=True)], level)}
 
 
 # -- verdicts, looks and stopping ----------------------------------------------------
@@ -326,12 +329,14 @@ def sequential_decide(blocks_a, blocks_b, rule, level=0.9, schedule=(6, 12), *,
     look whose verdict is not INCONCLUSIVE: that verdict is frozen. Undecided after
     the last look (or when the data run out): INCONCLUSIVE with the last interval.
     `method` is "signed-rank" (paired blocks, default), "sign" or "unpaired"; for a
-    ratio of ratios pass the per-block ratios a1/b1 and a2/b2 as the two blocks."""
+    ratio of ratios pass the per-block ratios a1/b1 and a2/b2 as the two blocks;
+    "sign-difference" judges the paired differences a - b (the rule's threshold a
+    difference, e.g. above 0)."""
     a, b = list(blocks_a), list(blocks_b)
     schedule = list(schedule)
     if not schedule or any(x >= y for x, y in zip(schedule, schedule[1:])):
         raise ValueError(f"sequential_decide: schedule {schedule} must be increasing block counts")
-    interval = METHODS[method]
+    interval = METHODS.get(method) or DIFFERENCE_METHODS[method]
     look_level = _look_level(level, len(schedule))
     ci, look, used = None, 0, 0
     for look, n in enumerate(schedule, 1):

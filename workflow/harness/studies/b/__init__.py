@@ -188,10 +188,10 @@ def lock_waits(ctx, build):
 
 
 def _decide_difference(ctx, d: list[float], result):
-    """The experiment's looks on the per-block differences d (in block order), as the ratio
-    claims' rule (harness.analysis.blockverdict.judge) does: each look on the first n blocks
-    at the per-look level (Bonferroni), the verdict frozen at the first look whose sign-test
-    interval lies wholly above 0 (reproduced) or at or below it (not reproduced)."""
+    """The experiment's looks on the per-block differences d (in block order), by the ratio
+    claims' own sequential rule (intervals.sequential_decide, its sign-difference method):
+    each look on the first n blocks at the per-look level (Bonferroni), the verdict frozen
+    at the first look whose interval lies wholly above 0 (reproduced) or at or below it."""
     lo, hi, looks = BV.bounds_of(ctx.tidy, "read_write")
     schedule = I.look_schedule(lo, hi, looks)
     look_level = I.per_look_level(ctx.level, len(schedule))
@@ -202,26 +202,21 @@ def _decide_difference(ctx, d: list[float], result):
         return result(C.INCONCLUSIVE, f"{n} blocks measured, the first look is at {schedule[0]} (of max {hi}): "
                       f"more blocks may decide it", I.difference_sign_interval(d, look_level),
                       f"0/{len(schedule)}", True)
-    at = f"each look at level {look_level:.4g} (Bonferroni over {len(schedule)} looks for {ctx.level:g})"
-    for k, m in enumerate(schedule, 1):
-        if m > n:
-            break
-        used = m
-        ci = I.difference_sign_interval(d[:m], look_level)
-        look = f"{k}/{len(schedule)}"
-        if ci.coverage >= look_level and ci.lo > 0:
-            return result(C.REPRODUCED, f"MEMORY waits on table locks more often than InnoDB: the interval "
-                          f"lies wholly above 0, look {look} after {m} blocks, {at}", ci, look)
-        if ci.coverage >= look_level and ci.hi <= 0:
-            return result(C.NOT_REPRODUCED, f"MEMORY does not wait on table locks more often than InnoDB: "
-                          f"the interval lies at or below 0, look {look} after {m} blocks, {at}", ci, look)
+    s = I.sequential_decide(d, [0.0] * n, I.Rule("above", 0.0), ctx.level, schedule, method="sign-difference")
+    look = f"{s.look}/{len(schedule)}"
+    at = (f"look {look} after {s.blocks} blocks, each look at level {look_level:.4g} "
+          f"(Bonferroni over {len(schedule)} looks for {ctx.level:g})")
+    if s.verdict == C.REPRODUCED:
+        return result(C.REPRODUCED, f"MEMORY waits on table locks more often than InnoDB: the interval "
+                      f"lies wholly above 0, {at}", s.ci, look)
+    if s.verdict == C.NOT_REPRODUCED:
+        return result(C.NOT_REPRODUCED, f"MEMORY does not wait on table locks more often than InnoDB: "
+                      f"the interval lies at or below 0, {at}", s.ci, look)
     pending = n < hi
-    why = ("its coverage is below the look's level" if ci.coverage < look_level
-           else "it straddles 0")
+    why = "its coverage is below the look's level" if s.ci.coverage < s.ci.level else "it straddles 0"
     more = (f"{n} blocks measured of max {hi}: more blocks may decide it" if pending
             else f"all {hi} blocks measured: the data do not tell")
-    return result(C.INCONCLUSIVE, f"the interval of the difference, look {look} after {used} blocks, "
-                  f"{at}: {why}; {more}", ci, look, pending)
+    return result(C.INCONCLUSIVE, f"the interval of the difference, {at}: {why}; {more}", s.ci, look, pending)
 
 
 CLAIMS = [
