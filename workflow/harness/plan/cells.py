@@ -135,7 +135,9 @@ def dataset_path(cfg: dict, exp: str, name: str, root: str = "data/datasets") ->
 
 
 def corpus_path(spec: dict, root: str = "data/corpus") -> str:
-    return f"{root}/{datasets.fulltext.corpus_key(spec['corpus'])}"
+    """The corpus directory an experiment's dataset loads (A1's fulltext: its study's
+    dataset module, from the registry, names it)."""
+    return f"{root}/{datasets.all_datasets()[spec['dataset']].corpus_key(spec['corpus'])}"
 
 
 def cell_spec(cfg: dict, exp: str) -> str:
