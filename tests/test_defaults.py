@@ -23,8 +23,11 @@ SCHEMA = config._schema()  # with the factor table's variants filled in
 PER_EXPERIMENT = {"study": "which study it reproduces", "workload": "throughput: its driver",
                   "script": "steps: its script", "engines": "what it compares",
                   "builds": "optional: the top-level builds otherwise (not a literal)"}
-# Keys whose absence is a setting: corpus.archive only for source ohsumed (a local file).
-OPTIONAL = {("corpus", "archive"): "the path of an archive already on this machine, else downloaded"}
+# Keys whose absence is a setting: corpus.archive only for source ohsumed (a local file);
+# corpus.size/sha256 only for another copy of the archive than NIST's.
+OPTIONAL = {("corpus", "archive"): "the path of an archive already on this machine, else downloaded",
+            ("corpus", "size"): "NIST's archive's size unless another copy is named",
+            ("corpus", "sha256"): "NIST's archive's sha256 unless another copy is named"}
 
 
 def merged(profile: str) -> dict:

@@ -133,10 +133,10 @@ def cmd_corpus(a):
         info = corpus.generate(Path(a.out), rows=a.rows, seed=a.seed)
     else:
         archive = Path(a.archive) if a.archive else Path(a.out).parent / corpus.OHSUMED_ARCHIVE
+        size, sha = a.size or corpus.OHSUMED_SIZE, a.sha256 or corpus.OHSUMED_SHA256
         if not archive.exists():
-            corpus.fetch_ohsumed(archive, a.url or corpus.OHSUMED_URL)
-        corpus.verify_archive(archive)  # size and sha256 before any parsing
-        info = corpus.parse_ohsumed(archive, Path(a.out))
+            corpus.fetch_ohsumed(archive, a.url or corpus.OHSUMED_URL, size=size, sha256=sha)
+        info = corpus.parse_ohsumed(archive, Path(a.out), size=size, sha256=sha)  # verified first
     print(f"corpus {a.out}: {info.get('rows', info.get('records'))} rows")
 
 
@@ -394,6 +394,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--archive", help="ohsumed: t9.filtering.tar.gz already on this machine")
     s.add_argument("--url", help="ohsumed: where to download the archive from (default: NIST's)")
+    s.add_argument("--size", type=int, help="ohsumed: the archive's bytes (default: NIST's archive's)")
+    s.add_argument("--sha256", help="ohsumed: the archive's sha256 (default: NIST's archive's)")
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_corpus)
 

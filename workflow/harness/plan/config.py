@@ -201,6 +201,18 @@ def apply_experiment_defaults(cfg: dict) -> dict:
     return out
 
 
+def check_dataset(spec: dict, where: str) -> None:
+    """The dataset's own check of an experiment's keys (a dataset module's `check_spec`,
+    e.g. A1's corpus archive: present, its size and sha256), before anything runs."""
+    from harness.measure import datasets
+    check = getattr(datasets.all_datasets().get(spec["dataset"]), "check_spec", None)
+    if check is not None:
+        try:
+            check(spec, where)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+
+
 def validate_schema(cfg: dict) -> dict:
     import jsonschema  # here, not at the top: every cell's job imports this module, and
     #                   jsonschema's import (~0.25 s) is a cost per cell that only validation needs
@@ -343,11 +355,7 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
             if spec["dataset"] == "fulltext" and spec["tables"] != [1]:
                 raise ConfigError(f"experiments.{exp}.tables: the fulltext dataset is one table per engine; "
                                   f"remove tables")
-            if spec["dataset"] == "fulltext" and spec["corpus"].get("source") == "ohsumed":
-                arch = spec["corpus"].get("archive")
-                if arch and not Path(arch).is_file():
-                    raise ConfigError(f"experiments.{exp}.corpus.archive: {arch} does not exist; give the path "
-                                      f"of t9.filtering.tar.gz, or remove it to download the archive")
+            check_dataset(spec, f"experiments.{exp}")
         reps = spec["repetitions"]
         if isinstance(reps, dict) and not (reps["min"] <= reps["max"] and
                                            reps["looks"] <= max(1, reps["max"] - reps["min"] + 1)):

@@ -8,6 +8,8 @@ engine and the build.
 """
 from __future__ import annotations
 
+import functools
+import os
 import re
 from pathlib import Path
 
@@ -22,6 +24,48 @@ def corpus_key(corpus: dict) -> str:
     if corpus["source"] == "ohsumed":
         return "ohsumed"
     return f"standin-n{corpus['rows']}-s{corpus['seed']}"
+
+
+def archive_identity(c: dict) -> tuple[int, str]:
+    """(bytes, sha256) the profile expects of the OHSUMED archive: NIST's t9.filtering.tar.gz
+    unless corpus.size and corpus.sha256 name another copy of the collection."""
+    return c.get("size", corpus.OHSUMED_SIZE), c.get("sha256", corpus.OHSUMED_SHA256)
+
+
+@functools.lru_cache(maxsize=8)
+def _size_sha256(path: str, stamp: tuple) -> tuple[int, str]:
+    return corpus.size_sha256(Path(path))  # once per file state (stamp) in a process
+
+
+def check_spec(spec: dict, where: str) -> None:
+    """The corpus keys of a fulltext experiment (harness.plan.config, before anything
+    runs): with source ohsumed, size and sha256 together or neither, and a given archive
+    present with that size and sha256. Raises ValueError naming the key and the fix."""
+    c, key = spec.get("corpus") or {}, f"{where}.corpus"
+    if c.get("source") != "ohsumed":
+        return
+    if ("size" in c) != ("sha256" in c):
+        lacks = "sha256" if "size" in c else "size"
+        raise ValueError(f"{key}.{lacks}: size and sha256 name another copy of the archive together; "
+                         f"set both, or neither for NIST's {corpus.OHSUMED_ARCHIVE}")
+    arch = c.get("archive")
+    if not arch:
+        return  # the corpus rule downloads NIST's archive and verifies it
+    if not Path(arch).is_file():
+        raise ValueError(f"{key}.archive: {arch} does not exist; give the path of {corpus.OHSUMED_ARCHIVE}, "
+                         f"or remove it to download the archive")
+    size, sha = archive_identity(c)
+    st = os.stat(arch)
+    got_size, got_sha = (st.st_size, None) if st.st_size != size else \
+        _size_sha256(os.path.realpath(arch), (st.st_size, st.st_mtime_ns, st.st_ino))
+    if (got_size, got_sha) == (size, sha):
+        return
+    what, got, want = ("size", f"{got_size:,} bytes", f"{size:,}") if got_size != size else \
+        ("sha256", f"sha256 {got_sha}", sha)
+    fix = (f"set {key}.{what} to it if this is the copy you mean, or give the archive it names" if what in c
+           else f"it is truncated or not NIST's archive: delete it and fetch it again ({corpus.OHSUMED_URL})")
+    said = f"{key}.{what} says {want}" if what in c else f"NIST's has {want}"
+    raise ValueError(f"{key}.archive: {arch} has {got}, {said}; {fix}")
 
 
 def table(engine: str) -> str:
@@ -71,6 +115,16 @@ def check_inputs(params: dict, corpus_dir) -> None:
     corpus.verify_tsv(Path(corpus_dir))
 
 
+def gate_reference(params: dict, corpus_dir: Path, meta: dict) -> dict[str, int]:
+    """The rows each keyword must match: the stand-in's are the published counts (planted);
+    a real corpus's are its own, each keyword's rows as the engines' tokenizer cuts the
+    words (corpus.json's `keywords`, counted by the parser; counted here for an older corpus)."""
+    if params["corpus"].startswith("standin"):
+        return corpus.expected_counts()
+    ref = meta.get("keywords") or corpus.document_frequencies(corpus_dir / "corpus.tsv", corpus.KEYWORDS)
+    return {w: int(ref[w]) for w in corpus.KEYWORDS}
+
+
 def load(srv, params: dict, *, cpus, run_id: str, corpus_dir=None, out=None) -> dict:
     """Bulk load + index build (timed), then the count gate on this engine."""
     if corpus_dir is None:
@@ -79,7 +133,6 @@ def load(srv, params: dict, *, cpus, run_id: str, corpus_dir=None, out=None) -> 
     srv.query(f"CREATE DATABASE {DB}")
     info = fulltext.load(srv, engine, Path(corpus_dir), db=DB, table=table(engine))
     meta = corpus.read_meta(Path(corpus_dir))
-    expected = corpus.expected_counts() if params["corpus"].startswith("standin") else None
-    gate = fulltext.count_gate(srv, {engine: table(engine)}, expected, db=DB)
+    gate = fulltext.count_gate(srv, {engine: table(engine)}, gate_reference(params, Path(corpus_dir), meta), db=DB)
     return {"load": info, "gate": gate, "corpus_manifest": meta,
             "tokenizer": fulltext.tokenizer_settings(srv)}

@@ -15,9 +15,9 @@ import tempfile
 from pathlib import Path
 
 from harness import atomic
-from harness.studies.a1.corpusbase import ENCODING, CorpusError, escape, size_sha256
+from harness.studies.a1.corpusbase import ENCODING, KEYWORDS, CorpusError, escape, size_sha256, tokens
 
-PARSER_VERSION = "ohsumed-1"
+PARSER_VERSION = "ohsumed-2"  # 2: corpus.json holds the keywords' rows (the count gate's reference)
 
 # The TREC-9 Filtering archive, the only official copy of OHSUMED (NIST).
 OHSUMED_ARCHIVE = "t9.filtering.tar.gz"
@@ -41,6 +41,7 @@ def verify_archive(path: Path, size: int = OHSUMED_SIZE, sha256: str = OHSUMED_S
                           f"sha256 {sha256}: truncated or corrupted, delete it and fetch it again")
 
 
+_WANT = {w.lower(): w for w in KEYWORDS}  # a token -> the keyword it is
 _MEMBER = re.compile(r"(?:^|/)ohsumed\.\d\d(?:-\d\d)?$")
 _TAG = re.compile(r"^\.([IUSMTPWA])(?: +(.*))?$")
 
@@ -101,7 +102,7 @@ def parse_ohsumed(archive: Path, out: Path, *, size: int | None = None, sha256: 
     if not archive.is_file():
         raise CorpusError(f"{archive}: no such archive; fetch it with corpus.fetch_ohsumed")
     files, seen = {}, set()
-    no_abstract = 0
+    no_abstract, keyword_rows = 0, dict.fromkeys(KEYWORDS, 0)
     h, nbytes = hashlib.sha256(), 0
     with atomic.staging_dir(Path(out)) as tmp, open(archive, "rb") as raw, \
             open(tmp / "corpus.tsv", "wb") as f:
@@ -125,6 +126,8 @@ def parse_ohsumed(archive: Path, out: Path, *, size: int | None = None, sha256: 
                         seen.add(docid)
                         no_abstract += "W" not in rec
                         content = " ".join(rec[k] for k in ("T", "W", "A") if rec.get(k))
+                        for tok in _WANT.keys() & tokens(content):
+                            keyword_rows[_WANT[tok]] += 1
                         data = f"{docid}\t{escape(content)}\n".encode(ENCODING)
                         h.update(data)
                         nbytes += len(data)
@@ -151,6 +154,8 @@ def parse_ohsumed(archive: Path, out: Path, *, size: int | None = None, sha256: 
             "archive": {"name": archive.name, "bytes": src.n, "sha256": archive_sha,
                         "official": archive_sha == OHSUMED_SHA256},
             "files": files, "records_without_abstract": no_abstract, "notice": NLM_NOTICE,
+            "keywords": keyword_rows, "keywords_by": "rows whose content holds the keyword as a token "
+                                                      "(corpusbase.tokens): the count gate's reference",
         }
         (tmp / "corpus.json").write_text(json.dumps(meta, indent=2) + "\n")
     return meta

@@ -6,12 +6,21 @@
 #   and the load (data/tidy/fts_load.csv: load and index-build times, tokenizer
 #   settings). Reads only each dataset's dataset.json (harness.studies.a1.fts_export).
 
+import shlex
+
 
 def _corpus_spec(key):
     for spec in EXPERIMENTS.values():
         if spec.get("dataset") == "fulltext" and hplan.corpus_path(spec).endswith("/" + key):
             return spec["corpus"]
     return {}
+
+
+def _ohsumed_args(spec):
+    """The OHSUMED archive (downloaded when not given) and the size and sha256 it must have
+    (NIST's unless the profile's corpus.size/sha256 name another copy: checked in the config)."""
+    opts = {k: spec[k] for k in ("archive", "size", "sha256") if k in spec}
+    return "--source ohsumed" + "".join(f" --{k} {shlex.quote(str(v))}" for k, v in opts.items())
 
 
 rule corpus:
@@ -23,7 +32,7 @@ rule corpus:
         "benchmarks/corpus/{corpus}.tsv"
     params:
         args=lambda wc: (
-            "--source ohsumed" + (f" --archive {a}" if (a := _corpus_spec(wc.corpus).get("archive")) else "")
+            _ohsumed_args(_corpus_spec(wc.corpus))
             if wc.corpus == "ohsumed"
             else "--source standin --rows {} --seed {}".format(*wc.corpus.split("-n")[1].split("-s"))
         ),
