@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import flip_byte, tmp_siblings
 
-from harness.studies.a1 import corpus
+from harness.studies.a1 import corpus, fts_dataset
 
 # Both engines' FULLTEXT parsers (MyISAM ft_parser.c, InnoDB's copy of its macros): a word
 
@@ -254,6 +254,10 @@ def test_fake_archive_verifies_and_parses(archive, tmp_path):
                          "Stults KR; Brown DD.")
     assert rows["3"] == "Back\\\\slash in title. Abstract three with Earlier data. Meyers J; Fison P."
     assert corpus.verify_tsv(out) == meta
+    # each keyword's rows as the engines cut words: the count gate's reference on a real corpus
+    found = {"phase": 1, "Earlier": 1, "Pietersz": 1, "Meyers": 1, "Fison": 1, "Couret": 1, "Beria": 1}
+    assert meta["keywords"] == dict.fromkeys(corpus.KEYWORDS, 0) | found
+    assert meta["keywords"] == corpus.document_frequencies(out / "corpus.tsv", corpus.KEYWORDS)
 
 
 def test_a_record_without_abstract_does_not_inherit_the_previous_one(archive, tmp_path):
@@ -341,3 +345,28 @@ def test_innodb_fts_only_from_5_6_and_mariadb_10():
 def test_the_study_s_query_text():
     assert fulltext.study_query("t", "phase") == \
         "SELECT count(*) AS cnt FROM t WHERE MATCH(content) AGAINST('phase')"
+
+
+# -- the profile's corpus keys (fts_dataset.check_spec, called by the config check) ---------
+def _spec(**c):
+    return {"dataset": "fulltext", "corpus": {"source": "ohsumed", **c}}
+
+
+def test_the_corpus_keys_are_checked_naming_the_key(archive, tmp_path):
+    path, size, sha = archive
+    check = fts_dataset.check_spec
+    check(_spec(archive=str(path), size=size, sha256=sha), "experiments.fts")  # another copy, named
+    check(_spec(), "experiments.fts")  # no archive: downloaded and verified by the corpus rule
+    check({"dataset": "fulltext", "corpus": {"source": "standin", "rows": 20000, "seed": 1}}, "x")
+    cases = [(_spec(archive=str(tmp_path / "no.tar.gz")), "corpus.archive: ", "does not exist"),
+             (_spec(archive=str(path)), "corpus.archive: ", f"has {size:,} bytes, NIST's has 139,454,017"),
+             (_spec(archive=str(path), size=size + 1, sha256=sha), "corpus.archive: ",
+              f"corpus.size says {size + 1:,}; set experiments.fts.corpus.size"),
+             (_spec(archive=str(path), size=size, sha256="0" * 64), "corpus.archive: ",
+              f"has sha256 {sha}, experiments.fts.corpus.sha256 says {'0' * 64}"),
+             (_spec(archive=str(path), sha256=sha), "corpus.size: ", "set both, or neither")]
+    for spec, key, text in cases:
+        with pytest.raises(ValueError) as e:
+            check(spec, "experiments.fts")
+        msg = str(e.value)
+        assert msg.startswith(f"experiments.fts.{key}") and text in msg and "\n" not in msg, msg
