@@ -23,7 +23,8 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES = {module_name(p): p for p in sorted(HARNESS.rglob("*.py")) if p.name != "__main__.py"}
+FILES = {module_name(p): p for p in sorted(HARNESS.rglob("*.py"))}
+MODULES = {n: p for n, p in FILES.items() if p.name != "__main__.py"}  # importing __main__ runs the CLI
 
 
 def _submodule(package: types.ModuleType, name: str):
@@ -49,7 +50,9 @@ def _from_base(node: ast.ImportFrom, here: str, is_package: bool) -> str:
 
 
 def import_bindings(node, here: str, is_package: bool) -> dict[str, types.ModuleType]:
-    """{local name: harness module} that one import statement binds."""
+    """{local name: harness module} that one import statement binds. Raises ImportError
+    for a harness module or name that does not exist (an import inside a function
+    runs only when the function does)."""
     out = {}
     if isinstance(node, ast.Import):
         for a in node.names:
@@ -68,6 +71,8 @@ def import_bindings(node, here: str, is_package: bool) -> dict[str, types.Module
             sub = _submodule(mod, a.name) if a.name != "*" else None
             if sub is not None and sub.__name__.startswith("harness"):
                 out[a.asname or a.name] = sub
+            elif a.name != "*" and not hasattr(mod, a.name):
+                raise ImportError(f"cannot import name {a.name!r} from {base}")
     return out
 
 
@@ -103,7 +108,14 @@ class AttrCheck(ast.NodeVisitor):
         self.missing: list[str] = []
 
     def visit_Import(self, node):
-        self.scopes[-1].update(import_bindings(node, self.here, self.is_package))
+        try:
+            self.scopes[-1].update(import_bindings(node, self.here, self.is_package))
+        except ImportError as e:
+            self.missing.append(f"{self.where(node)}: {ast.unparse(node)} ({e})")
+
+    def where(self, node) -> str:
+        shown = self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path
+        return f"{shown}:{node.lineno}"
 
     visit_ImportFrom = visit_Import
 
@@ -131,9 +143,7 @@ class AttrCheck(ast.NodeVisitor):
     def visit_Attribute(self, node):
         base = self.resolve(node.value)
         if base is not None and not hasattr(base, node.attr) and _submodule(base, node.attr) is None:
-            shown = self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path
-            where = f"{shown}:{node.lineno}"
-            self.missing.append(f"{where}: {ast.unparse(node)} ({base.__name__} has no {node.attr!r})")
+            self.missing.append(f"{self.where(node)}: {ast.unparse(node)} ({base.__name__} has no {node.attr!r})")
         self.generic_visit(node)
 
 
@@ -141,9 +151,10 @@ def check_file(name: str, path: Path) -> list[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     v = AttrCheck(name, path.name == "__init__.py", path)
     # module-level imports first: a function may use a name imported below it
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.col_offset == 0:
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
             v.visit(node)
+    v.missing.clear()  # the full walk below reports them, once
     v.visit(tree)
     return v.missing
 
@@ -154,7 +165,7 @@ def test_every_harness_module_imports(name):
 
 
 def test_every_attribute_of_an_imported_harness_module_exists():
-    missing = [m for name, path in MODULES.items() for m in check_file(name, path)]
+    missing = [m for name, path in FILES.items() for m in check_file(name, path)]
     assert not missing, "\n".join(missing)
 
 
@@ -176,15 +187,20 @@ def smk_aliases() -> dict[str, types.ModuleType]:
 def test_every_harness_attribute_the_snakemake_files_use_exists():
     aliases = smk_aliases()
     assert {"hplan", "hconfig", "hdatasets", "hstudies"} <= aliases.keys()  # the pattern finds them
-    use = re.compile(r"(?<![\w.])(%s)\.(\w+)" % "|".join(map(re.escape, aliases)))
+    use = re.compile(r"(?<![\w.])(%s)((?:\.\w+)+)" % "|".join(map(re.escape, aliases)))
     missing, seen = [], 0
     for f in SMK:
         for i, line in enumerate(f.read_text().splitlines(), 1):
-            for alias, attr in use.findall(line.split("#", 1)[0]):
+            for alias, chain in use.findall(line.split("#", 1)[0]):
                 seen += 1
-                if not hasattr(aliases[alias], attr):
-                    missing.append(f"{f.relative_to(ROOT)}:{i}: {alias}.{attr} "
-                                   f"({aliases[alias].__name__} has no {attr!r})")
+                obj = aliases[alias]
+                for attr in chain[1:].split("."):  # through submodules, to the first non-module
+                    if not hasattr(obj, attr):
+                        missing.append(f"{f.relative_to(ROOT)}:{i}: {alias}{chain} "
+                                       f"({obj.__name__} has no {attr!r})")
+                    obj = getattr(obj, attr, None)
+                    if not isinstance(obj, types.ModuleType):
+                        break
     assert seen > 20 and not missing, "\n".join(missing)
 
 
@@ -194,8 +210,11 @@ def test_the_check_finds_a_missing_attribute(tmp_path):
     src = ("from harness.measure import datasets\n"
            "from harness.studies.a1 import corpus\n"
            "def f(corpus):\n    return corpus.get('x')\n"
-           "def g():\n    return datasets.fulltext.corpus_key({}), datasets.all_datasets\n")
+           "def g():\n    return datasets.fulltext.corpus_key({}), datasets.all_datasets\n"
+           "def h():\n    from harness.plan.cells import no_such_function\n")
     p = tmp_path / "probe.py"
     p.write_text(src)
     missing = check_file("harness.plan.probe", p)
-    assert len(missing) == 1 and "datasets.fulltext" in missing[0] and "no 'fulltext'" in missing[0]
+    assert len(missing) == 2, missing
+    assert "datasets.fulltext" in missing[0] and "no 'fulltext'" in missing[0]
+    assert "probe.py:8: from harness.plan.cells import no_such_function" in missing[1]
