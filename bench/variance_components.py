@@ -241,6 +241,8 @@ def satterthwaite(comp: dict, level: float = LEVEL) -> tuple[float, float, float
     if not est > 0 or any(df <= 0 or ms != ms for _, ms, df in terms):
         return float("nan"), float("nan"), float("nan")
     dof = est ** 2 / sum((c * ms) ** 2 / df for c, ms, df in terms)
+    if dof < 1:  # the approximation says nothing useful below one degree of freedom
+        return float("nan"), float("nan"), dof
     a = (1 - level) / 2
     off = comp.get("offset", 0.0)
     return (max(0.0, dof * est / chi2_quantile(1 - a, dof) + off),
@@ -268,12 +270,12 @@ def boot_within(per_start: list[list[list[float]]], reps: int = 400, seed: int =
 
 def optimal_window(c_plus_w: float, a: float, b: float, t_max: float) -> float:
     """T minimising (c + W + T)(a / T + b): sqrt((c + W) a / b), capped at t_max."""
-    return t_max if b <= 0 else min(t_max, max(1.0, math.sqrt(c_plus_w * a / b)))
+    return 1.0 if b == math.inf else t_max if b <= 0 else min(t_max, max(1.0, math.sqrt(c_plus_w * a / b)))
 
 
 def relative_cost(t: float, w: float, c: float, a: float, b: float) -> float:
     """Wall time at equal power, up to a constant: time per cell x Var(log ratio per block)."""
-    return (c + w + t) * 2 * (a / t + b)
+    return (c + w + t) * 2 * (a / t + b) if b != math.inf else math.nan
 
 
 # -- analysis of one profile ------------------------------------------------------------
@@ -317,8 +319,8 @@ def ratio_bias(sc: dict, run: dict, windows: int) -> dict:
 
 
 def phases(run: dict) -> dict:
-    ph = [v["phases"] for v in run["data"].values()]
-    return {k: statistics.fmean(p[k] for p in ph) for k in ("copy_s", "start_s", "stop_s")}
+    ph = [v["phases"] for v in run["data"].values() if v.get("phases")]
+    return {k: statistics.fmean(p[k] for p in ph) if ph else float("nan") for k in ("copy_s", "start_s", "stop_s")}
 
 
 # -- printing ----------------------------------------------------------------------------
@@ -353,7 +355,7 @@ def print_components(sc: dict, comp: dict) -> dict:
         acc["a"].append(w["s2"] * (1 + w["rho"]) / (1 - w["rho"]))
         acc["b"].append(max(0.0, n["window"]["est"]) + max(0.0, n["start"]["est"]))
         acc["b_lo"].append((lo_w if lo_w == lo_w else 0.0) + (lo_s if lo_s == lo_s else 0.0))
-        acc["b_hi"].append(hi_w + hi_s)
+        acc["b_hi"].append(hi_w + hi_s if hi_w == hi_w and hi_s == hi_s else math.inf)  # n/a: unbounded
         acc["vm"].append(c["var_of_mean"])
         acc["rho"].append(w["rho"])
         acc["s_start"].append(max(0.0, n["start"]["est"]))
@@ -361,16 +363,36 @@ def print_components(sc: dict, comp: dict) -> dict:
     return {k: statistics.fmean(v) for k, v in acc.items()}
 
 
-def print_bias(bias: dict) -> None:
+def bias_interval(d: list[float]):
+    """(point, lo, hi) of the ratio's bias (a fraction) by the exact signed-rank interval
+    over start pairs; None below 6 pairs."""
     from harness.analysis import intervals
+    if len(d) < 6:
+        return None
+    ci = intervals.paired_interval([math.exp(x) for x in d], [1.0] * len(d), level=LEVEL)
+    return ci.point - 1, ci.lo - 1, ci.hi - 1, ci.coverage
+
+
+def print_bias(bias: dict) -> None:
     for lab, d in bias.items():
-        if len(d) >= 6:
-            ci = intervals.paired_interval([math.exp(x) for x in d], [1.0] * len(d), level=LEVEL)
-            txt = (f"{ci.point - 1:+.2%} [{ci.lo - 1:+.2%}, {ci.hi - 1:+.2%}] ({ci.coverage:.1%} exact "
-                   f"signed-rank interval over {len(d)} start pairs)")
-        else:
-            txt = f"mean {math.expm1(statistics.fmean(d)):+.2%} over {len(d)} start pairs (too few for an interval)"
+        ci = bias_interval(d)
+        txt = (f"{ci[0]:+.2%} [{ci[1]:+.2%}, {ci[2]:+.2%}] ({ci[3]:.1%} exact signed-rank interval "
+               f"over {len(d)} start pairs)" if ci else
+               f"mean {math.expm1(statistics.fmean(d)):+.2%} over {len(d)} start pairs (too few for an interval)")
         print(f"    InnoDB/MyISAM from the {lab} vs from the later windows: {txt}")
+
+
+def warmup_verdict(sc: dict, bias: dict, tol: float) -> str:
+    """Shorter, longer or the same warm-up, from the bias intervals: shorter only if the
+    warm-up run itself is shown within +-tol, longer only if the first window is shown
+    biased beyond it; else the same (the data do not decide)."""
+    first = bias_interval(bias.get(f"first window ({sc['duration_s']} s)", []))
+    warm = bias_interval(bias.get(f"warm-up run itself ({sc['warmup_s']} s)", []))
+    if first and (first[1] > tol or first[2] < -tol):
+        return "longer (the first window after it is shown biased beyond the tolerance)"
+    if warm and -tol <= warm[1] and warm[2] <= tol:
+        return "shorter (even the warm-up run's own ratio is shown within the tolerance)"
+    return "unchanged (neither a bias beyond the tolerance nor its absence is shown)"
 
 
 def recommend(sc: dict, m: dict, c: float, bias: dict, tol: float) -> dict:
@@ -380,22 +402,18 @@ def recommend(sc: dict, m: dict, c: float, bias: dict, tol: float) -> dict:
     t_star = round(optimal_window(c + w, m["a"], m["b"], 600))
     saves = [relative_cost(t0, w, c, m["a"], b) / relative_cost(t_star, w, c, m["a"], b)
              for b in (m["b_lo"], m["b"], m["b_hi"])]
-    first = bias.get(f"first window ({t0} s)", [])
-    bias_pt = math.expm1(statistics.fmean(first)) if first else float("nan")
     model_sd = math.sqrt(2 * (m["vm"] + m["s_window"] + m["s_start"]))
-    change = t_star != t0 and min(saves) >= 1.15 and abs(bias_pt) <= tol
+    change = t_star != t0 and all(x == x and x >= 1.15 for x in saves)
     print(f"  model: Var(log ratio per block) ~= 2 (s2_within/n_eff(T) + s2_window + s2_start) -> sd "
           f"{model_sd:.2%} at T = {t0} s; a = s2_within (1+rho)/(1-rho) = {m['a']:.2e}, "
-          f"b = s2_window + s2_start = {m['b']:.2e} (interval {m['b_lo']:.2e} .. {m['b_hi']:.2e})")
-    print(f"  time per cell = c + W + T, c = {c:.2f} s (the frame's copy + start + stop, measured), "
-          f"W = {w} s: T* = sqrt((c + W) a / b) = {t_star} s; wall time at equal power, "
-          f"T = {t0} s over T = {t_star} s: {saves[1]:.2f}x (at b's interval ends "
-          f"{saves[0]:.2f}x .. {saves[2]:.2f}x)")
-    print(f"  first-window ratio bias {bias_pt:+.2%} (tolerance {tol:.0%}): warm-up W = {w} s "
-          f"{'suffices' if abs(bias_pt) <= tol else 'is too short'}; verdict: "
-          + (f"change the window to {t_star} s" if change else
-             f"keep {w} s + {t0} s (the saving is not >= 1.15x at both ends of b's interval, or bias)"))
-    return {"t_star": t_star, "saves": saves, "change": change, "model_sd": model_sd, "bias": bias_pt}
+          f"b = s2_window + s2_start = {m['b']:.2e} (interval ends summed: {m['b_lo']:.2e} .. {m['b_hi']:.2e})")
+    print(f"  time per cell = c + W + T, c = {c:.2f} s, W = {w} s: T* = sqrt((c + W) a / b) = {t_star} s; "
+          f"wall time at equal power, T = {t0} s over T = {t_star} s: {saves[1]:.2f}x (at b's interval "
+          f"ends {saves[0]:.2f}x .. {saves[2]:.2f}x)")
+    print(f"  warm-up: {warmup_verdict(sc, bias, tol)} (tolerance {tol:.0%}); window: "
+          + (f"{t_star} s (>= 1.15x less wall time at both ends of b's interval)" if change else
+             f"keep {t0} s (the saving is not >= 1.15x at both ends of b's interval)"))
+    return {"t_star": t_star, "saves": saves, "change": change, "model_sd": model_sd}
 
 
 def empirical_ratio_sd(run: dict) -> tuple[float, int]:
@@ -460,6 +478,8 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--bias-tol", type=float, default=0.01, help="largest acceptable first-window ratio bias")
     p.add_argument("--tsv", type=Path, help="write the raw per-second and per-window QPS here")
+    p.add_argument("--cell-overhead", type=float, help="c, a cell's seconds beyond its windows "
+                   "(default: the measured copy + start + stop)")
     p.add_argument("--from-tsv", type=Path, help="analyse a --tsv file instead of measuring")
     a = p.parse_args()
     if a.blocks < 2 or a.starts < 2 or a.windows < 2:
@@ -479,7 +499,7 @@ def main() -> int:
         print(f"\n== {sc['profile']}: {BUILD} Point-Selects, {sc['tables']} x {sc['table_size']:,} rows, "
               f"{sc['users']} users, warm-up {sc['warmup_s']} s, window {sc['duration_s']} s; "
               f"{a.blocks} blocks x {a.starts} starts x {a.windows} windows per engine; load average "
-              f"(1 min) during it {min(run['load']):.2f}..{max(run['load']):.2f}; lock waits "
+              f"(1 min) during it {min(run['load'] or [math.nan]):.2f}..{max(run['load'] or [math.nan]):.2f}; lock waits "
               f"{run['lock_wait_s']:.0f} s")
         m = print_components(sc, components(sc, run, a.blocks, a.starts, a.windows))
         emp, dof = empirical_ratio_sd(run)
@@ -488,7 +508,11 @@ def main() -> int:
         bias = ratio_bias(sc, run, a.windows)
         print_bias(bias)
         ph = phases(run)
-        recommend(sc, m, sum(ph.values()), bias, a.bias_tol)
+        c = a.cell_overhead if a.cell_overhead is not None else sum(ph.values())
+        print(f"  per start in the frame: copy {ph['copy_s']:.2f} s, start {ph['start_s']:.2f} s, stop "
+              f"{ph['stop_s']:.2f} s (backend host); c = {c:.2f} s"
+              + (" (--cell-overhead)" if a.cell_overhead is not None else " (these three)"))
+        recommend(sc, m, c, bias, a.bias_tol)
     return 0
 
 
