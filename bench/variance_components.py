@@ -409,7 +409,7 @@ def recommend(sc: dict, m: dict, c: float, bias: dict, tol: float) -> dict:
           f"b = s2_window + s2_start = {m['b']:.2e} (interval ends summed: {m['b_lo']:.2e} .. {m['b_hi']:.2e})")
     print(f"  time per cell = c + W + T, c = {c:.2f} s, W = {w} s: T* = sqrt((c + W) a / b) = {t_star} s; "
           f"wall time at equal power, T = {t0} s over T = {t_star} s: {saves[1]:.2f}x (at b's interval "
-          f"ends {saves[0]:.2f}x .. {saves[2]:.2f}x)")
+          f"ends {saves[0]:.2f}x .. " + (f"{saves[2]:.2f}x)" if saves[2] == saves[2] else "n/a: b unbounded)"))
     print(f"  warm-up: {warmup_verdict(sc, bias, tol)} (tolerance {tol:.0%}); window: "
           + (f"{t_star} s (>= 1.15x less wall time at both ends of b's interval)" if change else
              f"keep {t0} s (the saving is not >= 1.15x at both ends of b's interval)"))
