@@ -444,6 +444,8 @@ def write_tsv(path: Path, runs: dict) -> None:
                         f.write(f"{prof}\t{b}\t{s}\t{e}\t{k}\t{i}\t{q}\n")
                     f.write(f"{prof}\t{b}\t{s}\t{e}\t{k}\twindow\t{v['qps'][k]}\n")
                 for k, x in v["phases"].items():
+                    if not isinstance(x, (int, float)):  # a note, e.g. how the server ended
+                        continue
                     f.write(f"{prof}\t{b}\t{s}\t{e}\tphase\t{k}\t{x}\n")
 
 
@@ -461,7 +463,8 @@ def read_tsv(path: Path) -> dict:
             continue
         st = run["data"].setdefault((int(b), int(s), e), {"seconds": {}, "qps": {}, "phases": {}})
         if k == "phase":
-            st["phases"][sec] = float(v)
+            with contextlib.suppress(ValueError):  # notes (files written before they were skipped)
+                st["phases"][sec] = float(v)
         elif sec == "window":
             st["qps"][int(k)] = float(v)
         else:
