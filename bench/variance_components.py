@@ -29,7 +29,9 @@ b = s2_window + s2_start. W is the shortest warm-up whose measured ratio bias is
 --bias-tol.
 
     python bench/variance_components.py [--profiles smoke,default] [--blocks 4] [--starts 2]
-                                        [--windows 3] [--tsv raw.tsv] [--seed 1]
+                                        [--windows 3] [--tsv raw.tsv] [--seed 1] [--backend host]
+    python bench/variance_components.py --from-tsv raw.tsv --blocks 4 --starts 2 --windows 3
+                                        [--cell-overhead 2.5]   (re-analyse, no server)
 """
 from __future__ import annotations
 
@@ -45,21 +47,26 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import BUILD, ROOT, pinned_build  # noqa: E402
+from common import BUILD, ROOT, per_start, per_start_text, pinned_build, run_settings  # noqa: E402
 
 ENGINES = ("InnoDB", "MyISAM")
 LEVEL = 0.90
 
 
 # -- the profile's scale -----------------------------------------------------------------
-def profile_scale(name: str) -> dict:
-    """The warm-up, window, table size, users and tables a profile's cells run with."""
+def profile_scale(name: str, backend: str = "host") -> dict:
+    """The warm-up, window, table size, users and tables a profile's cells run with
+    (bench/common.py run_settings with the profile's warm-up and window)."""
     import yaml
 
-    from harness.plan import cells, config
-    cfg = config.with_defaults(yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text()))
+    from harness.plan import config
+    path = ROOT / "config" / f"{name}.yaml"
+    if not path.exists():
+        raise SystemExit(f"--profiles: no config/{name}.yaml; name profiles from config/ (e.g. smoke,default)")
+    cfg = config.with_defaults(yaml.safe_load(path.read_text()))
     ed = cfg["experiment_defaults"]
-    settings = {**cells.run_settings(cfg), "backend": "host"}
+    settings = run_settings(warmup_s=cfg["sysbench"]["warmup_s"], duration_s=cfg["sysbench"]["duration_s"],
+                            backend=backend)
     return {"profile": name, "warmup_s": int(settings["warmup_s"]), "duration_s": int(settings["duration_s"]),
             "table_size": int(ed["table_size"]), "users": int(ed["users"][0]),
             "tables": int(ed["tables"][0]), "settings": settings}
@@ -481,13 +488,15 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--bias-tol", type=float, default=0.01, help="largest acceptable first-window ratio bias")
     p.add_argument("--tsv", type=Path, help="write the raw per-second and per-window QPS here")
+    p.add_argument("--backend", default="host", choices=["host", "docker"],
+                   help="the servers' backend (the pipeline's default is docker)")
     p.add_argument("--cell-overhead", type=float, help="c, a cell's seconds beyond its windows "
                    "(default: the measured copy + start + stop)")
     p.add_argument("--from-tsv", type=Path, help="analyse a --tsv file instead of measuring")
     a = p.parse_args()
     if a.blocks < 2 or a.starts < 2 or a.windows < 2:
         p.error("--blocks, --starts and --windows: each at least 2 (else a component is not separable)")
-    profiles = [profile_scale(x) for x in a.profiles.split(",")]  # bad names fail before any server
+    profiles = [profile_scale(x, a.backend) for x in a.profiles.split(",")]  # bad names fail before any server
     rng = random.Random(a.seed)
     runs = read_tsv(a.from_tsv) if a.from_tsv else {}
     with contextlib.nullcontext() if a.from_tsv else tempfile.TemporaryDirectory(prefix="variance-components-", dir=ROOT) as work:
@@ -505,6 +514,9 @@ def main() -> int:
               f"(1 min) during it {min(run['load'] or [math.nan]):.2f}..{max(run['load'] or [math.nan]):.2f}; lock waits "
               f"{run['lock_wait_s']:.0f} s")
         m = print_components(sc, components(sc, run, a.blocks, a.starts, a.windows))
+        units = {(b, s): [(v["qps"][k], run["data"][(b, s, "MyISAM")]["qps"][k]) for k in range(1, a.windows + 1)]
+                 for (b, s, e), v in run["data"].items() if e == "InnoDB"}
+        print("  " + per_start_text(*per_start(units), "InnoDB/MyISAM (every window)"))
         emp, dof = empirical_ratio_sd(run)
         print(f"  first-window log(InnoDB/MyISAM), sd over start pairs within blocks: {emp:.2%} "
               f"({dof} dof; the model's prediction follows)")
@@ -513,7 +525,7 @@ def main() -> int:
         ph = phases(run)
         c = a.cell_overhead if a.cell_overhead is not None else sum(ph.values())
         print(f"  per start in the frame: copy {ph['copy_s']:.2f} s, start {ph['start_s']:.2f} s, stop "
-              f"{ph['stop_s']:.2f} s (backend host); c = {c:.2f} s"
+              f"{ph['stop_s']:.2f} s (backend {sc['settings']['backend']}); c = {c:.2f} s"
               + (" (--cell-overhead)" if a.cell_overhead is not None else " (these three)"))
         recommend(sc, m, c, bias, a.bias_tol)
     return 0
