@@ -93,12 +93,14 @@ def _other(rule) -> str:
 
 
 def judge(a, b, rule, level: float, bounds: tuple, decide: bool = True, *,
-          unpaired: bool = False, method: str = "") -> Judged:
+          unpaired: bool = False, method: str = "", peaks: bool = False) -> Judged:
     """The verdict on A/B from paired blocks a[i], b[i] (unpaired: two groups), the
-    rule (claimrules.Rule or intervals.Rule), the experiment's (min, max, looks)."""
+    rule (claimrules.Rule or intervals.Rule), the experiment's (min, max, looks).
+    peaks: a[i], b[i] are tuples of each side's values at its loads, and the ratio judged
+    is max A / max B (harness.analysis.intervals.max_min_interval)."""
     lo, hi, looks = bounds
     schedule = I.look_schedule(lo, hi, looks)
-    kind = "unpaired" if unpaired else "signed-rank"
+    kind = "unpaired" if unpaired else "max-min" if peaks else "signed-rank"
     n = min(len(a), len(b))
     if n == 0:
         raise ValueError("no blocks on both sides")
@@ -106,15 +108,15 @@ def judge(a, b, rule, level: float, bounds: tuple, decide: bool = True, *,
     irule = I.Rule(rule.side, rule.threshold, rule.threshold_hi)
 
     def sign_at(k):
-        return None if unpaired or k < 1 else I.sign_interval(a[:k], b[:k], look_level)
+        return None if unpaired or peaks or k < 1 else I.sign_interval(a[:k], b[:k], look_level)
 
     def named(ci):
         return ci._replace(method=method) if method else ci
 
     if not decide:
-        ci = named(I.METHODS[kind](a, b, level))
+        ci = named({**I.METHODS, **I.PEAK_METHODS}[kind](a, b, level))
         return Judged(V.INCONCLUSIVE, f"{BY_DESIGN}; {interval_words(ci)}", ci,
-                      None if unpaired else I.sign_interval(a[:n], b[:n], level), "", False,
+                      None if unpaired or peaks else I.sign_interval(a[:n], b[:n], level), "", False,
                       (len(a), len(b)))
     if n < schedule[0]:
         ci = named(I.METHODS[kind](a[:n], b[:n], look_level))
@@ -133,7 +135,8 @@ def judge(a, b, rule, level: float, bounds: tuple, decide: bool = True, *,
         return Judged(s.verdict, f"{stated} lies entirely {where}", ci, sign_at(s.blocks), look, False, ns)
     pending = n < hi
     if ci.coverage < ci.level:
-        need = I.min_blocks(level, len(schedule), kind)
+        splits = I.max_min_splits(a, b) if peaks else 1   # a peak bound splits each look's error further
+        need = I.min_blocks(level, len(schedule) * splits, "signed-rank" if peaks else kind)
         why = f"its coverage is below {100 * look_level:.4g}% (a look needs {need} blocks)"
         more = (f"{n} blocks measured of max {hi}" if pending else
                 f"the profile's repetitions (max {hi} blocks) cannot decide it")

@@ -56,8 +56,8 @@ from harness.analysis.claimrules import (  # noqa: F401
     CONTENTION, CROSS_CHECK, CSV_FIELDS, INCONCLUSIVE, SETTINGS, METRIC, NEEDS_TEXT,
     NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, Rule, above,
     at_cores, below, best, cell_where, flagged, fmt_cores, fmt_k, levels_label, levels_of,
-    levels_words, matches, missing, peak_result, pool, ratio_or_none, ratio_result, setting, settings_text,
-    unsupported_reason, varied_factors, within)
+    levels_words, load_blocks, matches, missing, peak_result, pool, ratio_or_none, ratio_result,
+    scaling_groups, scaling_judged, setting, settings_text, unsupported_reason, varied_factors, within)
 from harness.analysis.waits import (  # noqa: F401
     LOCK_WAITS, TopWait, clopper_pearson, event_label, ranks_by_rep, short_event, top_waits)
 
