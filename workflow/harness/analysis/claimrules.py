@@ -343,14 +343,20 @@ def scaling_judged(ctx: Context, experiment: str, groups: list[list[T.Cell]], ru
     max(A_hi x B_lo) / max(A_lo x B_hi) over the pairs of users, judged by
     harness.analysis.intervals.max_min_interval on the per-block products. One user a
     group: the per-block ratio of ratios."""
-    a_hi, a_lo, b_hi, b_lo = ([c.by_rep(METRIC) for c in g] for g in groups)
-    reps, (w, x, y, z) = load_blocks(a_hi, a_lo, b_hi, b_lo)
+    reps, num, den = scaling_blocks(*([c.by_rep(METRIC) for c in g] for g in groups))
     if not reps:
         raise ValueError("scaling: the four groups of cells share no repetition")
-    num = [tuple(p * q for p in wi for q in zi) for wi, zi in zip(w, z)]
-    den = [tuple(p * q for p in xi for q in yi) for xi, yi in zip(x, y)]
     j = BV.judge(num, den, rule, ctx.level, BV.bounds_of(ctx.tidy, experiment), ctx.decide, peaks=True)
     return j._replace(ci=j.ci._replace(method=SCALING_METHOD + j.ci.method))
+
+
+def scaling_blocks(a_hi, a_lo, b_hi, b_lo) -> tuple[list, list[tuple], list[tuple]]:
+    """(repetitions, per block the products A_hi(u) x B_lo(v), per block A_lo(u) x B_hi(v))
+    over the pairs of loads, each argument a list of {rep: value}, one per load."""
+    reps, (w, x, y, z) = load_blocks(a_hi, a_lo, b_hi, b_lo)
+    num = [tuple(p * q for p in wi for q in zi) for wi, zi in zip(w, z)]
+    den = [tuple(p * q for p in xi for q in yi) for xi, yi in zip(x, y)]
+    return reps, num, den
 
 
 def scaling_groups(pools: dict, a, b, lo: int, hi: int) -> list[list[T.Cell]]:
