@@ -37,7 +37,7 @@ bench/results/verdict_power.csv), and the A/A control of the plain arm (A agains
 level 0.99: how often the interval excludes 1 at some look) to the same name with _aa
 before .csv.
 
-usage: python bench/verdict_power.py [--trials 2000] [--shape-trials 400] [--seed 1]
+usage: python bench/verdict_power.py [--trials 2000] [--shape-trials 200] [--seed 1]
        [--out FILE] [--settings paper:6:24:2 default:6:12:2[:block]] [--levels 0.90,0.95]
        [--jobs 2]
 """
@@ -286,8 +286,8 @@ def write(path: Path, cols, data) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=2000, help="trials per row of the plain arm (default 2000)")
-    ap.add_argument("--shape-trials", type=int, default=400,
-                    help="trials per row of the peak and scaling arms (default 400; 0: none)")
+    ap.add_argument("--shape-trials", type=int, default=200,
+                    help="trials per row of the peak and scaling arms (default 200; 0: none)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=ROOT / "bench/results/verdict_power.csv")
     ap.add_argument("--settings", nargs="+", type=parse_setting, default=None,

@@ -373,7 +373,7 @@ def ratio_or_none(x, y):
 
 
 def interval_text(ci) -> str:
-    if not ci.coverage:
+    if not ci.coverage and ci.lo == ci.hi:   # a peak bound of 0 coverage still has a width
         return f"{ci.point:.2f}× (one repetition: no interval)"
     return f"{ci.point:.2f}× [{ci.lo:.2f}, {ci.hi:.2f}] at {100 * ci.coverage:.0f}% coverage"
 
