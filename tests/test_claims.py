@@ -788,3 +788,29 @@ def test_b3_lock_waits_verdict_is_frozen_at_the_first_deciding_look(tmp_path):
     r = _lock_waits(tmp_path / "b", [("MEMORY", waited[::-1], [950] * 12, 4),
                                      ("InnoDB", innodb[::-1], [950] * 12, 4)])
     assert r["verdict"] == C.NOT_REPRODUCED and "look 1/2" in r["reason"], r["reason"]
+
+
+def test_spin_stability_reads_every_load_not_the_best_cell(tmp_path):
+    """A3's 'delay 256 more stable than 96' (per-second QPS CV, 96 / 256): 96 is the less
+    stable at users 16, where its QPS is the higher, and the more stable at users 4. The
+    rule before read the best-median cell only (users 16: CV 8% vs 4%, reproduced); each
+    block's geometric mean CV over the loads both delays measured says no side."""
+    from harness.studies import a2_a3
+    claim = a2_a3.SpinStability(
+        id="T-spin", study="A3", statement="s", published="p", rule=C.above(1.0),
+        experiments=("x",), experiment_name="x", tables=8, engine="InnoDB", a=(96,), b=(256,))
+    n, rows, series = 12, [], []
+    for delay, users, qps, cv in ((96, 4, 100, 2.0), (96, 16, 130, 8.0), (256, 4, 100, 4.0),
+                                  (256, 16, 120, 4.0)):
+        rows += runs("InnoDB", [qps + i % 3 for i in range(n)], users=users, spin_wait_delay=delay)
+        label = factors.label({"spin_wait_delay": delay})
+        for rep in range(1, n + 1):
+            x = cv * (1.2 if rep % 2 else 0.8) if (delay, users) == (96, 4) else cv
+            series += [{"build": "b1", "engine": "InnoDB", "variant": label, "tables": "8", "cores": "1",
+                        "users": str(users), "rep": str(rep), "qps": str(q)} for q in (100 - x, 100, 100 + x)]
+    cfg = config({"x": {"spin_wait_delay": [96, 256]}})
+    r = evaluate(tmp_path, {"x": rows}, cfg, claim, extras={("x", "intervals"): series})[0]
+    assert "geometric mean over users 4, 16" in r["measured"], r["measured"]
+    assert r["verdict"] == C.INCONCLUSIVE and float(r["ratio_lo"]) < 1 < float(r["ratio_hi"]), r["reason"]
+    geo = [(2.0 * (1.2 if rep % 2 else 0.8) * 8.0) ** 0.5 / 4.0 for rep in range(1, n + 1)]
+    assert float(r["ratio"]) == pytest.approx(intervals.paired_interval(geo, [1.0] * n).point, rel=1e-3)

@@ -130,8 +130,9 @@ def gated(claim: Claim, ctx: Context, res: Result, candidates: list[T.Cell]) -> 
 
 @dataclass(frozen=True)
 class Comparison(Claim):
-    """median(side a) / median(side b) at each side's best cell, every other
-    factor held fixed. Subclasses say what the sides are (engines, levels, ...)."""
+    """Side a at its peak / side b at its peak over the loads both measured (one load:
+    the two cells' paired ratio; claimrules.peak_result), every other factor held fixed.
+    Subclasses say what the sides are (engines, levels, ...)."""
     experiment_name: str = ""
     tables: int | None = None
     levels: tuple | None = None   # the experiment's varied factors held at these levels (None: baselines)
