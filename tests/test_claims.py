@@ -188,7 +188,7 @@ def test_best_cell_per_side_and_its_repetitions(tmp_path):
             + runs("InnoDB", [900] * 12, users=64)}
     r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim())[0]
     assert r["verdict"] == C.REPRODUCED, r["reason"]
-    assert "users 4, 16: peak over 2 vs 2 loads, every pair judged" in r["measured"], r["measured"]
+    assert "users 4, 16: peak over 2 vs 2 loads" in r["measured"], r["measured"]
     assert r["look"] == "2/2" and r["n"] == "12/12" and r["method"] == intervals.MAX_MIN
     assert float(r["ratio"]) == pytest.approx(intervals.paired_interval(TWELVE_HI, TWELVE_LO).point, rel=1e-5)
     assert float(r["coverage"]) >= 0.95 and r["sign_lo"] == ""

@@ -326,7 +326,7 @@ def peak_result(ctx: Context, pa: list[T.Cell], pb: list[T.Cell], rule: Rule, la
     cores = sorted({c.int("cores") for c in ca + cb})
     tables = sorted({c.int("tables") for c in ca + cb})
     where = (f"{'/'.join(map(str, tables))} table{'s' if tables != [1] else ''}, {fmt_cores(cores)}, "
-             f"users {', '.join(map(str, users))}: peak over {len(ca)} vs {len(cb)} loads, every pair judged")
+             f"users {', '.join(map(str, users))}: peak over {len(ca)} vs {len(cb)} loads")
     measured = (f"{label_a} {fmt_k(statistics.median(map(max, va)))} vs {label_b} "
                 f"{fmt_k(statistics.median(map(max, vb)))} QPS ({where}): {interval_text(j.ci)}")
     return Result.judged(measured, j, ca + cb, cross)
