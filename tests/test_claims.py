@@ -814,3 +814,12 @@ def test_spin_stability_reads_every_load_not_the_best_cell(tmp_path):
     assert r["verdict"] == C.INCONCLUSIVE and float(r["ratio_lo"]) < 1 < float(r["ratio_hi"]), r["reason"]
     geo = [(2.0 * (1.2 if rep % 2 else 0.8) * 8.0) ** 0.5 / 4.0 for rep in range(1, n + 1)]
     assert float(r["ratio"]) == pytest.approx(intervals.paired_interval(geo, [1.0] * n).point, rel=1e-3)
+
+
+def test_a_peak_with_fewer_blocks_than_the_first_look_says_so(tmp_path):
+    """Three blocks of two loads a side: inconclusive, the reason naming the first look."""
+    exps = {"x": runs("MyISAM", [200, 201, 202], users=4) + runs("MyISAM", [210, 211, 212], users=16)
+            + runs("InnoDB", [100, 101, 102], users=4) + runs("InnoDB", [90, 91, 92], users=16)}
+    r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim())[0]
+    assert r["verdict"] == C.INCONCLUSIVE and r["method"] == intervals.MAX_MIN, r["reason"]
+    assert "3 blocks measured, the first look is at 6 (of max 12)" in r["reason"]

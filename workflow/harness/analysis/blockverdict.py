@@ -108,6 +108,7 @@ def judge(a, b, rule, level: float, bounds: tuple, decide: bool = True, *,
     if n == 0:
         raise ValueError("no blocks on both sides")
     look_level = I.per_look_level(level, len(schedule))
+    interval = {**I.METHODS, **I.PEAK_METHODS}[kind]
     irule = I.Rule(rule.side, rule.threshold, rule.threshold_hi)
 
     def sign_at(k):
@@ -117,12 +118,12 @@ def judge(a, b, rule, level: float, bounds: tuple, decide: bool = True, *,
         return ci._replace(method=method) if method else ci
 
     if not decide:
-        ci = named({**I.METHODS, **I.PEAK_METHODS}[kind](a, b, level))
+        ci = named(interval(a, b, level))
         return Judged(V.INCONCLUSIVE, f"{BY_DESIGN}; {interval_words(ci)}", ci,
                       None if unpaired or peaks else I.sign_interval(a[:n], b[:n], level), "", False,
                       (len(a), len(b)))
     if n < schedule[0]:
-        ci = named(I.METHODS[kind](a[:n], b[:n], look_level))
+        ci = named(interval(a[:n], b[:n], look_level))
         return Judged(V.INCONCLUSIVE, (f"{interval_words(ci)}; {n} blocks measured, the first look is "
                                        f"at {schedule[0]} (of max {hi})"), ci, sign_at(n),
                       f"0/{len(schedule)}", True, (len(a), len(b)))
