@@ -29,21 +29,38 @@ def _rows(path: Path) -> list[dict]:
 
 
 def _rule(r: dict) -> str:
-    if r["method"].startswith("signed-rank:"):
-        _, name, lo, hi, looks = r["method"].split(":")
-        return f"{name} profile: paired signed-rank, {lo}–{hi} blocks, {looks} looks"
-    return f"old rule (two median intervals), {r['max_blocks']} repetitions"
+    if r["method"] == "old-median-product":
+        return f"old rule (two median intervals), {r['max_blocks']} repetitions"
+    prefix, name, lo, hi, looks = r["method"].split(":")
+    what = RULES.get(prefix, prefix)
+    return f"{name} profile ({lo}–{hi} blocks, {looks} looks, blocks of {r['block_size']} cells): {what}"
+
+
+RULES = {"signed-rank": "the pipeline's rule", "old-per-block-max": "old: each side's per-block maximum",
+         "old-best-median": "old: the cell of the best median over all blocks",
+         "split-first-look": "candidate: cell chosen on the first look's blocks, judged on the rest"}
+ARMS = {"peak-flat2-sharp": "peak, A flat over 2 loads, B one sharp peak",
+        "peak-flat3-sharp": "peak, A flat over 3 loads, B one sharp peak",
+        "peak-sharp-sharp": "peak, both one sharp peak", "scaling": "scaling (ratio of gains, 3 users a group)"}
+
+
+def _cells(by: dict) -> str:
+    return " | ".join(f"{float(by[x]['p_reproduced']):.2f}" if x in by else "–" for x in RATIOS)
 
 
 def render(csv_path: Path, level: float = 0.90, drift: float = 0.05) -> str:
-    """The table at `level` and `drift`: one line per rule and CoV."""
-    rows = [r for r in _rows(csv_path) if float(r["level"]) == level and float(r["drift"]) == drift
+    """The tables at `level` and `drift`: the plain arm, one line per rule and CoV; then
+    the peak and scaling arms (CoV 0.05), one line per arm and rule."""
+    every = [r for r in _rows(csv_path) if float(r["level"]) == level and float(r["drift"]) == drift]
+    rows = [r for r in every if r.get("arm", "plain") == "plain"
             and (r["method"].startswith("signed-rank:") or r["max_blocks"] in ("6", "24"))]
     lines = [BEGIN, "",
              f"P(*reproduced*) for a claim \"A/B above 1\" at level {level:g}: run-to-run CoV as given, "
-             f"a drift of sd {drift:g} along the run (AR(1), lag-one correlation 0.8); at a true ratio of "
-             f"1.00 every *reproduced* is a false verdict. From `bench/verdict_power.py` (the project's "
-             f"own decision code on simulated blocks), rendered by `scripts/power-table.py`.",
+             f"a drift of sd {drift:g} along the run shared by the cells of a block as far as they run close "
+             f"together (AR(1), lag-one correlation 0.8 from one cell to the next), the compared cells at "
+             f"random positions in blocks of the profile's size; at a true ratio of 1.00 every *reproduced* "
+             f"is a false verdict. From `bench/verdict_power.py` (the pipeline's own decision code on "
+             f"simulated blocks), rendered by `scripts/power-table.py`.",
              "",
              "| rule | CoV | " + " | ".join(f"true {x}" for x in RATIOS) + " | mean blocks at 1.50 |",
              "|---|---|" + "---|" * len(RATIOS) + "---|"]
@@ -51,9 +68,19 @@ def render(csv_path: Path, level: float = 0.90, drift: float = 0.05) -> str:
     for r in rows:
         groups.setdefault((_rule(r), r["cov"]), {})[f"{float(r['true_ratio']):.2f}"] = r
     for (rule, cov), by in groups.items():
-        cells = [f"{float(by[x]['p_reproduced']):.2f}" if x in by else "–" for x in RATIOS]
         blocks = f"{float(by['1.50']['mean_blocks']):.1f}" if "1.50" in by else "–"
-        lines.append(f"| {rule} | {cov} | " + " | ".join(cells) + f" | {blocks} |")
+        lines.append(f"| {rule} | {cov} | {_cells(by)} | {blocks} |")
+    shaped = [r for r in every if r.get("arm") in ARMS and float(r["cov"]) == 0.05]
+    if shaped:
+        lines += ["", "Peaks and scaling gains, CoV 0.05, four loads a side with equal true peaks (sharp: "
+                      "the other loads 15% lower):", "",
+                  "| arm | rule | " + " | ".join(f"true {x}" for x in RATIOS) + " |",
+                  "|---|---|" + "---|" * len(RATIOS)]
+        by_rule: dict = {}
+        for r in shaped:
+            by_rule.setdefault((r["arm"], _rule(r)), {})[f"{float(r['true_ratio']):.2f}"] = r
+        for (arm, rule), by in sorted(by_rule.items(), key=lambda kv: (list(ARMS).index(kv[0][0]), kv[0][1])):
+            lines.append(f"| {ARMS[arm]} | {rule} | {_cells(by)} |")
     aa = csv_path.with_name(csv_path.stem + "_aa.csv")
     if aa.exists():
         flags = [float(r["flag_rate"]) for r in _rows(aa) if r["method"].startswith("signed-rank:")]
@@ -67,7 +94,8 @@ def render(csv_path: Path, level: float = 0.90, drift: float = 0.05) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--csv", type=Path, default=ROOT / "bench/results/verdict_power.csv")
-    ap.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    ap.add_argument("--readme", type=Path, default=ROOT / "README.md",
+                    help="the file holding the power:begin/end markers (default README.md)")
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
     if not a.csv.exists():

@@ -174,28 +174,49 @@ def test_within_band(tmp_path):
     assert rows[0]["verdict"] == C.NOT_REPRODUCED
 
 
+TWELVE_HI = [110 + i % 7 for i in range(12)]
+TWELVE_LO = [100 + i % 7 for i in range(12)]
+
+
 def test_best_cell_per_side_and_its_repetitions(tmp_path):
-    """'at best': in each block, each side's highest value over the loads both measured (the
-    per-block peak), paired by block."""
-    exps = {"x": runs("MyISAM", SEVEN_HI, users=16) + runs("MyISAM", [50] * 7, users=4)
-            + runs("InnoDB", SEVEN_LO, users=4) + runs("InnoDB", [20] * 7, users=16)}
+    """'at best': A's peak over the loads both measured against B's, every pair of loads
+    judged on the paired blocks (intervals.max_min_interval); a load only one side measured
+    (InnoDB at 64 users) is left out. Two loads a side split each look's error in two: the
+    default profile's first look (6 blocks) cannot decide, its second (12) can."""
+    exps = {"x": runs("MyISAM", TWELVE_HI, users=16) + runs("MyISAM", [50] * 12, users=4)
+            + runs("InnoDB", TWELVE_LO, users=4) + runs("InnoDB", [20] * 12, users=16)
+            + runs("InnoDB", [900] * 12, users=64)}
     r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim())[0]
-    assert r["verdict"] == C.REPRODUCED
-    assert "users 4, 16: per-block peak over 2 vs 2 cells" in r["measured"]
-    assert float(r["ratio"]) == pytest.approx(HL_SIX, rel=1e-5)
+    assert r["verdict"] == C.REPRODUCED, r["reason"]
+    assert "users 4, 16: peak over 2 vs 2 loads" in r["measured"], r["measured"]
+    assert r["look"] == "2/2" and r["n"] == "12/12" and r["method"] == intervals.MAX_MIN
+    assert float(r["ratio"]) == pytest.approx(intervals.paired_interval(TWELVE_HI, TWELVE_LO).point, rel=1e-5)
+    assert float(r["coverage"]) >= 0.95 and r["sign_lo"] == ""
 
 
-def test_peak_is_per_block_not_the_cell_of_the_best_median(tmp_path):
-    """MyISAM's 16-user cell has the higher median, but in 3 of 7 blocks its 4-user cell is
-    the higher: the per-block peak takes each block's own (a chosen cell would not), and
-    a load only one side measured (InnoDB at 64 users) is left out."""
-    exps = {"x": runs("MyISAM", [110, 110, 110, 110, 100, 100, 100], users=16)
-            + runs("MyISAM", [90, 90, 90, 90, 130, 130, 130], users=4)
-            + runs("InnoDB", [100] * 7, users=4) + runs("InnoDB", [100] * 7, users=16)
-            + runs("InnoDB", [900] * 7, users=64)}
-    r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim())[0]
-    assert "users 4, 16: per-block peak over 2 vs 2 cells" in r["measured"], r["measured"]
-    assert r["verdict"] == C.REPRODUCED and float(r["ratio"]) > 1.1   # per block 1.1 x4, 1.3 x3
+def flat_vs_sharp(n=12):
+    """A flat over users 4 and 16 (each 100 up or down 5, the two loads mirrored block by
+    block), B one sharp peak of 100 at users 4 (70 at 16): equal true peaks, A's per-block
+    maximum 105 in every block."""
+    up = [105 if i % 2 else 95 for i in range(n)]
+    down = [200 - v for v in up]
+    peak = [100 + (i % 3 - 1) * 0.5 for i in range(n)]
+    return {"x": runs("MyISAM", up, users=4) + runs("MyISAM", down, users=16)
+            + runs("InnoDB", peak, users=4) + runs("InnoDB", [70] * n, users=16)}
+
+
+def test_a_plateau_does_not_beat_an_equal_sharp_peak(tmp_path):
+    """Each side's per-block maximum (the rule before) read this as A 5% above B in every
+    block and reproduced 'A above B'; the max-min bound pairs every load of A with every
+    load of B and finds no side: inconclusive, and B's peak not below A's either."""
+    exps = flat_vs_sharp()
+    old = intervals.sequential_decide([105] * 12, [100 + (i % 3 - 1) * 0.5 for i in range(12)],
+                                      intervals.Rule("above", 1.0), 0.9, [6, 12])
+    assert old.verdict == C.REPRODUCED   # what the per-block maximum gave on these cells
+    for rule in (C.above(1.0), C.below(1.0)):
+        r = evaluate(tmp_path / rule.side, exps, config({"x": {}}), engines_claim(rule=rule))[0]
+        assert r["verdict"] == C.INCONCLUSIVE, r["reason"]
+        assert float(r["ratio_lo"]) < 1.0 < float(r["ratio_hi"])
 
 
 def test_other_factors_held_fixed(tmp_path):
@@ -273,6 +294,39 @@ def test_scaling_needs_two_core_counts(tmp_path):
     r = evaluate(tmp_path / "b", two, config({"x": {}}), claim)[0]
     assert r["verdict"] == C.REPRODUCED, r["reason"]   # 8 tables gain ~4.4x, 1 table ~1x
     assert r["n"] == "6/6" and "ratios of ratios" in r["method"]   # per-block, paired by repetition
+
+
+def scaling_cells(late_16):
+    """8 tables gain 4x from 1 to 4 cores at users 4 and 16, 1 table gains nothing; 16
+    blocks. At 1 table on 4 cores users 4 leads over the first 8 blocks; `late_16` is users
+    16's value in blocks 9-16 (high enough, it takes the best median over all 16)."""
+    jitter = [i % 3 for i in range(16)]
+    out = []
+    for users in (4, 16):
+        out += runs("InnoDB", [100 + j for j in jitter], tables=8, cores=1, users=users)
+        out += runs("InnoDB", [400 + j for j in jitter], tables=8, cores=4, users=users)
+        out += runs("InnoDB", [100 + j for j in jitter], tables=1, cores=1, users=users)
+    out += runs("InnoDB", [104 + j for j in jitter], tables=1, cores=4, users=4)
+    out += runs("InnoDB", [98 + j for j in jitter[:8]] + [late_16] * 8, tables=1, cores=4, users=16)
+    return {"x": out}
+
+
+def test_scaling_cells_are_not_chosen_from_the_judged_blocks(tmp_path):
+    """Decided at the first look (8 blocks): the verdict and its interval are the same
+    whichever cell the later blocks make the best median; every users level is in the
+    bound (the rule before chose the best-median cell over all blocks, so blocks 9-16
+    changed the interval 'frozen' at look 1)."""
+    claim = C.ScalingRatio(id="T-scale", study="A3", statement="s", published="p", experiments=("x",),
+                           experiment_name="x", engine="InnoDB", rule=C.above(1.1), needs=C.SCALING,
+                           min_cores=1)
+    spec = {"x": {"study": "A3", "workload": "point_select", "variants": {},
+                  "repetitions": {"min": 8, "max": 16, "looks": 2}}}
+    rows = [evaluate(tmp_path / str(v), scaling_cells(v), config(spec), claim)[0] for v in (90, 200)]
+    for r in rows:
+        assert r["verdict"] == C.REPRODUCED and r["look"] == "1/2" and r["n"] == "8/8", r["reason"]
+        assert "users 4, 16" in r["measured"] and "ratios of ratios" in r["method"]
+    keep = ("ratio", "ratio_lo", "ratio_hi", "coverage", "verdict", "look")
+    assert [rows[0][k] for k in keep] == [rows[1][k] for k in keep]
 
 
 def test_every_contention_and_scaling_claim_declares_its_mechanism_and_cores():
@@ -734,3 +788,38 @@ def test_b3_lock_waits_verdict_is_frozen_at_the_first_deciding_look(tmp_path):
     r = _lock_waits(tmp_path / "b", [("MEMORY", waited[::-1], [950] * 12, 4),
                                      ("InnoDB", innodb[::-1], [950] * 12, 4)])
     assert r["verdict"] == C.NOT_REPRODUCED and "look 1/2" in r["reason"], r["reason"]
+
+
+def test_spin_stability_reads_every_load_not_the_best_cell(tmp_path):
+    """A3's 'delay 256 more stable than 96' (per-second QPS CV, 96 / 256): 96 is the less
+    stable at users 16, where its QPS is the higher, and the more stable at users 4. The
+    rule before read the best-median cell only (users 16: CV 8% vs 4%, reproduced); each
+    block's geometric mean CV over the loads both delays measured says no side."""
+    from harness.studies import a2_a3
+    claim = a2_a3.SpinStability(
+        id="T-spin", study="A3", statement="s", published="p", rule=C.above(1.0),
+        experiments=("x",), experiment_name="x", tables=8, engine="InnoDB", a=(96,), b=(256,))
+    n, rows, series = 12, [], []
+    for delay, users, qps, cv in ((96, 4, 100, 2.0), (96, 16, 130, 8.0), (256, 4, 100, 4.0),
+                                  (256, 16, 120, 4.0)):
+        rows += runs("InnoDB", [qps + i % 3 for i in range(n)], users=users, spin_wait_delay=delay)
+        label = factors.label({"spin_wait_delay": delay})
+        for rep in range(1, n + 1):
+            x = cv * (1.2 if rep % 2 else 0.8) if (delay, users) == (96, 4) else cv
+            series += [{"build": "b1", "engine": "InnoDB", "variant": label, "tables": "8", "cores": "1",
+                        "users": str(users), "rep": str(rep), "qps": str(q)} for q in (100 - x, 100, 100 + x)]
+    cfg = config({"x": {"spin_wait_delay": [96, 256]}})
+    r = evaluate(tmp_path, {"x": rows}, cfg, claim, extras={("x", "intervals"): series})[0]
+    assert "geometric mean over users 4, 16" in r["measured"], r["measured"]
+    assert r["verdict"] == C.INCONCLUSIVE and float(r["ratio_lo"]) < 1 < float(r["ratio_hi"]), r["reason"]
+    geo = [(2.0 * (1.2 if rep % 2 else 0.8) * 8.0) ** 0.5 / 4.0 for rep in range(1, n + 1)]
+    assert float(r["ratio"]) == pytest.approx(intervals.paired_interval(geo, [1.0] * n).point, rel=1e-3)
+
+
+def test_a_peak_with_fewer_blocks_than_the_first_look_says_so(tmp_path):
+    """Three blocks of two loads a side: inconclusive, the reason naming the first look."""
+    exps = {"x": runs("MyISAM", [200, 201, 202], users=4) + runs("MyISAM", [210, 211, 212], users=16)
+            + runs("InnoDB", [100, 101, 102], users=4) + runs("InnoDB", [90, 91, 92], users=16)}
+    r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim())[0]
+    assert r["verdict"] == C.INCONCLUSIVE and r["method"] == intervals.MAX_MIN, r["reason"]
+    assert "3 blocks measured, the first look is at 6 (of max 12)" in r["reason"]

@@ -1,51 +1,103 @@
 """The paper's power table comes from bench/verdict_power.py's simulation, run through the
-project's own interval code (the pipeline's rule verdict_power makes the CSV at the run's
-claims.level); without the CSV the table says the benchmark was not run."""
+pipeline's own decision code (the pipeline's rule verdict_power makes the CSV at the run's
+claims.level); without the CSV the table says the benchmark was not run. The simulation
+places the compared cells at random positions in blocks of the profiles' own sizes and
+has peak and scaling arms whose curves differ in shape."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import re
 import subprocess
 import sys
+
+import pytest
 
 from conftest import ROOT
 
 from harness.report import method
 
+SPEC = importlib.util.spec_from_file_location("verdict_power", ROOT / "bench" / "verdict_power.py")
+VP = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(VP)
 
-def test_power_table_from_the_simulation(tmp_path):
-    out = tmp_path / "verdict_power.csv"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "verdict_power.py"), "--trials", "60", "--levels",
-                    "0.90", "--jobs", "1", "--out", str(out)], check=True, capture_output=True, text=True,
-                   timeout=300)
+
+def simulate(out, *args):
+    subprocess.run([sys.executable, str(ROOT / "bench" / "verdict_power.py"), "--levels", "0.90", "--jobs", "1",
+                    "--out", str(out), *args], check=True, capture_output=True, text=True, timeout=600)
+    return list(csv.DictReader(open(out)))
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    out = tmp_path_factory.mktemp("power") / "verdict_power.csv"
+    return out, simulate(out, "--trials", "60", "--shape-trials", "20")
+
+
+def test_power_table_from_the_simulation(small):
+    out, rows = small
     tex = method.power_tex(0.9, out)
     assert "was not run" not in tex
-    rows = {m.group(1): [float(x) for x in m.group(2).split(" & ")]
-            for m in re.finditer(r"^(default|paper) \(\d+:\d+:\d+\) & ((?:[01]\.\d{3} & )+[01]\.\d{3})", tex, re.M)}
-    assert set(rows) == {"default", "paper"}, tex
-    for p in rows.values():   # P(reproduced) rises with the true ratio, from the null's small rate
+    plain = {m.group(1): [float(x) for x in m.group(2).split(" & ")] for m in re.finditer(
+        r"^(default|paper) \(\d+:\d+:\d+\), one cell a side & ((?:[01]\.\d{3} & )+[01]\.\d{3})", tex, re.M)}
+    assert set(plain) == {"default", "paper"}, tex
+    for p in plain.values():   # P(reproduced) rises with the true ratio, from the null's small rate
         assert p[0] <= 0.1 and p[-1] >= 0.9 and p == sorted(p), tex
+    for arm in ("peak, flat-2 vs sharp", "peak, flat-3 vs sharp", "peak, sharp vs sharp", "scaling"):
+        assert re.search(rf"^paper \(6:24:2\), {arm} & ", tex, re.M), (arm, tex)
     # another level than the run's: no row of it, so no figures are made up
-    assert re.search(r"^default \(6:12:2\) & -- ", method.power_tex(0.95, out), re.M)
+    assert re.search(r"^default \(6:12:2\), one cell a side & -- ", method.power_tex(0.95, out), re.M)
+
+
+def test_blocks_have_the_profiles_sizes_and_every_arm_is_simulated(small):
+    """block_size: the profile's largest block as its planning code lays it out (the paper
+    profile on a 64-CPU host, hundreds of cells), not two cells back to back."""
+    _, rows = small
+    assert {"arm", "block_size"} <= set(rows[0])
+    sizes = {r["method"].split(":")[1]: int(r["block_size"]) for r in rows if r["method"].startswith("signed-rank:")}
+    assert sizes == {"paper": VP.block_size("paper"), "default": VP.block_size("default")}
+    assert sizes["paper"] > sizes["default"] > 12
+    assert {r["arm"] for r in rows} == {"plain", "peak-flat2-sharp", "peak-flat3-sharp", "peak-sharp-sharp",
+                                        "scaling"}
+
+
+def test_draw_puts_cells_of_a_block_at_random_positions_sharing_the_drift():
+    """Two cells far apart in a big block share less drift than two adjacent ones: the
+    log ratio's spread grows with the block size (no noise, drift only)."""
+    import random
+    import statistics
+    spread = {}
+    for size in (2, 240):
+        rows = VP.draw(random.Random(1), 3000, size, (1.0, 1.0), 1e-9, 0.05)
+        spread[size] = statistics.pstdev([__import__("math").log(a / b) for a, b in rows])
+    assert spread[2] < 0.05 < spread[240] < 0.05 * 2 ** 0.5 + 0.01
 
 
 def test_without_the_simulation_the_paper_says_so(tmp_path):
     assert "was not run" in method.power_tex(0.9, tmp_path / "absent.csv")
 
 
-def test_peak_rows_show_what_the_selection_cost(tmp_path):
-    """The table's peak row: the per-block peak the claims use keeps the null's rate near the
-    single-cell one; the old highest-median cell of 4 against 1 (in the CSV) reproduces far
-    more often at a true ratio of 1 (every one of them false)."""
-    out = tmp_path / "verdict_power.csv"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "verdict_power.py"), "--trials", "200", "--levels",
-                    "0.90", "--jobs", "1", "--out", str(out)], check=True, capture_output=True, text=True,
-                   timeout=300)
-    tex = method.power_tex(0.9, out)
-    null = {m.group(1): float(m.group(2))
-            for m in re.finditer(r"^default \(6:12:2\)(, [^&]*?)? & ([01]\.\d{3})", tex, re.M)}
-    assert set(null) == {None, ", peak per block, 4 a side"}, tex
-    assert null[", peak per block, 4 a side"] <= 0.08, null
-    old = [r for r in csv.DictReader(open(out)) if r["method"] == "signed-rank-peak4:default:6:12:2"
-           and r["cov"] == "0.05" and r["drift"] == "0.05" and r["true_ratio"] == "1.00"]
-    assert len(old) == 1 and float(old[0]["p_reproduced"]) >= 0.12, old
+def test_peak_rows_show_what_the_shape_cost(tmp_path):
+    """At a true ratio of 1 (every reproduced false), A flat over 3 loads against B's one
+    sharp peak: the rule before (each side's per-block maximum) reproduces far more often
+    than its level allows; the max-min bound the claims use stays near (1 - level)/2."""
+    rows = simulate(tmp_path / "verdict_power.csv", "--trials", "20", "--shape-trials", "200",
+                    "--settings", "default:6:12:2")
+    null = {r["method"].split(":")[0]: float(r["p_reproduced"]) for r in rows
+            if r["arm"] == "peak-flat3-sharp" and r["true_ratio"] == "1.00"}
+    assert null["signed-rank"] <= 0.08 and null["old-per-block-max"] >= 0.25, null
+
+
+def test_readme_block_is_generated_from_the_csv(small, tmp_path):
+    """scripts/power-table.py rewrites the block between its markers (the README's, or a
+    docs page's): the plain arm by CoV, then the peak and scaling arms."""
+    out, _ = small
+    page = tmp_path / "page.md"
+    page.write_text("# t\n\n<!-- power:begin -->\nold\n<!-- power:end -->\n")
+    script = str(ROOT / "scripts" / "power-table.py")
+    subprocess.run([sys.executable, script, "--csv", str(out), "--readme", str(page)], check=True)
+    text = page.read_text()
+    assert "\nold\n" not in text
+    assert "| paper profile (6–24 blocks, 2 looks, blocks of " in text
+    assert "| peak, A flat over 3 loads, B one sharp peak | " in text and "| scaling (ratio of gains" in text
+    assert subprocess.run([sys.executable, script, "--csv", str(out), "--readme", str(page), "--check"]).returncode == 0

@@ -119,7 +119,8 @@ rule paper_figure:
 
 # How often the verdict rule is right (P(reproduced) by true ratio, the profiles' repetitions, this
 # run's claims.level): bench/verdict_power.py's simulation through the project's own interval code,
-# so the paper states the power of the rule it uses, not a figure from another build.
+# so the paper states the power of the rule it uses, not a figure from another build. The peak and
+# scaling arms run 200 trials here (~0.03 sd on a rate); docs/benchmarks.md records a 2000-trial run.
 # The level is in the file's name: a run at another claims.level (replot included, whose
 # rerun trigger is mtime) makes its own table instead of reading one of another level.
 POWER_LEVEL = f"{_claim_setting(CFG, 'level'):g}"
@@ -129,9 +130,10 @@ POWER_CSV = f"data/power/verdict_power_{POWER_LEVEL}.csv"
 rule verdict_power:
     input:
         script="bench/verdict_power.py",
-        code=["workflow/harness/analysis/intervals.py", "workflow/harness/analysis/verdict.py"],
-        # the repetitions (min:max:looks) the table shows are these profiles'
-        profiles=[f"config/{p}.yaml" for p in _power_method.PROFILES],
+        code=["workflow/harness/analysis/intervals.py", "workflow/harness/analysis/verdict.py",
+              "workflow/harness/analysis/blockverdict.py", "workflow/harness/analysis/claimrules.py"],
+        # the repetitions (min:max:looks) and block sizes the table shows are these profiles'
+        profiles=[f"config/{p}.yaml" for p in _power_method.PROFILES] + ["config/builds.lock.yaml"],
     output:
         POWER_CSV,
         POWER_CSV.replace(".csv", "_aa.csv"),
@@ -144,7 +146,8 @@ rule verdict_power:
     benchmark:
         "benchmarks/verdict_power.tsv"
     shell:
-        "{PY} {input.script} --trials 2000 --seed 1 --levels {params.level} --settings {params.settings} "
+        "{PY} {input.script} --trials 2000 --shape-trials 200 --seed 1 --levels {params.level} "
+        "--settings {params.settings} "
         "--jobs {threads} "
         "--out {output[0]} > {log} 2>&1 || (tail -5 {log}; exit 1)"
 

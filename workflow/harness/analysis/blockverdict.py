@@ -10,7 +10,10 @@ d_i, which assumes no symmetry, is reported (never used for the verdict).
 Where the two sides share no repetition, pairing is impossible and the exact
 Mann-Whitney interval of the two groups is used instead (its method says so).
 A scaling claim (a ratio of ratios) pairs four cells by repetition: the
-per-block (a1/b1)/(a2/b2) into the same signed-rank interval.
+per-block (a1/b1)/(a2/b2) into the same signed-rank interval. A comparison of
+peaks (`peaks`) takes per-block tuples of each side's values at its loads and
+judges max A / max B by harness.analysis.intervals.max_min_interval; the scaling
+claims of harness.analysis.claimrules.scaling_judged pass it per-block products.
 
 Looks: the experiment's `repetitions` {min, max, looks} gives the block counts
 harness.analysis.intervals.look_schedule looks at; each look's interval is at
@@ -93,31 +96,34 @@ def _other(rule) -> str:
 
 
 def judge(a, b, rule, level: float, bounds: tuple, decide: bool = True, *,
-          unpaired: bool = False, method: str = "") -> Judged:
+          unpaired: bool = False, method: str = "", peaks: bool = False) -> Judged:
     """The verdict on A/B from paired blocks a[i], b[i] (unpaired: two groups), the
-    rule (claimrules.Rule or intervals.Rule), the experiment's (min, max, looks)."""
+    rule (claimrules.Rule or intervals.Rule), the experiment's (min, max, looks).
+    peaks: a[i], b[i] are tuples of each side's values at its loads, and the ratio judged
+    is max A / max B (harness.analysis.intervals.max_min_interval)."""
     lo, hi, looks = bounds
     schedule = I.look_schedule(lo, hi, looks)
-    kind = "unpaired" if unpaired else "signed-rank"
+    kind = "unpaired" if unpaired else "max-min" if peaks else "signed-rank"
     n = min(len(a), len(b))
     if n == 0:
         raise ValueError("no blocks on both sides")
     look_level = I.per_look_level(level, len(schedule))
+    interval = {**I.METHODS, **I.PEAK_METHODS}[kind]
     irule = I.Rule(rule.side, rule.threshold, rule.threshold_hi)
 
     def sign_at(k):
-        return None if unpaired or k < 1 else I.sign_interval(a[:k], b[:k], look_level)
+        return None if unpaired or peaks or k < 1 else I.sign_interval(a[:k], b[:k], look_level)
 
     def named(ci):
         return ci._replace(method=method) if method else ci
 
     if not decide:
-        ci = named(I.METHODS[kind](a, b, level))
+        ci = named(interval(a, b, level))
         return Judged(V.INCONCLUSIVE, f"{BY_DESIGN}; {interval_words(ci)}", ci,
-                      None if unpaired else I.sign_interval(a[:n], b[:n], level), "", False,
+                      None if unpaired or peaks else I.sign_interval(a[:n], b[:n], level), "", False,
                       (len(a), len(b)))
     if n < schedule[0]:
-        ci = named(I.METHODS[kind](a[:n], b[:n], look_level))
+        ci = named(interval(a[:n], b[:n], look_level))
         return Judged(V.INCONCLUSIVE, (f"{interval_words(ci)}; {n} blocks measured, the first look is "
                                        f"at {schedule[0]} (of max {hi})"), ci, sign_at(n),
                       f"0/{len(schedule)}", True, (len(a), len(b)))
@@ -133,7 +139,8 @@ def judge(a, b, rule, level: float, bounds: tuple, decide: bool = True, *,
         return Judged(s.verdict, f"{stated} lies entirely {where}", ci, sign_at(s.blocks), look, False, ns)
     pending = n < hi
     if ci.coverage < ci.level:
-        need = I.min_blocks(level, len(schedule), kind)
+        splits = I.max_min_splits(a, b) if peaks else 1   # a peak bound splits each look's error further
+        need = I.min_blocks(level, len(schedule) * splits, "signed-rank" if peaks else kind)
         why = f"its coverage is below {100 * look_level:.4g}% (a look needs {need} blocks)"
         more = (f"{n} blocks measured of max {hi}" if pending else
                 f"the profile's repetitions (max {hi} blocks) cannot decide it")

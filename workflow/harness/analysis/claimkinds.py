@@ -15,7 +15,8 @@ from harness.analysis import tidydata as T
 from harness.analysis.claimrules import (
     METRIC, NEEDS_TEXT, NOT_MEASURABLE, SCALING, VERDICTS, Context, Result, Rule, interval_text,
     at_cores, best, flagged, fmt_cores, levels_label, levels_of, levels_words, matches,
-    missing, peak_result, pool, ratio_or_none, settings_text, unsupported_reason)
+    missing, peak_result, pool, ratio_or_none, scaling_groups, scaling_judged, settings_text,
+    unsupported_reason)
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,9 @@ def gated(claim: Claim, ctx: Context, res: Result, candidates: list[T.Cell]) -> 
 
 @dataclass(frozen=True)
 class Comparison(Claim):
-    """median(side a) / median(side b) at each side's best cell, every other
-    factor held fixed. Subclasses say what the sides are (engines, levels, ...)."""
+    """Side a at its peak / side b at its peak over the loads both measured (one load:
+    the two cells' paired ratio; claimrules.peak_result), every other factor held fixed.
+    Subclasses say what the sides are (engines, levels, ...)."""
     experiment_name: str = ""
     tables: int | None = None
     levels: tuple | None = None   # the experiment's varied factors held at these levels (None: baselines)
@@ -310,8 +312,9 @@ class TablesRatio(Comparison):
 
 @dataclass(frozen=True)
 class ScalingRatio(Comparison):
-    """(best at the most cores / best at the fewest, with a tables) divided by the
-    same gain with b tables, for one engine: 'a tables scale better than b'."""
+    """(peak at the most cores / peak at the fewest, with a tables) divided by the same
+    gain with b tables, for one engine: 'a tables scale better than b'; peaks over the
+    users all four measured, no cell chosen from the data (claimrules.scaling_judged)."""
     engine: str = ""
     a: int = 8
     b: int = 1
@@ -337,16 +340,14 @@ class ScalingRatio(Comparison):
                            f"{self.engine}: peak {self.a}/{self.b} tables {peak:.2f}× on "
                            f"{fmt_cores(cores)}")
         lo, hi = cores[0], cores[-1]
-        cells = {(t, c): best([x for x in pools[t] if x.int("cores") == c]) for t in (self.a, self.b)
-                 for c in (lo, hi)}
-        # (a tables at hi / at lo) / (b tables at hi / at lo), per block (the four cells paired by rep)
-        four = [cells[k].by_rep(METRIC) for k in ((self.a, hi), (self.a, lo), (self.b, hi), (self.b, lo))]
-        j = BV.judge_scaling(*four, self.rule, ctx.level, BV.bounds_of(ctx.tidy, self.experiment_name),
-                             ctx.decide)
-        gain = {t: cells[(t, hi)].median(METRIC) / cells[(t, lo)].median(METRIC) for t in (self.a, self.b)}
-        measured = (f"{self.engine}, {lo}→{hi} cores: {gain[self.a]:.2f}× with {self.a} tables, "
-                    f"{gain[self.b]:.2f}× with {self.b}: {interval_text(j.ci)}")
-        return Result.judged(measured, j, list(cells.values()))
+        groups = scaling_groups(pools, self.a, self.b, lo, hi)
+        if not all(groups):
+            return missing("data", f"{self.engine}: no users measured with both table counts on "
+                                   f"{lo} and {hi} cores")
+        j = scaling_judged(ctx, self.experiment_name, groups, self.rule)
+        measured = (f"{self.engine}, {lo}→{hi} cores, users {', '.join(c['users'] for c in groups[0])}: "
+                    f"{self.a} tables ÷ {self.b}: {interval_text(j.ci)}")
+        return Result.judged(measured, j, [c for g in groups for c in g])
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,15 @@ test, and the verdict rule.
 Verdict rule. A comparison claim declares a side (above / below / within) and
 a threshold for the ratio of two settings of the server's own statement
 count (`qps_server`, without BEGIN/COMMIT; sysbench's `qps` is a cross-check
-column only), every other factor held fixed; "at best" compares each side's
-cell with the highest median (its peak over users and cores). The two cells'
-repetitions are blocks, paired by `rep`: the exact Wilcoxon signed-rank
-interval of the per-block log ratios (Hodges-Lehmann point; the sign-test
-interval beside it; Mann-Whitney where the sides share no repetition; a
-scaling claim's per-block ratio of ratios), looked at on the experiment's
+column only), every other factor held fixed. The cells' repetitions are
+blocks, paired by `rep`: the exact Wilcoxon signed-rank interval of the
+per-block log ratios (Hodges-Lehmann point; the sign-test interval beside it;
+Mann-Whitney where the sides share no repetition). "At best" (each side at its
+peak over the users and cores both measured) chooses no cell from the data:
+the interval of max A / max B is the max-min bound of every pair of loads'
+intervals (harness.analysis.intervals.max_min_interval, valid for any shape
+of the curves), and a scaling claim's ratio of ratios of peaks the same bound
+on the per-block products of its four groups. Looked at on the experiment's
 `repetitions` schedule at the Bonferroni per-look level and frozen at the
 first look that decides it (harness.analysis.blockverdict). *reproduced* only
 when the whole interval lies on the published side at a coverage of at least
@@ -56,8 +59,8 @@ from harness.analysis.claimrules import (  # noqa: F401
     CONTENTION, CROSS_CHECK, CSV_FIELDS, INCONCLUSIVE, SETTINGS, METRIC, NEEDS_TEXT,
     NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, Rule, above,
     at_cores, below, best, cell_where, flagged, fmt_cores, fmt_k, levels_label, levels_of,
-    levels_words, matches, missing, peak_result, pool, ratio_or_none, ratio_result, setting, settings_text,
-    unsupported_reason, varied_factors, within)
+    levels_words, load_blocks, matches, missing, peak_result, pool, ratio_or_none, ratio_result,
+    scaling_groups, scaling_judged, setting, settings_text, unsupported_reason, varied_factors, within)
 from harness.analysis.waits import (  # noqa: F401
     LOCK_WAITS, TopWait, clopper_pearson, event_label, ranks_by_rep, short_event, top_waits)
 

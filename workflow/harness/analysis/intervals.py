@@ -251,8 +251,62 @@ def ratio_of_ratios(a1, b1, a2, b2, level=0.9) -> Interval:
     return _walsh_interval([x - y for x, y in zip(r1, r2)], level, RATIO_OF_RATIOS)
 
 
+MAX_MIN = ("simultaneous bound for max over A's loads / max over B's loads: per pair of loads the exact "
+           "Wilcoxon signed-rank interval of Walsh averages, paired blocks; lower end Bonferroni over A's "
+           "loads, upper end over B's")
+
+
+def _walsh_sorted(d: list[float]) -> list[float]:
+    n = len(d)
+    return sorted([(d[i] + d[j]) / 2 for i in range(n) for j in range(i, n)])
+
+
+def _columns(rows, name: str) -> list[list[float]]:
+    """Per-block tuples of values at each load -> the logs of each load's values, in block order."""
+    rows = [tuple(r) for r in rows]
+    if not rows or not rows[0] or any(len(r) != len(rows[0]) for r in rows):
+        raise ValueError(f"max_min_interval: {name} needs one value per load in every block")
+    return [_logs([r[k] for r in rows], f"{name} load {k + 1}") for k in range(len(rows[0]))]
+
+
+def max_min_interval(a, b, level=0.9) -> Interval:
+    """Interval for (max over A's loads) / (max over B's loads) from paired blocks, each a[i]
+    (b[i]) the tuple of A's (B's) values at its L (M) loads in block i, for any shape of the
+    two curves. max A / max B = max_l min_m A_l/B_m, so from per-pair signed-rank intervals
+    [lo_lm, hi_lm] the bound is [max_l min_m lo_lm, max_l min_m hi_lm]. Its lower end is
+    too high only if a pair (l, m*) misses from below, m* the load of B's true peak: each
+    pair at one-sided error (1 - level)/(2L) keeps that within (1 - level)/2 (Bonferroni over
+    A's loads); the upper end likewise over B's loads, at l* A's true peak. `coverage` is
+    that bound, 1 - L(1 - c_lo)/2 - M(1 - c_hi)/2 from the achieved per-pair coverages; one
+    load a side: the paired interval itself."""
+    ca, cb = _columns(a, "A"), _columns(b, "B")
+    if len(ca[0]) != len(cb[0]):
+        raise ValueError(f"max_min_interval: {len(ca[0])} blocks for A, {len(cb[0])} for B")
+    if len(ca) == 1 and len(cb) == 1:
+        return _walsh_interval([x - y for x, y in zip(ca[0], cb[0])], level, PAIRED)
+    n, alpha = len(ca[0]), 1 - _exact(level)
+    k_lo, c_lo = _critical("signed-rank", (n,), 1 - alpha / len(ca))
+    k_hi, c_hi = _critical("signed-rank", (n,), 1 - alpha / len(cb))
+    lo, hi, point = [], [], []
+    for xa in ca:
+        walsh = [_walsh_sorted([x - y for x, y in zip(xa, xb)]) for xb in cb]
+        lo.append(min(w[max(k_lo, 1) - 1] for w in walsh))
+        hi.append(min(w[-max(k_hi, 1)] for w in walsh))
+        point.append(min(_median(w) for w in walsh))
+    cov = max(Fraction(0), 1 - (len(ca) * (1 - c_lo) + len(cb) * (1 - c_hi)) / 2)
+    return Interval(math.exp(max(lo)), math.exp(max(hi)), math.exp(max(point)), float(cov), float(level),
+                    MAX_MIN, n)
+
+
+def max_min_splits(a, b) -> int:
+    """How many ways a max_min_interval's error is split on its wider side (the more loads)."""
+    return max(len(tuple(a[0])), len(tuple(b[0]))) if a and b else 1
+
+
 METHODS = {"signed-rank": paired_interval, "sign": sign_interval, "unpaired": unpaired_interval}
 # intervals on the scale of the values, not of their ratio (rule thresholds are differences)
+# intervals on per-block tuples of values at each side's loads (max over loads A / max over loads B)
+PEAK_METHODS = {"max-min": max_min_interval}
 DIFFERENCE_METHODS = {"sign-difference": lambda a, b, level=0.9: difference_sign_interval(
     [x - y for x, y in zip(a, b, strict=True)], level)}
 
@@ -331,12 +385,13 @@ def sequential_decide(blocks_a, blocks_b, rule, level=0.9, schedule=(6, 12), *,
     `method` is "signed-rank" (paired blocks, default), "sign" or "unpaired"; for a
     ratio of ratios pass the per-block ratios a1/b1 and a2/b2 as the two blocks;
     "sign-difference" judges the paired differences a - b (the rule's threshold a
-    difference, e.g. above 0)."""
+    difference, e.g. above 0); "max-min" takes per-block tuples of each side's values at
+    its loads and judges max A / max B (max_min_interval)."""
     a, b = list(blocks_a), list(blocks_b)
     schedule = list(schedule)
     if not schedule or any(x >= y for x, y in zip(schedule, schedule[1:])):
         raise ValueError(f"sequential_decide: schedule {schedule} must be increasing block counts")
-    interval = METHODS.get(method) or DIFFERENCE_METHODS[method]
+    interval = METHODS.get(method) or PEAK_METHODS.get(method) or DIFFERENCE_METHODS[method]
     look_level = _look_level(level, len(schedule))
     ci, look, used = None, 0, 0
     for look, n in enumerate(schedule, 1):

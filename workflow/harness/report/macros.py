@@ -66,7 +66,7 @@ def claim_text(rows) -> tuple[str, str, str]:
         if not r.get("ratio"):
             return L.NA
         f = {k: float(r[k]) for k in ("ratio", "ratio_lo", "ratio_hi", "coverage")}
-        if not f["coverage"]:
+        if not f["coverage"] and f["ratio_lo"] == f["ratio_hi"]:   # a bound of 0 coverage has a width
             return f"{f['ratio']:.2f} (one repetition: no interval)"
         return (f"{f['ratio']:.2f} [{f['ratio_lo']:.2f}, {f['ratio_hi']:.2f}] "
                 f"({L.fmt_coverage(f['coverage'])} coverage)")

@@ -110,7 +110,7 @@ def short_reason(row, level) -> str:
     if v == C.INCONCLUSIVE:
         if reason.startswith("by design"):
             return "by design"
-        if _f(row.get("coverage")) == 0:
+        if _f(row.get("coverage")) == 0 and row.get("ratio_lo") == row.get("ratio_hi"):
             return "one repetition"
         m = re.search(r"(\d+) blocks measured(?:,| of)", reason)
         cov, asked = _f(row.get("coverage")), _f(row.get("level")) or level
@@ -135,7 +135,7 @@ def measured_cell(row) -> str:
     """'0.96 [0.41, 2.25]' and its coverage (a ratio claim), else the measured text."""
     if row.get("ratio"):
         r, lo, hi, cov = (_f(row[k]) for k in ("ratio", "ratio_lo", "ratio_hi", "coverage"))
-        if not cov:
+        if not cov and lo == hi:   # a peak bound of 0 coverage still has a width
             return f"{r:.2f}\\newline{{\\scriptsize no interval (one repetition)}}"
         return (f"{r:.2f} [{lo:.2f}, {hi:.2f}]\\newline{{\\scriptsize {fmt_coverage(cov)} coverage}}")
     return r"{\scriptsize %s}" % breakable(row.get("measured") or NA)

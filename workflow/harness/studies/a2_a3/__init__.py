@@ -108,19 +108,28 @@ def cv_by_rep(ctx, experiment: str, cell) -> dict:
 @dataclass(frozen=True)
 class SpinStability(C.LevelRatio):
     """'More stable': the per-second QPS coefficient of variation at level a ÷ at level b,
-    each repetition's own, paired by repetition (the cells at the same users and cores)."""
+    each repetition's own, paired by repetition; a block's value at a level is the geometric
+    mean of its CVs over the loads (users, cores) both levels measured, so no load is chosen
+    from the data it is judged on."""
 
     def judge(self, ctx, la, pa, lb, pb):
-        a = C.best(pa)
-        b = next((c for c in pb if (c["users"], c["cores"]) == (a["users"], a["cores"])), None) or C.best(pb)
-        va, vb = cv_by_rep(ctx, self.experiment_name, a), cv_by_rep(ctx, self.experiment_name, b)
-        if not va or not vb:
+        def key(c):
+            return (c.int("users"), c.int("cores"))
+        loads = {key(c) for c in pa} & {key(c) for c in pb}
+        ca = sorted((c for c in pa if key(c) in loads), key=key)
+        cb = sorted((c for c in pb if key(c) in loads), key=key)
+        cvs = [cv_by_rep(ctx, self.experiment_name, c) for c in ca + cb]
+        reps, (xa, xb) = C.load_blocks(cvs[:len(ca)], cvs[len(ca):]) if ca and cb else ([], ([], []))
+        if not reps or not all(v > 0 for row in xa + xb for v in row):
             return C.missing("data", f"no per-second QPS of {la} and {lb} in {self.experiment_name}")
+        va = dict(zip(reps, (statistics.geometric_mean(row) for row in xa)))
+        vb = dict(zip(reps, (statistics.geometric_mean(row) for row in xb)))
         j = ctx.judge(self.experiment_name, va, vb, self.rule)
+        users = ", ".join(str(u) for u in sorted({u for u, _ in loads}))
         measured = (f"per-second QPS CV {la} {statistics.median(va.values()):.3g} vs {lb} "
-                    f"{statistics.median(vb.values()):.3g} ({C.cell_where(a, b)}): "
-                    f"{interval_text(j.ci)}")
-        return C.Result.judged(measured, j, [a, b])
+                    f"{statistics.median(vb.values()):.3g} (geometric mean over users {users}, "
+                    f"{C.fmt_cores({c for _, c in loads})}): {interval_text(j.ci)}")
+        return C.Result.judged(measured, j, ca + cb)
 
 
 AUTOCOMMIT = ("off",)   # oltp_ro's transactions factor off

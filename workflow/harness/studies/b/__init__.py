@@ -107,8 +107,9 @@ class Collapse(C.EngineRatio):
 
 @dataclass(frozen=True)
 class EngineScaling(C.Comparison):
-    """(engine a's best on the most cores ÷ on the fewest) ÷ (the same for engine b), the
-    four cells paired by repetition: 'a gains less from added cores than b'."""
+    """(engine a's peak on the most cores ÷ on the fewest) ÷ (the same for engine b), peaks
+    over the users all four measured, paired by repetition, no cell chosen from the data
+    (claimrules.scaling_judged): 'a gains less from added cores than b'."""
     a: str = ""
     b: str = ""
 
@@ -129,15 +130,13 @@ class EngineScaling(C.Comparison):
                              f"scaling needs two core counts measured with both engines; measured on "
                              f"{C.fmt_cores(cores)}")
         lo, hi = cores[0], cores[-1]
-        cells = {(e, c): C.best([x for x in pools[e] if x.int("cores") == c]) for e in (self.a, self.b)
-                 for c in (lo, hi)}
-        four = [cells[k].by_rep(C.METRIC) for k in ((self.a, hi), (self.a, lo), (self.b, hi), (self.b, lo))]
-        j = BV.judge_scaling(*four, self.rule, ctx.level, BV.bounds_of(ctx.tidy, self.experiment_name),
-                             ctx.decide)
-        gain = {e: cells[(e, hi)].median(C.METRIC) / cells[(e, lo)].median(C.METRIC) for e in (self.a, self.b)}
-        measured = (f"{lo}→{hi} cores: {self.a} gains {gain[self.a]:.2f}×, {self.b} {gain[self.b]:.2f}×: "
-                    f"{interval_text(j.ci)}")
-        return C.Result.judged(measured, j, list(cells.values()))
+        groups = C.scaling_groups(pools, self.a, self.b, lo, hi)
+        if not all(groups):
+            return C.missing("data", f"no users measured with both engines on {lo} and {hi} cores")
+        j = C.scaling_judged(ctx, self.experiment_name, groups, self.rule)
+        measured = (f"{lo}→{hi} cores, users {', '.join(c['users'] for c in groups[0])}: {self.a}'s gain ÷ "
+                    f"{self.b}'s: {interval_text(j.ci)}")
+        return C.Result.judged(measured, j, [c for g in groups for c in g])
 
 
 def lock_waits(ctx, build):
