@@ -64,7 +64,31 @@ def cell_names(cfg: dict, lock: dict, exp: str, rep: int | None = None,
     spec = cfg["experiments"][exp]
     kind = kinds.KINDS[spec["kind"]]
     reps = [rep] if rep is not None else range(1, (blocks or repetitions.bounds(spec["repetitions"])[1]) + 1)
-    return [kind.name({**d, "rep": r}) for r in reps for d, reason in combos(cfg, lock, exp) if reason is None]
+    read = read_combos(cfg, lock, exp)
+    return [kind.name({**d, "rep": r}) for r in reps for d in read]
+
+
+_READ: dict = {}
+
+
+def read_combos(cfg: dict, lock: dict, exp: str) -> list[dict]:
+    """The cells (without repetition) of an experiment that run and that a figure or a
+    claim this host can decide reads (harness.plan.reads); the others are not planned."""
+    key = (id(cfg), id(cfg.get("experiments")), id(lock), exp)
+    hit = _READ.get(key)
+    if hit is not None and hit[0] is cfg:
+        return hit[1]
+    from harness.plan import reads
+    sels = reads.readers_cached(cfg, lock)["selectors"].get(exp, [])
+    out = [d for d, reason in combos(cfg, lock, exp) if reason is None and reads.kept(sels, d)]
+    _READ[key] = (cfg, out)
+    return out
+
+
+def dropped_combos(cfg: dict, lock: dict, exp: str) -> list[dict]:
+    """The cells of an experiment that could run but nobody reads (not planned)."""
+    read = read_combos(cfg, lock, exp)
+    return [d for d, reason in combos(cfg, lock, exp) if reason is None and d not in read]
 
 
 def grouped(cfg: dict, exp: str) -> bool:
