@@ -10,8 +10,8 @@ core counts (`cores` not in its `load`; a=None: the most cores planned above b);
 only the cells with mysqld on at least `min_cores`. Factor levels are not narrowed:
 a claim reads every variant of its experiment (an over-estimate, never an under-one).
 
-What a figure reads: every cell of the experiments of its `inputs`
-(harness.report.figures), narrowed by an optional `draws` mapping of key -> values
+What a figure reads: every cell of the experiments of its `inputs` (a study's
+FIGURES), narrowed by an optional `draws` mapping of key -> values
 in its FIGURES entry (e.g. {"tables": [8]}).
 
 A cell is kept when a figure draws it or a claim this host can decide reads it. A
@@ -230,8 +230,9 @@ def readers(cfg: dict, lock: dict, topology=None, claims=None, figures=None) -> 
     if claims is None:
         from harness import studies
         claims = studies.claims()
-    if figures is None:
-        from harness.report.figures import FIGURES as figures
+    if figures is None:   # every study's, as the registry finds them now (an external study too)
+        from harness import studies
+        figures = {k: v for s in studies.all_studies().values() for k, v in getattr(s, "FIGURES", {}).items()}
     verdicts = [judge(c, cfg, lock, topology) for c in claims]
     by_exp: dict = {}
     sels: dict = {}
