@@ -83,6 +83,25 @@ def test_wide_cells_take_several_lanes():
     assert [four.width(n) for n in (4, 8, 16, 32)] == [1, 2, 4, 8]
 
 
+@pytest.mark.parametrize("name", ["32em64t-2n8c2t-pci-noio", "192em64t-12gr2n8c2t", "96em64t-4n4d3ca2co-pci"])
+def test_a_cell_placed_in_a_span_stays_in_it_with_its_memory_local(name):
+    t = topo(name)
+    for lanes in cuts(t):
+        for n in (1, 4, 8, 16, 32):
+            w = lanes.width(n)
+            for i, span in enumerate(lanes.spans(w)):
+                try:
+                    cell = lanes.place(n, i)
+                except L.C.CoresError:
+                    continue   # fits nowhere on this host
+                inside = {x for lane in span for x in lane.cpus}
+                if L._fits(lanes.span_topology(span), n, False, 1, 0.5):
+                    assert set(cell.server) | set(cell.client) <= inside
+                assert not set(cell.server) & set(cell.client)
+                if len(cell.nodes) == 1:
+                    assert cell.mems == cell.nodes
+
+
 def test_lanes_n_oversubscribes_when_they_do_not_fit():
     two_cpus = Topology.from_hwloc(HW / "16em64t-4s2c2t-offlines.xml", allowed={0, 1})
     lanes = L.for_count(two_cpus, 2, [1])

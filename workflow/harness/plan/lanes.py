@@ -88,6 +88,18 @@ class Lanes:
                     return w
         return self.count
 
+    def place(self, cores: int, span: int = 0, smt: bool = False) -> C.Cell:
+        """The CPUs of a cell on `cores` CPUs in span number `span` of its width (the core
+        plan's rules on the span's cores); on the whole host when no span holds it."""
+        w = self.width(cores, smt)
+        spans = self.spans(w)
+        kw = dict(smt=smt, client_min=self.client_min, client_ratio=self.client_ratio)
+        if spans:
+            sub = self.span_topology(spans[span % len(spans)])
+            if _fits(sub, cores, smt, self.client_min, self.client_ratio):
+                return C.place(sub, cores, **kw)
+        return C.place(self.topology, cores, **kw)
+
     def to_dict(self) -> dict:
         return {"size": self.size, "count": self.count, "oversubscribed": self.oversubscribed,
                 "lanes": [lane.to_dict() for lane in self.lanes]}
