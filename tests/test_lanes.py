@@ -71,16 +71,26 @@ def test_a_lanes_server_is_on_one_node_and_its_memory_there(name):
 
 def test_lanes_get_their_own_l3_where_the_host_has_one_per_lane():
     t = topo("192em64t-12gr2n8c2t")
-    eight = next(x for x in cuts(t) if x.size == 8)
-    assert eight.count == 19 and not any(lane.shares_l3 for lane in eight.lanes)
-    four = next(x for x in cuts(t) if x.size == 4)
-    assert four.count > 24 and any(lane.shares_l3 for lane in four.lanes)  # more lanes than L3s: said
+    for lanes in cuts(t):   # auto's candidates: never two servers on one L3 on this host
+        assert not any(lane.shares_l3 for lane in lanes.lanes)
+        assert len({lane.l3 for lane in lanes.lanes}) == lanes.count <= 24
+    shared = L.cut(t, 4, share_l3=True)   # more lanes than L3 domains: the plan says which share
+    assert shared.count > 24 and any(lane.shares_l3 for lane in shared.lanes)
+    three = L.for_count(topo("32em64t-2n8c2t-pci-noio"), 3, [4, 8])
+    assert three.count == 3 and sum(lane.shares_l3 for lane in three.lanes) == 2
+
+
+def test_one_l3_or_none_recorded_lanes_share_it():
+    t = topo("16amd64-8n2c-cpusets")   # no L3 objects in the file
+    assert L.l3_domains(t) == 0 and max(x.count for x in cuts(t)) > 1
 
 
 def test_wide_cells_take_several_lanes():
     t = topo("192em64t-12gr2n8c2t")
-    four = next(x for x in cuts(t) if x.size == 4)
+    four = L.cut(t, 4, share_l3=True)
     assert [four.width(n) for n in (4, 8, 16, 32)] == [1, 2, 4, 8]
+    eight = next(x for x in cuts(t) if x.size == 8)
+    assert [eight.width(n) for n in (4, 8, 16, 24, 32)] == [1, 1, 2, 3, 4]
 
 
 @pytest.mark.parametrize("name", ["32em64t-2n8c2t-pci-noio", "192em64t-12gr2n8c2t", "96em64t-4n4d3ca2co-pci"])
@@ -162,8 +172,8 @@ def test_a_figure_that_draws_less_drops_the_rest():
 # The estimate on lanes, as it stands (issue 37's targets are 12 h / 36 h on the 32-thread
 # host and 6 h on the two big ones: not met by lanes and dropping unread cells alone;
 # the figures pin today's values so a change is seen, bench figures not timing claims).
-@pytest.mark.parametrize("name,expected_h,worst_h", [("32em64t-2n8c2t-pci-noio", 98.1, 379.2),
-                                                     ("192em64t-12gr2n8c2t", 31.1, 122.1),
+@pytest.mark.parametrize("name,expected_h,worst_h", [("32em64t-2n8c2t-pci-noio", 131.5, 524.7),
+                                                     ("192em64t-12gr2n8c2t", 31.6, 126.1),
                                                      ("96em64t-4n4d3ca2co-pci", 70.1, 278.9)])
 def test_estimate_on_lanes(name, expected_h, worst_h, tmp_path):
     t, r, lock = paper(name)

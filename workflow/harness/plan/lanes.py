@@ -5,7 +5,8 @@ A lane of size s: s physical cores for mysqld, all on one NUMA node (its memory 
 there when the node's memory may be used), and whole physical cores for sysbench,
 enough threads for client_size(s) CPUs, preferring the server's node. No physical core
 is in two lanes; a lane's server gets an L3 cache of its own while the host has an L3
-domain per lane (else the plan says the lane shares one: `shares_l3`). Offline and
+domain per lane: `auto` cuts no more lanes than L3 domains on a host with two or more,
+and `lanes: N` beyond that says which lanes share one (`shares_l3`). Offline and
 disallowed CPUs are not in the topology, so never in a lane.
 
 A cell runs in a span: `width` consecutive lanes (1, 2, ...; spans aligned to the
@@ -122,12 +123,13 @@ def _domains(topo: Topology, cores_list):
     return dict(sorted(out.items()))
 
 
-def _servers(topo: Topology, size: int) -> list[tuple[tuple, int, bool]]:
+def _servers(topo: Topology, size: int, share_l3: bool = True) -> list[tuple[tuple, int, bool]]:
     """Candidate server core sets of `size` cores in preference order: one per L3 domain
-    first, then more inside L3 domains (sharing them), then across a node's L3 domains."""
+    first, then (share_l3) more inside L3 domains (sharing them), then across a node's L3
+    domains."""
     free = list(topo.cores())
     out = []
-    for shares in (False, True):
+    for shares in ((False, True) if share_l3 else (False,)):
         for key, cs in _domains(topo, free).items():
             while len(cs) >= size:
                 take, cs = cs[:size], cs[size:]
@@ -136,7 +138,7 @@ def _servers(topo: Topology, size: int) -> list[tuple[tuple, int, bool]]:
                 if not shares:
                     break
     by_node: dict = {}
-    for c in free:
+    for c in free if share_l3 else ():
         by_node.setdefault(topo.cpu(c[0]).node, []).append(c)
     for node, cs in sorted(by_node.items()):
         while len(cs) >= size:
@@ -165,10 +167,11 @@ def _clients(topo, servers, need: int):
 
 
 def cut(topo: Topology, size: int, *, client_min: int = 1, client_ratio: float = 0.5,
-        want: int | None = None) -> Lanes:
-    """As many lanes of `size` server cores as fit (at most `want`); none when none fits."""
+        want: int | None = None, share_l3: bool = True) -> Lanes:
+    """As many lanes of `size` server cores as fit (at most `want`); none when none fits.
+    share_l3=False: no two lanes' servers on one L3 domain."""
     need = C.client_size(size, client_min, client_ratio)
-    cands = _servers(topo, size)
+    cands = _servers(topo, size, share_l3)
     top = len(cands) if want is None else min(want, len(cands))
     for m in range(top, 0, -1):
         chosen = cands[:m]
@@ -198,12 +201,21 @@ def oversubscribe(lanes: Lanes, n: int) -> Lanes:
     return Lanes(lanes.topology, lanes.size, out, lanes.client_min, lanes.client_ratio)
 
 
+def l3_domains(topo: Topology) -> int:
+    """How many L3 domains the usable CPUs sit on (0: the topology does not say)."""
+    ids = {c.l3 for c in topo.cpus}
+    return 0 if -1 in ids else len(ids)
+
+
 def candidates(topo: Topology, counts, **kw) -> list[Lanes]:
     """One cut per server size among `counts` (the profile's planned core counts), each
-    with at least one lane, smallest size first."""
+    with at least one lane, smallest size first. Where the topology allows (two L3 domains
+    or more), no two lanes' servers share an L3; on a host with one L3, or none recorded,
+    lanes share it (and the plan says so)."""
+    share = l3_domains(topo) < 2
     out = []
     for s in sorted({n for n in counts if isinstance(n, int) and n >= 1}):
-        lanes = cut(topo, s, **kw)
+        lanes = cut(topo, s, share_l3=share, **kw)
         if lanes.count:
             out.append(lanes)
     return out
