@@ -166,7 +166,19 @@ def test_a_figure_that_draws_less_drops_the_rest():
     who = reads.readers(r, lock, t, claims=[], figures=figs)
     sels = who["selectors"]["point_select"]
     assert reads.kept(sels, {"tables": 8, "cores": 4}) and not reads.kept(sels, {"tables": 1, "cores": 4})
-    assert "fts" not in who["selectors"]   # nobody reads it: not planned
+    assert who["by_experiment"]["fts"].get("whole")   # named by no reader given: a profile's own, kept whole
+
+
+def test_an_experiment_only_unmeasurable_claims_read_is_not_planned():
+    """On 2 CPUs fts_builds' one claim needs 4 cores and no figure draws it: not planned, and why."""
+    cfg = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
+    two = Topology.from_hwloc(HW / "16em64t-4s2c2t-offlines.xml", allowed={0, 1})
+    r = config.resolve(cfg, config.LOCK, topo=two)
+    spec = r["experiments"]["fts_builds"]
+    assert spec["enabled"] is False
+    assert spec["not_planned"].startswith("experiment: fts_builds is not planned on this host")
+    assert "cores: needs mysqld on at least 4" in spec["not_planned"]
+    assert r["experiments"]["fts"]["enabled"] is True   # its figures draw it
 
 
 # The estimate on lanes, as it stands (issue 37's targets are 12 h / 36 h on the 32-thread

@@ -362,8 +362,19 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
             spec["cores"] = plan_cores(spec["cores"], host_plan, topo, f"experiments.{exp}.cores", client)
         except cores_mod.CoresError as e:
             raise ConfigError(str(e)) from None
+    mark_unread(out, lock, topo)
     out["host"] = {"cpus": len(cpus), "plan": host_plan.describe(), "counts": host_plan.counts}
     return out
+
+
+def mark_unread(out: dict, lock: dict, topo) -> None:
+    """An experiment that claims or figures name but none this host can use reads is not
+    planned: `enabled: false` and `not_planned` (why) in the resolved profile, so nothing
+    downstream waits for it and its claims say why (harness.plan.reads)."""
+    from harness.plan import reads
+    for exp, why in reads.unread(out, lock, topo).items():
+        out["experiments"][exp]["enabled"] = False
+        out["experiments"][exp]["not_planned"] = why
 
 
 def plan_cores(value, host_plan, topo, key: str, client_min: int) -> list[int]:

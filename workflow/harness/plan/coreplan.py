@@ -73,6 +73,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
         readers = who["by_experiment"].get(exp, {"claims": [], "figures": []})
         exps.append({"experiment": exp, "study": spec["study"], "kind": spec["kind"], "asked": asked,
                      "claims": readers["claims"], "figures": readers["figures"],
+                     "whole": bool(readers.get("whole")),
                      "unread": len(plan.dropped_combos(resolved, lock, exp)),
                      "widths": (dict(sorted(schedule_widths(resolved, lock, exp, est).items()))
                                 if est else {}),
@@ -87,6 +88,8 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
             "fits": host_plan.counts, "missing": {str(n): missing[n] for n in sorted(missing)},
             "groups": [groups[n] for n in sorted(groups)], "experiments": exps,
             "claims": [v.__dict__ for v in who["claims"]],
+            "not_planned": {e: s["not_planned"] for e, s in resolved["experiments"].items()
+                            if s.get("not_planned")},
             "estimate": None if est is None else {"total_s": est["total_s"], "worst_s": est["worst_s"],
                                                   "measure_s": est["measure_s"],
                                                   "dataset_s": est["dataset_s"], "datasets": est["datasets"],
@@ -155,13 +158,18 @@ def render(p: dict) -> str:
                          for why, ns in by_why.items()) or "none"
         lines.append(f"  {e['experiment']} ({e['study']}, {e['kind']}; cores: {asked}): {e['cells']} cells at most{est}")
         lines.append(f"    kept (cells at most) {kept}; dropped {drop}")
-        lines.append(f"    read by claims: {', '.join(e['claims']) or 'none measurable here'}; "
-                     f"figures: {', '.join(e['figures']) or 'none'}")
+        if e["whole"]:
+            lines.append("    named by no claim or figure of any study (a profile's own experiment): kept whole")
+        else:
+            lines.append(f"    read by claims: {', '.join(e['claims']) or 'none measurable here'}; "
+                         f"figures: {', '.join(e['figures']) or 'none'}")
         if e["unread"]:
             lines.append(f"    {e['unread']} cell{'s' if e['unread'] > 1 else ''} per block read by no figure and "
                          f"no claim measurable here: not planned")
         if e["widths"]:
             lines.append("    lanes per cell: " + ", ".join(f"{n} cores {w}" for n, w in e["widths"].items()))
+    for exp, why in p["not_planned"].items():
+        lines.append(f"  {why.split(': ', 1)[1]}")
     lines += claim_lines(p["claims"])
     if p["estimate"]:
         est = p["estimate"]

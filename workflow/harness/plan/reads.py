@@ -236,6 +236,12 @@ def readers(cfg: dict, lock: dict, topology=None, claims=None, figures=None) -> 
     verdicts = [judge(c, cfg, lock, topology) for c in claims]
     by_exp: dict = {}
     sels: dict = {}
+    named = {e for c in claims for e in getattr(c, "experiments", ()) or ()}
+    named |= {e for fig in figures.values() for e, _ in fig.get("inputs") or []}
+    for exp, spec in (cfg.get("experiments") or {}).items():   # a profile's own experiment: whole
+        if exp not in named and isinstance(spec, dict) and spec.get("enabled", True):
+            by_exp[exp] = {"claims": [], "figures": [], "whole": True}
+            sels[exp] = [Selector(exp)]
     for c, v in zip(claims, verdicts):
         if not v.measurable:
             continue
@@ -259,6 +265,26 @@ def readers_cached(cfg: dict, lock: dict) -> dict:
     if hit is None or hit[0] is not cfg:
         hit = _CACHE[key] = (cfg, readers(cfg, lock))
     return hit[1]
+
+
+def unread(cfg: dict, lock: dict, topology=None) -> dict[str, str]:
+    """{experiment: why it is not planned} for the enabled experiments that claims or figures
+    name but none this host can use reads: every claim naming it is not measurable here and no
+    figure draws it."""
+    who = readers(cfg, lock, topology)
+    out = {}
+    for exp, spec in (cfg.get("experiments") or {}).items():
+        if not (isinstance(spec, dict) and spec.get("enabled", True)) or who["selectors"].get(exp):
+            continue
+        whys = [v.why for v in who["claims"] if exp in _claim_experiments(v.claim)]
+        out[exp] = (f"experiment: {exp} is not planned on this host: no figure draws it and no claim "
+                    f"reading it can be decided here" + (f" ({whys[0]})" if whys else ""))
+    return out
+
+
+def _claim_experiments(claim_id: str) -> tuple:
+    from harness import studies
+    return next((tuple(c.experiments) for c in studies.claims() if c.id == claim_id), ())
 
 
 def kept(selectors: list[Selector], d: dict) -> bool:
