@@ -176,7 +176,9 @@ def cell_spec(cfg: dict, exp: str) -> str:
 def run_settings(cfg: dict) -> dict:
     """Run-wide settings a cell depends on: the load driver, placement, backend, server."""
     s = {k: v for k, v in cfg["sysbench"].items() if k != "users_on_one_server"}  # (cell_spec's group_by)
-    s.update(cfg["placement"])
+    # placement.lanes says where blocks run side by side, not what a cell measures (a cell's
+    # lane goes in its manifest): not a param, so changing it re-measures nothing
+    s.update({k: v for k, v in cfg["placement"].items() if k != "lanes"})
     s["backend"] = cfg["backend"]
     s["options"] = cfg["server"]["options"]
     s["startup_timeout_s"] = cfg["server"]["startup_timeout_s"]
