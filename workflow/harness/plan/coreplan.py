@@ -174,7 +174,7 @@ def render(p: dict) -> str:
     if p["estimate"]:
         est = p["estimate"]
         ln = est["lanes"]
-        lines.append(f"lanes (placement.lanes): {ln['count']} of {ln['size']} server core"
+        lines.append(f"lanes (placement.lanes): {ln['count']} lane{'s' if ln['count'] != 1 else ''} of {ln['size']} server core"
                      f"{'s' if ln['size'] > 1 else ''} each{', oversubscribed' if ln['oversubscribed'] else ''}; "
                      f"a cell wider than a lane takes several (lanes per cell, above), one that no "
                      f"span holds the whole host")

@@ -246,6 +246,6 @@ def describe(lanes: Lanes) -> list[str]:
         mem = f", memory on node {cpulist(lane.mems)}" if lane.mems else ""
         over = ", oversubscribed (its CPUs are another lane's too)" if lane.oversubscribed else ""
         d = lane.to_dict()
-        out.append(f"  lane {lane.id}: mysqld cpus {d['server_cpus']} (node {lane.node}{mem}{l3}), "
-                   f"sysbench cpus {d['client_cpus']}{over}")
+        out.append(f"  lane {lane.id}: mysqld's cores cpus {d['server_cpus']} (node {lane.node}{mem}{l3}), "
+                   f"sysbench's cores cpus {d['client_cpus']}{over}")
     return out
