@@ -149,6 +149,8 @@ def test_contention_claims_are_not_measurable_on_16_cores():
     t, r, lock = paper("32em64t-2n8c2t-pci-noio")
     why = {v.claim: v.why for v in reads.readers(r, lock, t)["claims"] if not v.measurable}
     assert why["A3-PS-myisam-wins"].startswith("cores: needs mysqld on at least 16")
+    assert why["A1-FTS-MyISAM-stops-at-8"].startswith("cores: needs mysqld on 8 and on more than 8")
+    assert "A1-FTS-MyISAM-4-to-8" not in why   # 4 and 8 both fit
 
 
 def test_every_planned_cell_is_read():

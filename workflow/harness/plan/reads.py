@@ -94,12 +94,17 @@ def claim_selectors(claim, cfg: dict) -> list[Selector]:
         cores = _ints(getattr(claim, "cores", None)) if "cores" in _field_names(claim) else None
         if _ints(b) and not getattr(claim, "same_tables", True):
             tables = _ints(a, b)
-        elif _ints(b) and "cores" not in getattr(claim, "load", ("users", "cores")):
+        elif _ints(b) and _compares_cores(claim):
             above = [n for n in spec.get("cores") or [] if isinstance(n, int) and n > b]
             cores = _ints(a if a is not None else max(above, default=b), b)
         out.append(Selector(exp, frozenset(engines) or ANY, frozenset(builds) or ANY, tables, cores,
                             claim.min_cores if getattr(claim, "needs", None) else 0))
     return out
+
+
+def _compares_cores(claim) -> bool:
+    """A claim whose sides differ in their core count (a load without cores: CoresRatio)."""
+    return "cores" not in getattr(claim, "load", ("users", "cores"))
 
 
 def _field_names(obj) -> set:
@@ -172,6 +177,9 @@ def _why_not(claim, cfg, lock, topology) -> str:
         for n in sorted(sel.cores or ()):
             if n not in planned:
                 return _cores_reason(n, planned, topology)
+        b = getattr(claim, "b", None)
+        if _compares_cores(claim) and getattr(claim, "a", 0) is None and not any(n > b for n in planned):
+            return f"cores: needs mysqld on {b} and on more than {b} cores; this host's plan gives {planned}"
         if sel.min_cores and max(planned, default=0) < sel.min_cores:
             return (f"cores: needs mysqld on at least {claim.cores_needed()}; this host's plan gives "
                     f"at most {max(planned, default=0)}")
