@@ -195,3 +195,30 @@ def test_estimate_on_lanes(name, expected_h, worst_h, tmp_path):
     assert est["wall_s"] < est["total_s"] and est["wall_worst_s"] < est["worst_s"]
     assert est["wall_s"] / 3600 == pytest.approx(expected_h, abs=0.2)
     assert est["wall_worst_s"] / 3600 == pytest.approx(worst_h, abs=0.5)
+
+
+def test_the_plans_judgement_agrees_with_the_claim_engine_on_a_recorded_run():
+    """On the recorded real run (tests/fixtures/raw, its claims in retidy/expected): a claim the
+    plan calls measurable never came out not measurable for cores, SMT, build or experiment,
+    and one it calls not measurable was never measured."""
+    import csv
+    from harness import studies
+    cfg = yaml.safe_load((ROOT / "tests/fixtures/raw/config.resolved.yaml").read_text())
+    lock = builds.load_lock(config.LOCK)
+    rows: dict = {}
+    with open(ROOT / "tests/fixtures/retidy/expected/claims.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            rows.setdefault(r["claim"], []).append(r)
+    checked = 0
+    for c in studies.claims():
+        got = rows.get(c.id)
+        if not got:
+            continue
+        v = reads.judge(c, cfg, lock)
+        why = {r["reason"].split(":")[0] for r in got if r["verdict"] == "not measurable here"}
+        if v.measurable:
+            assert not why & {"cores", "SMT", "build", "experiment"}, (c.id, why)
+        else:
+            assert all(r["verdict"] == "not measurable here" for r in got), (c.id, v.why)
+        checked += 1
+    assert checked >= 60
