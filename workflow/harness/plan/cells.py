@@ -11,7 +11,9 @@ from pathlib import Path
 
 from harness.measure import datasets
 
-from harness.plan import factors
+from harness.plan import factors  # noqa: F401  (this module's API: plan.factors)
+
+from harness.plan.combos import combos  # noqa: F401  (this module's API: every combination and its reason)
 
 from harness.plan import repetitions
 
@@ -31,21 +33,6 @@ def builds_of(cfg: dict, exp: str) -> list[str]:
 
 def kind_of(cfg: dict, exp: str):
     return kinds.KINDS[cfg["experiments"][exp]["kind"]]
-
-
-def combos(cfg: dict, lock: dict, exp: str):
-    """Yield (cell factors without repetition, reason): reason is None for a cell
-    that runs, else why its build cannot run it."""
-    spec = cfg["experiments"][exp]
-    kind = kinds.KINDS[spec["kind"]]
-    for build in builds_of(cfg, exp):
-        entry = lock[build]
-        for variant in factors.expand(spec["variants"]):
-            for d in kind.combos(spec, build, variant):
-                reason = kind.unsupported(spec, d, entry) or factors.unsupported(variant, entry["family"])
-                if reason and not reason.startswith(build):
-                    reason = f"{build}: {reason}"
-                yield d, reason
 
 
 def repetition_bounds(spec: dict) -> tuple[int, int, int]:

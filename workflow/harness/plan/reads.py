@@ -134,8 +134,8 @@ def _cells_of(cfg, lock, exp):
     key = (id(cfg), id(lock), exp)
     hit = _COMBOS.get(key)
     if hit is None or hit[0] is not cfg:
-        from harness.plan import cells as plan
-        hit = _COMBOS[key] = (cfg, list(plan.combos(cfg, lock, exp)))
+        from harness.plan.combos import combos
+        hit = _COMBOS[key] = (cfg, list(combos(cfg, lock, exp)))
     return hit[1]
 
 
