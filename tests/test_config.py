@@ -159,7 +159,7 @@ def test_defaults_are_filled_when_omitted():
     del cfg["server"]["options"]
     out = config.resolve(cfg)
     assert out["stats"]["cv_threshold"] == 0.05
-    assert out["placement"] == {"client_cpus": 1, "mechanism": "auto", "mems": "plan"}
+    assert out["placement"] == {"client_cpus": 1, "mechanism": "auto", "mems": "plan", "lanes": "auto"}
     assert out["claims"] == {"level": 0.9, "decide": False}
     assert out["backend"] == load("default.yaml")["backend"]
     assert ps(out)["enabled"] is True and ps(out)["variants"] == {}

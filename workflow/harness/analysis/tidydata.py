@@ -209,6 +209,9 @@ class Tidy:
     def missing(self, experiment) -> str:
         """Why there are no cells of `experiment` (what is missing, then the detail)."""
         exps = (self.config or {}).get("experiments")
+        why = self.spec(experiment).get("not_planned")   # harness.plan.reads: nobody here reads it
+        if why:
+            return why
         if isinstance(exps, dict) and experiment not in exps:
             return f"experiment: {experiment} is not an experiment of this profile"
         enabled = enabled_experiments(self.config)

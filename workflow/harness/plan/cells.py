@@ -11,7 +11,9 @@ from pathlib import Path
 
 from harness.measure import datasets
 
-from harness.plan import factors
+from harness.plan import factors  # noqa: F401  (this module's API: plan.factors)
+
+from harness.plan.combos import combos  # noqa: F401  (this module's API: every combination and its reason)
 
 from harness.plan import repetitions
 
@@ -33,21 +35,6 @@ def kind_of(cfg: dict, exp: str):
     return kinds.KINDS[cfg["experiments"][exp]["kind"]]
 
 
-def combos(cfg: dict, lock: dict, exp: str):
-    """Yield (cell factors without repetition, reason): reason is None for a cell
-    that runs, else why its build cannot run it."""
-    spec = cfg["experiments"][exp]
-    kind = kinds.KINDS[spec["kind"]]
-    for build in builds_of(cfg, exp):
-        entry = lock[build]
-        for variant in factors.expand(spec["variants"]):
-            for d in kind.combos(spec, build, variant):
-                reason = kind.unsupported(spec, d, entry) or factors.unsupported(variant, entry["family"])
-                if reason and not reason.startswith(build):
-                    reason = f"{build}: {reason}"
-                yield d, reason
-
-
 def repetition_bounds(spec: dict) -> tuple[int, int, int]:
     """(min, max, looks) of an experiment's `repetitions`: the mapping {min, max, looks},
     or an int n, which is {min: n, max: n, looks: 1} (every block planned from the start).
@@ -64,7 +51,31 @@ def cell_names(cfg: dict, lock: dict, exp: str, rep: int | None = None,
     spec = cfg["experiments"][exp]
     kind = kinds.KINDS[spec["kind"]]
     reps = [rep] if rep is not None else range(1, (blocks or repetitions.bounds(spec["repetitions"])[1]) + 1)
-    return [kind.name({**d, "rep": r}) for r in reps for d, reason in combos(cfg, lock, exp) if reason is None]
+    read = read_combos(cfg, lock, exp)
+    return [kind.name({**d, "rep": r}) for r in reps for d in read]
+
+
+_READ: dict = {}
+
+
+def read_combos(cfg: dict, lock: dict, exp: str) -> list[dict]:
+    """The cells (without repetition) of an experiment that run and that a figure or a
+    claim this host can decide reads (harness.plan.reads); the others are not planned."""
+    key = (id(cfg), id(cfg.get("experiments")), id(lock), exp)
+    hit = _READ.get(key)
+    if hit is not None and hit[0] is cfg:
+        return hit[1]
+    from harness.plan import reads
+    sels = reads.readers_cached(cfg, lock)["selectors"].get(exp, [])
+    out = [d for d, reason in combos(cfg, lock, exp) if reason is None and reads.kept(sels, d)]
+    _READ[key] = (cfg, out)
+    return out
+
+
+def dropped_combos(cfg: dict, lock: dict, exp: str) -> list[dict]:
+    """The cells of an experiment that could run but nobody reads (not planned)."""
+    read = read_combos(cfg, lock, exp)
+    return [d for d, reason in combos(cfg, lock, exp) if reason is None and d not in read]
 
 
 def grouped(cfg: dict, exp: str) -> bool:
@@ -154,7 +165,9 @@ def cell_spec(cfg: dict, exp: str) -> str:
 def run_settings(cfg: dict) -> dict:
     """Run-wide settings a cell depends on: the load driver, placement, backend, server."""
     s = {k: v for k, v in cfg["sysbench"].items() if k != "users_on_one_server"}  # (cell_spec's group_by)
-    s.update(cfg["placement"])
+    # placement.lanes says where blocks run side by side, not what a cell measures (a cell's
+    # lane goes in its manifest): not a param, so changing it re-measures nothing
+    s.update({k: v for k, v in cfg["placement"].items() if k != "lanes"})
     s["backend"] = cfg["backend"]
     s["options"] = cfg["server"]["options"]
     s["startup_timeout_s"] = cfg["server"]["startup_timeout_s"]

@@ -261,6 +261,10 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
         for k in cfg["experiment_defaults"]:
             if k not in allowed:
                 raise ConfigError(f"experiment_defaults.{k}: unknown key; allowed: {', '.join(sorted(allowed))}")
+    lanes = (cfg.get("placement") or {}).get("lanes", "auto")
+    if lanes != "auto" and (not isinstance(lanes, int) or isinstance(lanes, bool) or lanes < 1):
+        raise ConfigError(f"placement.lanes: {lanes!r} is neither auto nor a positive number of lanes; "
+                          f"write lanes: auto (harness.plan.lanes) or e.g. lanes: 2")
     out = validate_schema(apply_experiment_defaults(cfg))
     cpus_given = cpus is not None
     cpus = host_cpus() if cpus is None else cpus
@@ -366,8 +370,19 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
             spec["cores"] = plan_cores(spec["cores"], host_plan, topo, f"experiments.{exp}.cores", client)
         except cores_mod.CoresError as e:
             raise ConfigError(str(e)) from None
+    mark_unread(out, lock, topo)
     out["host"] = {"cpus": len(cpus), "plan": host_plan.describe(), "counts": host_plan.counts}
     return out
+
+
+def mark_unread(out: dict, lock: dict, topo) -> None:
+    """An experiment that claims or figures name but none this host can use reads is not
+    planned: `enabled: false` and `not_planned` (why) in the resolved profile, so nothing
+    downstream waits for it and its claims say why (harness.plan.reads)."""
+    from harness.plan import reads
+    for exp, why in reads.unread(out, lock, topo).items():
+        out["experiments"][exp]["enabled"] = False
+        out["experiments"][exp]["not_planned"] = why
 
 
 def plan_cores(value, host_plan, topo, key: str, client_min: int) -> list[int]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 
 from harness import builds
-from harness.plan import cells as plan, config, cores, estimate
+from harness.plan import cells as plan, config, cores, estimate, lanes as L, reads
 from harness.measure.placement import cpulist
 from harness.plan.topology import Topology
 
@@ -55,7 +55,9 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
     lock = builds.load_lock(lock_path)
     host_plan = cores.plan(topo, client_min=resolved["placement"]["client_cpus"])
     asked_all = config.apply_experiment_defaults(config.with_defaults(cfg))["experiments"]
-    est = estimate.estimate(resolved, lock, bench_dir=bench_dir, raw=raw, root=root) if with_estimate else None
+    est = (estimate.estimate(resolved, lock, bench_dir=bench_dir, raw=raw, root=root, topo=topo)
+           if with_estimate else None)
+    who = reads.readers(resolved, lock, topo)
     est_rows = {r["experiment"]: r for r in est["rows"]} if est else {}
     exps, groups, missing = [], {}, dict(host_plan.missing)
     for exp, spec in plan.experiments(resolved).items():
@@ -68,7 +70,13 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                              "client_nodes": sorted({topo.cpu(x).node for x in cell.client})}
         drop = dropped(host_plan, asked, spec["cores"])
         missing.update({n: why.split(": ", 1)[1] for n, why in drop.items() if why.startswith("does not fit")})
+        readers = who["by_experiment"].get(exp, {"claims": [], "figures": []})
         exps.append({"experiment": exp, "study": spec["study"], "kind": spec["kind"], "asked": asked,
+                     "claims": readers["claims"], "figures": readers["figures"],
+                     "whole": bool(readers.get("whole")),
+                     "unread": len(plan.dropped_combos(resolved, lock, exp)),
+                     "widths": (dict(sorted(schedule_widths(resolved, lock, exp, est).items()))
+                                if est else {}),
                      "kept": {str(n): per_count.get(n, 0) for n in spec["cores"]},
                      "dropped": {str(k): v for k, v in drop.items()},
                      "cells": sum(per_count.values()), "blocks": est_rows.get(exp, {}).get("blocks"),
@@ -79,10 +87,23 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
             "cpus": cpulist(topo.ids), "mems": list(topo.mems), "rule": host_plan.rule(),
             "fits": host_plan.counts, "missing": {str(n): missing[n] for n in sorted(missing)},
             "groups": [groups[n] for n in sorted(groups)], "experiments": exps,
+            "claims": [v.__dict__ for v in who["claims"]],
+            "not_planned": {e: s["not_planned"] for e, s in resolved["experiments"].items()
+                            if s.get("not_planned")},
             "estimate": None if est is None else {"total_s": est["total_s"], "worst_s": est["worst_s"],
                                                   "measure_s": est["measure_s"],
                                                   "dataset_s": est["dataset_s"], "datasets": est["datasets"],
-                                                  "nodes": nodes_table(est)}}
+                                                  "nodes": nodes_table(est), "lanes": est["lanes"],
+                                                  "lane_lines": L.describe(est["lanes_obj"]),
+                                                  "wall_s": est["wall_s"], "wall_worst_s": est["wall_worst_s"],
+                                                  "assumptions": est["assumptions"]}}
+
+
+def schedule_widths(cfg: dict, lock: dict, exp: str, est: dict) -> dict:
+    """{cores: lanes a cell of that many cores takes} of an experiment on the chosen lanes."""
+    lanes = est["lanes_obj"]
+    counts = sorted({int(d.get("cores") or 1) for d in plan.read_combos(cfg, lock, exp)})
+    return {n: lanes.width(n) for n in counts}
 
 
 NODES = (1, 2, 4, 8, 16)
@@ -137,9 +158,30 @@ def render(p: dict) -> str:
                          for why, ns in by_why.items()) or "none"
         lines.append(f"  {e['experiment']} ({e['study']}, {e['kind']}; cores: {asked}): {e['cells']} cells at most{est}")
         lines.append(f"    kept (cells at most) {kept}; dropped {drop}")
+        if e["whole"]:
+            lines.append("    named by no claim or figure of any study (a profile's own experiment): kept whole")
+        else:
+            lines.append(f"    read by claims: {', '.join(e['claims']) or 'none measurable here'}; "
+                         f"figures: {', '.join(e['figures']) or 'none'}")
+        if e["unread"]:
+            lines.append(f"    {e['unread']} cell{'s' if e['unread'] > 1 else ''} per block read by no figure and "
+                         f"no claim measurable here: not planned")
+        if e["widths"]:
+            lines.append("    lanes per cell: " + ", ".join(f"{n} cores {w}" for n, w in e["widths"].items()))
+    for exp, why in p["not_planned"].items():
+        lines.append(f"  {why.split(': ', 1)[1]}")
+    lines += claim_lines(p["claims"])
     if p["estimate"]:
         est = p["estimate"]
-        lines.append(f"estimate: expected {estimate.hms(est['total_s'])} (every experiment decided at its first "
+        ln = est["lanes"]
+        lines.append(f"lanes (placement.lanes): {ln['count']} lane{'s' if ln['count'] != 1 else ''} of {ln['size']} server core"
+                     f"{'s' if ln['size'] > 1 else ''} each{', oversubscribed' if ln['oversubscribed'] else ''}; "
+                     f"a cell wider than a lane takes several (lanes per cell, above), one that no "
+                     f"span holds the whole host")
+        lines += est["lane_lines"]
+        lines.append(f"wall time on these lanes: expected {estimate.hms(est['wall_s'])}, worst case "
+                     f"{estimate.hms(est['wall_worst_s'])} (assumed: {est['assumptions']})")
+        lines.append(f"one cell at a time: expected {estimate.hms(est['total_s'])} (every experiment decided at its first "
                      f"look: repetitions.min blocks), worst case {estimate.hms(est['worst_s'])} (undecided at "
                      f"every look: max blocks); measurement {estimate.hms(est['measure_s'])} of the expected, "
                      f"{est['datasets']} datasets {estimate.hms(est['dataset_s'])}; "
@@ -150,3 +192,18 @@ def render(p: dict) -> str:
                                       f"{estimate.hms(r['expected_s'])} / {estimate.hms(r['worst_s'])}"
                                       for r in est["nodes"]))
     return "\n".join(lines)
+
+
+def claim_lines(verdicts: list[dict]) -> list[str]:
+    """Per claim: measurable here or not and why; then how many of the total."""
+    out = ["claims (can this host decide them?):"]
+    for v in verdicts:
+        part = (f" ({v['measurable_rows']} of {v['rows']} rows)" if v["measurable"] and v["measurable_rows"] < v["rows"]
+                else "")
+        out.append(f"  {v['claim']}: " + (f"measurable{part}" if v["measurable"] else f"not measurable: {v['why']}"))
+    n = sum(1 for v in verdicts if v["measurable"])
+    rows = sum(v["rows"] for v in verdicts)
+    ok_rows = sum(v["measurable_rows"] for v in verdicts)
+    out.append(f"measurable: {n} of {len(verdicts)} claims, {ok_rows} of {rows} claim rows "
+               f"({100 * ok_rows / max(1, rows):.0f}%)")
+    return out

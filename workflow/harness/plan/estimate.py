@@ -205,9 +205,11 @@ def cell_bytes(raw: str = RAW, sample: int = 40) -> tuple[int, str]:
         else (DEFAULT_CELL_BYTES, "default")
 
 
-def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root: str = ".") -> dict:
+def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root: str = ".",
+             topo=None) -> dict:
     """Per experiment and in total: cells, measurement seconds, overhead seconds,
-    seconds still to go (cells not yet measured), disk bytes."""
+    seconds still to go (cells not yet measured), disk bytes; and the wall time on the
+    lanes of `placement.lanes` on `topo` (None: this host), harness.plan.schedule."""
     ov = overheads(os.path.join(root, bench_dir), os.path.join(root, raw))
     cb, cb_src = cell_bytes(os.path.join(root, raw))
     sb = cfg["sysbench"]
@@ -243,7 +245,9 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
             tables = max(spec.get("tables") or [1])
             ds_bytes += int(spec.get("table_size") or 0) * tables * ROW_BYTES * len(plan.builds_of(cfg, exp))
     ds_bytes += len(datasets) * DATADIR_BYTES
+    lanes = _lanes(cfg, lock, rows, topo, [dataset_seconds(d, ov) for d in datasets])
     return {"profile": cfg.get("profile"), "rows": rows, "overheads": ov, "cell_bytes_src": cb_src,
+            **lanes,
             "datasets": len(datasets), "datasets_todo": len(ds_todo),
             "dataset_s": ds_s, "dataset_todo_s": ds_todo_s,
             "dataset_bytes": ds_bytes,
@@ -252,6 +256,18 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
             "todo_s": sum(r["todo_s"] for r in rows) + ds_todo_s,
             "measure_s": sum(r["measure_s"] for r in rows),
             "disk_bytes": sum(r["disk_bytes"] for r in rows) + ds_bytes}
+
+
+def _lanes(cfg, lock, rows, topo, ds) -> dict:
+    """The lanes chosen for this profile and the sweep's wall time on them (expected, worst)."""
+    from harness.plan import schedule
+    from harness.plan.topology import Topology
+    topo = topo if topo is not None else Topology.live()
+    lanes = schedule.choose(cfg, lock, rows, topo, ds)
+    return {"lanes": lanes.to_dict(), "lanes_obj": lanes,
+            "wall_s": schedule.wall_time(cfg, lock, rows, lanes, ds, worst=False),
+            "wall_worst_s": schedule.wall_time(cfg, lock, rows, lanes, ds, worst=True),
+            "assumptions": schedule.ASSUMPTIONS}
 
 
 def on_nodes(est: dict, nodes: int, worst: bool = False) -> float:
@@ -314,10 +330,14 @@ def render(est: dict) -> str:
                      f"{hms(r['worst_s']):>10}")
     lines.append(f"  {'datasets':<22}{'':>7}{est['datasets']:>6}{est['datasets_todo']:>7}{'':>10}{'':>10}"
                  f"{hms(est['dataset_s']):>10}{hms(est['dataset_s']):>10}")
-    lines.append(f"  total: expected {hms(est['total_s'])}, worst case {hms(est['worst_s'])} "
+    lines.append(f"  one cell at a time: expected {hms(est['total_s'])}, worst case {hms(est['worst_s'])} "
                  f"(measurement {hms(est['measure_s'])} expected); "
                  f"still to run {hms(est['todo_s'])}; disk about {size(est['disk_bytes'])} "
                  f"(raw cells: {est['cell_bytes_src']}; datasets from their rows)")
+    ln = est["lanes"]
+    lines.append(f"  on {ln['count']} lane{'s' if ln['count'] != 1 else ''} of {ln['size']} cores "
+                 f"(placement.lanes){' oversubscribed' if ln['oversubscribed'] else ''}: expected "
+                 f"{hms(est['wall_s'])}, worst case {hms(est['wall_worst_s'])} ({est['assumptions']})")
     return "\n".join(lines)
 
 
@@ -338,5 +358,6 @@ def main(argv=None) -> int:
         return 1
     lock = builds.load_lock(config.LOCK)
     est = estimate(cfg, lock, root=a.root)
+    est.pop("lanes_obj", None)
     print(json.dumps(est, indent=1, default=str) if a.json else render(est))
     return 0

@@ -54,6 +54,7 @@ class Cpu:
     core: int                 # core_id (unique only within a package)
     siblings: tuple[int, ...]  # the hardware threads of this core, itself included
     node: int                 # NUMA node
+    l3: int = -1              # the L3 cache domain (hwloc's L3 object, numbered in document order); -1 unknown
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,8 @@ class Topology:
                                 f"expected {FORMAT!r}; re-record it with Topology.record")
         try:
             cpus = tuple(Cpu(cpu=int(c["cpu"]), package=int(c["package"]), core=int(c["core"]),
-                             siblings=tuple(sorted(int(s) for s in c["siblings"])), node=int(c["node"]))
+                             siblings=tuple(sorted(int(s) for s in c["siblings"])), node=int(c["node"]),
+                             l3=int(c.get("l3", -1)))
                          for c in d["cpus"])
             mems = tuple(sorted(int(m) for m in d.get("mems") or []))
         except (KeyError, TypeError, ValueError) as e:
@@ -329,8 +331,12 @@ def _parse_hwloc(text: str, source: str) -> tuple[list[Cpu], tuple[int, ...]]:
     packages: dict[int, int] = {}   # id(element) -> package number
     cpus: dict[int, Cpu] = {}
 
-    def walk(el, package, core_el, node):
+    l3s: dict[int, int] = {}        # id(element) -> L3 domain number
+
+    def walk(el, package, core_el, node, l3=-1):
         kind = el.get("type")
+        if kind == "L3Cache" or (kind == "Cache" and el.get("depth") == "3"):
+            l3 = l3s.setdefault(id(el), len(l3s))
         if kind in PACKAGE_TYPES:
             package = int(el.get("os_index", -1))
             if package < 0:
@@ -357,10 +363,10 @@ def _parse_hwloc(text: str, source: str) -> tuple[list[Cpu], tuple[int, ...]]:
                 node = min(own.bits)
             cpus[n] = Cpu(cpu=n, package=max(package, 0),
                           core=int(core_el.get("os_index", n)) if core_el is not None else n,
-                          siblings=tuple(sorted(sib)), node=node if node is not None else 0)
+                          siblings=tuple(sorted(sib)), node=node if node is not None else 0, l3=l3)
             return
         for child in el.findall("object"):
-            walk(child, package, core_el, node)
+            walk(child, package, core_el, node, l3)
 
     walk(root, 0, None, None)
     if not cpus:

@@ -1,0 +1,224 @@
+"""Lanes on recorded hwloc topologies (harness.plan.lanes), the cells the plan keeps
+(harness.plan.reads) and the wall-time estimate on lanes (harness.plan.schedule)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness import builds
+from harness.plan import config, estimate, lanes as L, reads
+from harness.plan.topology import Topology
+
+ROOT = Path(__file__).resolve().parents[1]
+HW = ROOT / "tests" / "fixtures" / "topology" / "hwloc"
+ALL = ["32em64t-2n8c2t-pci-noio", "192em64t-12gr2n8c2t", "96em64t-4n4d3ca2co-pci",
+       "16em64t-4s2c2t-offlines", "16amd64-8n2c-cpusets", "24em64t-2n6c2t-pci"]
+
+
+def topo(name):
+    return Topology.from_hwloc(HW / f"{name}.xml")
+
+
+def cuts(t):
+    return L.candidates(t, [1, 2, 4, 8, 16, 24, 32])
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_no_two_lanes_share_a_physical_core(name):
+    t = topo(name)
+    for lanes in cuts(t):
+        seen = {}
+        for lane in lanes.lanes:
+            for core in lane.server_cores + lane.client_cores:
+                key = tuple(t.cpu(core[0]).siblings)
+                assert key not in seen, f"{name} size {lanes.size}: lanes {seen.get(key)} and {lane.id} share {key}"
+                seen[key] = lane.id
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_lanes_take_whole_cores_and_only_usable_cpus(name):
+    """Offline or disallowed CPUs never appear; a lane takes every usable thread of its cores."""
+    t = topo(name)
+    usable = set(t.ids)
+    for lanes in cuts(t):
+        for lane in lanes.lanes:
+            assert set(lane.cpus) <= usable
+            for core in lane.server_cores + lane.client_cores:
+                assert tuple(core) in t.cores()
+
+
+def test_offline_and_restricted_cpus_never_appear():
+    offline = topo("16em64t-4s2c2t-offlines")
+    restricted = topo("16amd64-8n2c-cpusets")
+    assert len(offline.ids) == 7 and len(restricted.ids) == 10
+    for t in (offline, restricted):
+        for lanes in cuts(t):
+            assert {x for lane in lanes.lanes for x in lane.cpus} <= set(t.ids)
+
+
+@pytest.mark.parametrize("name", ["32em64t-2n8c2t-pci-noio", "192em64t-12gr2n8c2t", "96em64t-4n4d3ca2co-pci",
+                                  "24em64t-2n6c2t-pci"])
+def test_a_lanes_server_is_on_one_node_and_its_memory_there(name):
+    t = topo(name)
+    for lanes in cuts(t):
+        for lane in lanes.lanes:
+            nodes = {t.cpu(x).node for c in lane.server_cores for x in c}
+            assert nodes == {lane.node}
+            assert lane.mems == (lane.node,)
+
+
+def test_lanes_get_their_own_l3_where_the_host_has_one_per_lane():
+    t = topo("192em64t-12gr2n8c2t")
+    for lanes in cuts(t):   # auto's candidates: never two servers on one L3 on this host
+        assert not any(lane.shares_l3 for lane in lanes.lanes)
+        assert len({lane.l3 for lane in lanes.lanes}) == lanes.count <= 24
+    shared = L.cut(t, 4, share_l3=True)   # more lanes than L3 domains: the plan says which share
+    assert shared.count > 24 and any(lane.shares_l3 for lane in shared.lanes)
+    three = L.for_count(topo("32em64t-2n8c2t-pci-noio"), 3, [4, 8])
+    assert three.count == 3 and sum(lane.shares_l3 for lane in three.lanes) == 2
+
+
+def test_one_l3_or_none_recorded_lanes_share_it():
+    t = topo("16amd64-8n2c-cpusets")   # no L3 objects in the file
+    assert L.l3_domains(t) == 0 and max(x.count for x in cuts(t)) > 1
+
+
+def test_wide_cells_take_several_lanes():
+    t = topo("192em64t-12gr2n8c2t")
+    four = L.cut(t, 4, share_l3=True)
+    assert [four.width(n) for n in (4, 8, 16, 32)] == [1, 2, 4, 8]
+    eight = next(x for x in cuts(t) if x.size == 8)
+    assert [eight.width(n) for n in (4, 8, 16, 24, 32)] == [1, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("name", ["32em64t-2n8c2t-pci-noio", "192em64t-12gr2n8c2t", "96em64t-4n4d3ca2co-pci"])
+def test_a_cell_placed_in_a_span_stays_in_it_with_its_memory_local(name):
+    t = topo(name)
+    for lanes in cuts(t):
+        for n in (1, 4, 8, 16, 32):
+            w = lanes.width(n)
+            for i, span in enumerate(lanes.spans(w)):
+                try:
+                    cell = lanes.place(n, i)
+                except L.C.CoresError:
+                    continue   # fits nowhere on this host
+                inside = {x for lane in span for x in lane.cpus}
+                if L._fits(lanes.span_topology(span), n, False, 1, 0.5):
+                    assert set(cell.server) | set(cell.client) <= inside
+                assert not set(cell.server) & set(cell.client)
+                if len(cell.nodes) == 1:
+                    assert cell.mems == cell.nodes
+
+
+def test_lanes_n_oversubscribes_when_they_do_not_fit():
+    two_cpus = Topology.from_hwloc(HW / "16em64t-4s2c2t-offlines.xml", allowed={0, 1})
+    lanes = L.for_count(two_cpus, 2, [1])
+    assert lanes.count == 2 and lanes.oversubscribed
+    assert lanes.lanes[0].cpus == lanes.lanes[1].cpus
+
+
+def test_lanes_key_refuses_a_bad_value():
+    cfg = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
+    cfg["placement"]["lanes"] = 0
+    with pytest.raises(config.ConfigError, match=r"^placement\.lanes: 0 is neither auto nor"):
+        config.resolve(cfg)
+
+
+def paper(name):
+    t = topo(name)
+    cfg = {}
+    for f in ("default.yaml", "paper.yaml"):
+        config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / f).read_text()))
+    r = config.resolve(cfg, config.LOCK, topo=t)
+    return t, r, builds.load_lock(config.LOCK)
+
+
+@pytest.mark.parametrize("name", ["192em64t-12gr2n8c2t", "96em64t-4n4d3ca2co-pci"])
+def test_most_claim_rows_are_measurable_on_the_big_hosts(name):
+    t, r, lock = paper(name)
+    vs = reads.readers(r, lock, t)["claims"]
+    ok, rows = sum(v.measurable_rows for v in vs), sum(v.rows for v in vs)
+    assert ok / rows >= 0.90, (ok, rows)
+    why = {v.claim: v.why for v in vs if not v.measurable}
+    assert why["A3-PS-32-cores-beat-64-HT"].startswith("SMT:")
+
+
+def test_contention_claims_are_not_measurable_on_16_cores():
+    t, r, lock = paper("32em64t-2n8c2t-pci-noio")
+    why = {v.claim: v.why for v in reads.readers(r, lock, t)["claims"] if not v.measurable}
+    assert why["A3-PS-myisam-wins"].startswith("cores: needs mysqld on at least 16")
+    assert why["A1-FTS-MyISAM-stops-at-8"].startswith("cores: needs mysqld on 8 and on more than 8")
+    assert "A1-FTS-MyISAM-4-to-8" not in why   # 4 and 8 both fit
+
+
+def test_every_planned_cell_is_read():
+    t, r, lock = paper("32em64t-2n8c2t-pci-noio")
+    who = reads.readers(r, lock, t)
+    from harness.plan import cells as plan
+    for exp in plan.experiments(r):
+        for d in plan.read_combos(r, lock, exp):
+            assert reads.kept(who["selectors"][exp], d)
+
+
+def test_a_figure_that_draws_less_drops_the_rest():
+    t, r, lock = paper("32em64t-2n8c2t-pci-noio")
+    figs = {"f": {"inputs": [("point_select", "summary")], "draws": {"tables": [8]}}}
+    who = reads.readers(r, lock, t, claims=[], figures=figs)
+    sels = who["selectors"]["point_select"]
+    assert reads.kept(sels, {"tables": 8, "cores": 4}) and not reads.kept(sels, {"tables": 1, "cores": 4})
+    assert who["by_experiment"]["fts"].get("whole")   # named by no reader given: a profile's own, kept whole
+
+
+def test_an_experiment_only_unmeasurable_claims_read_is_not_planned():
+    """On 2 CPUs fts_builds' one claim needs 4 cores and no figure draws it: not planned, and why."""
+    cfg = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
+    two = Topology.from_hwloc(HW / "16em64t-4s2c2t-offlines.xml", allowed={0, 1})
+    r = config.resolve(cfg, config.LOCK, topo=two)
+    spec = r["experiments"]["fts_builds"]
+    assert spec["enabled"] is False
+    assert spec["not_planned"].startswith("experiment: fts_builds is not planned on this host")
+    assert "cores: needs mysqld on at least 4" in spec["not_planned"]
+    assert r["experiments"]["fts"]["enabled"] is True   # its figures draw it
+
+
+# The estimate on lanes, as it stands (issue 37's targets are 12 h / 36 h on the 32-thread
+# host and 6 h on the two big ones: not met by lanes and dropping unread cells alone;
+# the figures pin today's values so a change is seen, bench figures not timing claims).
+@pytest.mark.parametrize("name,expected_h,worst_h", [("32em64t-2n8c2t-pci-noio", 131.5, 524.7),
+                                                     ("192em64t-12gr2n8c2t", 31.6, 126.1),
+                                                     ("96em64t-4n4d3ca2co-pci", 70.1, 278.9)])
+def test_estimate_on_lanes(name, expected_h, worst_h, tmp_path):
+    t, r, lock = paper(name)
+    est = estimate.estimate(r, lock, bench_dir=str(tmp_path / "b"), raw=str(tmp_path / "r"), topo=t)
+    assert est["wall_s"] < est["total_s"] and est["wall_worst_s"] < est["worst_s"]
+    assert est["wall_s"] / 3600 == pytest.approx(expected_h, abs=0.2)
+    assert est["wall_worst_s"] / 3600 == pytest.approx(worst_h, abs=0.5)
+
+
+def test_the_plans_judgement_agrees_with_the_claim_engine_on_a_recorded_run():
+    """On the recorded real run (tests/fixtures/raw, its claims in retidy/expected): a claim the
+    plan calls measurable never came out not measurable for cores, SMT, build or experiment,
+    and one it calls not measurable was never measured."""
+    import csv
+    from harness import studies
+    cfg = yaml.safe_load((ROOT / "tests/fixtures/raw/config.resolved.yaml").read_text())
+    lock = builds.load_lock(config.LOCK)
+    rows: dict = {}
+    with open(ROOT / "tests/fixtures/retidy/expected/claims.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            rows.setdefault(r["claim"], []).append(r)
+    checked = 0
+    for c in studies.claims():
+        got = rows.get(c.id)
+        if not got:
+            continue
+        v = reads.judge(c, cfg, lock)
+        why = {r["reason"].split(":")[0] for r in got if r["verdict"] == "not measurable here"}
+        if v.measurable:
+            assert not why & {"cores", "SMT", "build", "experiment"}, (c.id, why)
+        else:
+            assert all(r["verdict"] == "not measurable here" for r in got), (c.id, v.why)
+        checked += 1
+    assert checked >= 60

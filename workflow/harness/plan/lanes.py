@@ -1,0 +1,251 @@
+"""Lanes: the host cut into disjoint sets of whole physical cores, each able to run one
+server and its sysbench at once (`placement.lanes: auto | N`).
+
+A lane of size s: s physical cores for mysqld, all on one NUMA node (its memory bound
+there when the node's memory may be used), and whole physical cores for sysbench,
+enough threads for client_size(s) CPUs, preferring the server's node. No physical core
+is in two lanes; a lane's server gets an L3 cache of its own while the host has an L3
+domain per lane: `auto` cuts no more lanes than L3 domains on a host with two or more,
+and `lanes: N` beyond that says which lanes share one (`shares_l3`). Offline and
+disallowed CPUs are not in the topology, so never in a lane.
+
+A cell runs in a span: `width` consecutive lanes (1, 2, ...; spans aligned to the
+width), the smallest width whose merged cores place it by harness.plan.cores.place;
+a cell that no span of lanes holds takes the whole host (every lane at once). A block
+piece (a block's cells of one width) runs wholly on one span.
+
+`lanes: N` asks N lanes: the largest size of which N fit. When N lanes of the smallest
+size do not fit (a 2-CPU host asked for 2), lanes repeat the CPUs of the ones that fit:
+`oversubscribed`, which the plan and every manifest say.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.measure.placement import cpulist
+from harness.plan import cores as C
+from harness.plan.topology import Topology
+
+
+@dataclass(frozen=True)
+class Lane:
+    id: int
+    server_cores: tuple[tuple[int, ...], ...]   # physical cores (their usable threads) for mysqld
+    client_cores: tuple[tuple[int, ...], ...]   # physical cores for sysbench
+    node: int                                   # the server cores' NUMA node
+    mems: tuple[int, ...]                       # memory nodes to bind the server to (its node)
+    l3: tuple[int, ...] = ()                    # the server cores' L3 domains
+    shares_l3: bool = False                     # another lane's server is on the same L3
+    oversubscribed: bool = False                # its CPUs are another lane's too
+
+    @property
+    def cpus(self) -> tuple[int, ...]:
+        return tuple(sorted(x for c in self.server_cores + self.client_cores for x in c))
+
+    @property
+    def size(self) -> int:
+        return len(self.server_cores)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "cpus": cpulist(self.cpus),
+                "server_cpus": cpulist([x for c in self.server_cores for x in c]),
+                "client_cpus": cpulist([x for c in self.client_cores for x in c]),
+                "node": self.node, "mems": list(self.mems), "l3": list(self.l3),
+                "shares_l3": self.shares_l3, "oversubscribed": self.oversubscribed}
+
+
+@dataclass(frozen=True)
+class Lanes:
+    topology: Topology
+    size: int
+    lanes: tuple[Lane, ...]
+    client_min: int = 1
+    client_ratio: float = 0.5
+
+    @property
+    def count(self) -> int:
+        return len(self.lanes)
+
+    @property
+    def oversubscribed(self) -> bool:
+        return any(lane.oversubscribed for lane in self.lanes)
+
+    def span_topology(self, lanes) -> Topology:
+        cpus = sorted({x for lane in lanes for x in lane.cpus})
+        keep = set(cpus)
+        return Topology(cpus=tuple(c for c in self.topology.cpus if c.cpu in keep),
+                        source=self.topology.source, mems=self.topology.mems)
+
+    def spans(self, width: int) -> list[tuple[Lane, ...]]:
+        """The aligned spans of `width` lanes (the last ones left over when it does not divide)."""
+        return [self.lanes[i:i + width] for i in range(0, self.count - width + 1, width)]
+
+    def width(self, cores: int, smt: bool = False) -> int:
+        """Lanes a cell on `cores` CPUs takes: the smallest width one of whose spans places it;
+        every lane (the whole host) when none does."""
+        for w in range(1, self.count + 1):
+            for span in self.spans(w):
+                if _fits(self.span_topology(span), cores, smt, self.client_min, self.client_ratio):
+                    return w
+        return self.count
+
+    def place(self, cores: int, span: int = 0, smt: bool = False) -> C.Cell:
+        """The CPUs of a cell on `cores` CPUs in span number `span` of its width (the core
+        plan's rules on the span's cores); on the whole host when no span holds it."""
+        w = self.width(cores, smt)
+        spans = self.spans(w)
+        kw = dict(smt=smt, client_min=self.client_min, client_ratio=self.client_ratio)
+        if spans:
+            sub = self.span_topology(spans[span % len(spans)])
+            if _fits(sub, cores, smt, self.client_min, self.client_ratio):
+                return C.place(sub, cores, **kw)
+        return C.place(self.topology, cores, **kw)
+
+    def to_dict(self) -> dict:
+        return {"size": self.size, "count": self.count, "oversubscribed": self.oversubscribed,
+                "lanes": [lane.to_dict() for lane in self.lanes]}
+
+
+def _fits(topo: Topology, cores: int, smt: bool, client_min: int, client_ratio: float) -> bool:
+    try:
+        C.place(topo, cores, smt=smt, client_min=client_min, client_ratio=client_ratio)
+        return True
+    except C.CoresError:
+        return False
+
+
+def _domains(topo: Topology, cores_list):
+    """The free cores grouped by (node, L3): (node, l3) -> cores, usable-memory nodes first."""
+    out: dict = {}
+    for c in cores_list:
+        cpu = topo.cpu(c[0])
+        out.setdefault((cpu.node not in topo.mems, cpu.node, cpu.l3), []).append(c)
+    return dict(sorted(out.items()))
+
+
+def _servers(topo: Topology, size: int, share_l3: bool = True) -> list[tuple[tuple, int, bool]]:
+    """Candidate server core sets of `size` cores in preference order: one per L3 domain
+    first, then (share_l3) more inside L3 domains (sharing them), then across a node's L3
+    domains."""
+    free = list(topo.cores())
+    out = []
+    for shares in ((False, True) if share_l3 else (False,)):
+        for key, cs in _domains(topo, free).items():
+            while len(cs) >= size:
+                take, cs = cs[:size], cs[size:]
+                out.append((tuple(take), key[1], shares))
+                free = [c for c in free if c not in take]
+                if not shares:
+                    break
+    by_node: dict = {}
+    for c in free if share_l3 else ():
+        by_node.setdefault(topo.cpu(c[0]).node, []).append(c)
+    for node, cs in sorted(by_node.items()):
+        while len(cs) >= size:
+            out.append((tuple(cs[:size]), node, True))
+            cs = cs[size:]
+    return out
+
+
+def _clients(topo, servers, need: int):
+    """Whole free cores for each server's sysbench (`need` threads each), its node first;
+    None when they run out."""
+    used = {c for s, _, _ in servers for c in s}
+    free = [c for c in topo.cores() if c not in used]
+    out = []
+    for _, node, _ in servers:
+        free.sort(key=lambda c: (topo.cpu(c[0]).node != node, topo.cpu(c[0]).cpu))
+        got, n = [], 0
+        while n < need and free:
+            c = free.pop(0)
+            got.append(c)
+            n += len(c)
+        if n < need:
+            return None
+        out.append(tuple(got))
+    return out
+
+
+def cut(topo: Topology, size: int, *, client_min: int = 1, client_ratio: float = 0.5,
+        want: int | None = None, share_l3: bool = True) -> Lanes:
+    """As many lanes of `size` server cores as fit (at most `want`); none when none fits.
+    share_l3=False: no two lanes' servers on one L3 domain."""
+    need = C.client_size(size, client_min, client_ratio)
+    cands = _servers(topo, size, share_l3)
+    top = len(cands) if want is None else min(want, len(cands))
+    for m in range(top, 0, -1):
+        chosen = cands[:m]
+        clients = _clients(topo, chosen, need)
+        if clients is not None:
+            return Lanes(topo, size, _lanes(topo, chosen, clients), client_min, client_ratio)
+    return Lanes(topo, size, (), client_min, client_ratio)
+
+
+def _lanes(topo, chosen, clients) -> tuple[Lane, ...]:
+    l3_of = [tuple(sorted({topo.cpu(c[0]).l3 for c in s})) for s, _, _ in chosen]
+    out = []
+    for i, ((server, node, _), client) in enumerate(zip(chosen, clients)):
+        shared = any(j != i and set(l3_of[i]) & set(l3_of[j]) and -1 not in l3_of[i]
+                     for j in range(len(chosen)))
+        mems = (node,) if node in topo.mems and len(set(topo.nodes) | set(topo.mems)) > 1 else ()
+        out.append(Lane(i, server, client, node, mems, l3_of[i], shared))
+    return tuple(out)
+
+
+def oversubscribe(lanes: Lanes, n: int) -> Lanes:
+    """n lanes from fewer: lane i repeats lane i mod count's CPUs, every lane marked."""
+    base = lanes.lanes
+    out = tuple(Lane(i, base[i % len(base)].server_cores, base[i % len(base)].client_cores,
+                     base[i % len(base)].node, base[i % len(base)].mems, base[i % len(base)].l3,
+                     base[i % len(base)].shares_l3, True) for i in range(n))
+    return Lanes(lanes.topology, lanes.size, out, lanes.client_min, lanes.client_ratio)
+
+
+def l3_domains(topo: Topology) -> int:
+    """How many L3 domains the usable CPUs sit on (0: the topology does not say)."""
+    ids = {c.l3 for c in topo.cpus}
+    return 0 if -1 in ids else len(ids)
+
+
+def candidates(topo: Topology, counts, **kw) -> list[Lanes]:
+    """One cut per server size among `counts` (the profile's planned core counts), each
+    with at least one lane, smallest size first. Where the topology allows (two L3 domains
+    or more), no two lanes' servers share an L3; on a host with one L3, or none recorded,
+    lanes share it (and the plan says so)."""
+    share = l3_domains(topo) < 2
+    out = []
+    for s in sorted({n for n in counts if isinstance(n, int) and n >= 1}):
+        lanes = cut(topo, s, share_l3=share, **kw)
+        if lanes.count:
+            out.append(lanes)
+    return out
+
+
+def for_count(topo: Topology, n: int, counts, **kw) -> Lanes:
+    """`lanes: N`: N lanes of the largest planned size of which N fit, else oversubscribed."""
+    best = None
+    for s in sorted({c for c in counts if isinstance(c, int) and c >= 1}, reverse=True):
+        lanes = cut(topo, s, want=n, **kw)
+        if lanes.count == n:
+            return lanes
+        if lanes.count and (best is None or lanes.count > best.count):
+            best = lanes
+    if best is None:
+        best = cut(topo, 1, **kw)
+        if not best.count:
+            raise C.CoresError("placement.lanes: not even one lane of 1 core and its client fits here")
+    return oversubscribe(best, n)
+
+
+def describe(lanes: Lanes) -> list[str]:
+    """One line per lane, for the plan."""
+    out = []
+    for lane in lanes.lanes:
+        l3 = ("" if -1 in lane.l3 or not lane.l3 else
+              f", L3 {cpulist(lane.l3)}{' shared with another lane' if lane.shares_l3 else ' of its own'}")
+        mem = f", memory on node {cpulist(lane.mems)}" if lane.mems else ""
+        over = ", oversubscribed (its CPUs are another lane's too)" if lane.oversubscribed else ""
+        d = lane.to_dict()
+        out.append(f"  lane {lane.id}: mysqld's cores cpus {d['server_cpus']} (node {lane.node}{mem}{l3}), "
+                   f"sysbench's cores cpus {d['client_cpus']}{over}")
+    return out

@@ -1,0 +1,130 @@
+"""The wall time of a sweep on lanes (harness.plan.lanes): a list-scheduling estimate.
+
+Assumptions (printed with the plan):
+- A block piece is a block's cells of one width (the lanes a cell's core count takes);
+  it runs wholly on one aligned span of that many lanes, its cells back to back. The
+  pieces of one block, the blocks of one experiment and those of different experiments
+  run at the same time on different spans.
+- Looks are barriers: an experiment's blocks after a look wait until every block before
+  it is done. Expected: repetitions.min blocks (decided at the first look); worst case:
+  max blocks (undecided at every look).
+- Datasets are prepared first, each on one lane.
+- List scheduling, longest first: in each phase the pieces in decreasing lane-seconds
+  (width x time), each on the span where it can start earliest; no backfilling of gaps,
+  so it is an upper estimate of a good schedule, not an optimum.
+- Lanes do not slow each other down (disjoint cores; memory bandwidth and shared L3,
+  where the plan says a lane shares one, are not modelled). Oversubscribed lanes share
+  CPUs, so the estimate counts only the lanes that do not.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from harness.plan import cells as plan
+from harness.plan import lanes as L
+from harness.plan import repetitions
+
+ASSUMPTIONS = ("block pieces (a block's cells of one lane width) on aligned spans of lanes, "
+               "side by side; looks are barriers per experiment; datasets first, one lane each; "
+               "list scheduling, longest first, no backfilling; lanes do not slow each other")
+
+
+@dataclass(frozen=True)
+class Piece:
+    experiment: str
+    block: int
+    phase: int
+    width: int
+    seconds: float
+
+
+def _phases(spec: dict, worst: bool) -> list[tuple[int, int]]:
+    """[(first block, last block)] of each phase between looks."""
+    lo, hi, _ = plan.repetition_bounds(spec)
+    if not worst:
+        return [(1, lo)]
+    marks = repetitions.schedule(spec["repetitions"])
+    out, first = [], 1
+    for m in marks:
+        if m >= first:
+            out.append((first, m))
+            first = m + 1
+    return out
+
+
+def widths(cfg: dict, lock: dict, exp: str, lanes: L.Lanes) -> Counter:
+    """{width: cells of one block} of an experiment on these lanes."""
+    memo: dict = {}
+    out: Counter = Counter()
+    for d in plan.read_combos(cfg, lock, exp):
+        n = int(d.get("cores") or 1)
+        if n not in memo:
+            memo[n] = lanes.width(n)
+        out[memo[n]] += 1
+    return out
+
+
+def pieces(cfg: dict, lock: dict, rows: list[dict], lanes: L.Lanes, worst: bool) -> list[Piece]:
+    """Every block piece of the sweep (rows: harness.plan.estimate's per-experiment rows)."""
+    out = []
+    for r in rows:
+        exp = r["experiment"]
+        spec = cfg["experiments"][exp]
+        per_cell = r["total_s"] / r["cells"] if r["cells"] else 0.0
+        by_width = widths(cfg, lock, exp, lanes)
+        for phase, (first, last) in enumerate(_phases(spec, worst)):
+            for b in range(first, last + 1):
+                for w, n in sorted(by_width.items()):
+                    out.append(Piece(exp, b, phase, w, n * per_cell))
+    return out
+
+
+def makespan(ps: list[Piece], n_lanes: int, datasets_s: list[float] = ()) -> float:
+    """The wall time of list-scheduling the pieces on `n_lanes` lanes (module docstring)."""
+    free = [0.0] * n_lanes
+    for s in sorted(datasets_s, reverse=True):
+        i = min(range(n_lanes), key=free.__getitem__)
+        free[i] += s
+    start = max(free)
+    free = [start] * n_lanes
+    release: dict = {}
+    end = start
+    for phase in sorted({p.phase for p in ps}):
+        done: dict = {}
+        for p in sorted((p for p in ps if p.phase == phase), key=lambda p: -p.width * p.seconds):
+            width = min(p.width, n_lanes)
+            spans = [list(range(i, i + width)) for i in range(0, n_lanes - width + 1, width)]
+            ready = release.get(p.experiment, start)
+            span = min(spans, key=lambda sp: max(ready, *(free[i] for i in sp)))
+            t = max(ready, *(free[i] for i in span)) + p.seconds
+            for i in span:
+                free[i] = t
+            done[p.experiment] = max(done.get(p.experiment, 0.0), t)
+            end = max(end, t)
+        release.update(done)
+    return end
+
+
+def distinct_lanes(lanes: L.Lanes) -> int:
+    return max(1, len({lane.cpus for lane in lanes.lanes}))
+
+
+def wall_time(cfg, lock, rows, lanes: L.Lanes, datasets_s, worst: bool) -> float:
+    return makespan(pieces(cfg, lock, rows, lanes, worst), distinct_lanes(lanes), datasets_s)
+
+
+def choose(cfg: dict, lock: dict, rows: list[dict], topo, datasets_s) -> L.Lanes:
+    """The lanes of `placement.lanes`: N lanes, or (auto) the size whose expected wall time is
+    shortest (ties: the larger size), among the profile's planned core counts."""
+    pl = cfg["placement"]
+    kw = dict(client_min=pl["client_cpus"])
+    counts = sorted({n for e, spec in plan.experiments(cfg).items() for n in spec.get("cores") or []})
+    if pl.get("lanes", "auto") != "auto":
+        return L.for_count(topo, int(pl["lanes"]), counts or [1], **kw)
+    best, best_t = None, None
+    for cand in reversed(L.candidates(topo, counts or [1], **kw)):
+        t = wall_time(cfg, lock, rows, cand, datasets_s, worst=False)
+        if best_t is None or t < best_t - 1e-6:
+            best, best_t = cand, t
+    return best if best is not None else L.for_count(topo, 1, counts or [1], **kw)
