@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from harness import atomic
+from harness import atomic, keptlogs
 from harness.builds.lock import BuildError, mysqld_path, output_tail, sha256_file
 from harness.builds.nixstore import check_libraries, verify_installed
 from harness.measure import backends
@@ -83,11 +83,13 @@ def _run_logged(name: str, runner, argv: list, log: Path, env: dict, stdin: str 
     try:
         rc = runner.run(argv, env, stdin=stdin, log=log, timeout=900)
     except backends.BackendError as e:
-        raise BuildError(f"build {name}: bootstrap (backend {runner.name}): {e}") from None
-    if rc != 0:
+        raise BuildError(keptlogs.failure(f"build {name}: bootstrap (backend {runner.name}): {e}",
+                                          runner.run_id, log)) from None
+    if rc != 0:  # the log is in the staging dir, removed as the error passes: kept under logs/
         lines = [l for l in log.read_text(errors="replace").splitlines() if "ERROR" in l]
+        kept = keptlogs.keep(runner.run_id, log) / log.name
         raise BuildError(f"build {name}: bootstrap failed (exit {rc}, backend {runner.name}): "
-                         f"{lines[0] if lines else 'no [ERROR] line in its log ' + str(log)}")
+                         f"{lines[0] if lines else keptlogs.last_meaningful(log)} (log kept in {kept})")
 
 
 def _install_basedir(entry: dict, build_dir: Path) -> Path:
@@ -176,7 +178,9 @@ def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict 
             raise BuildError(f"build {name}: unknown init method {method!r}; use one of "
                              f"{', '.join(sorted(set(FAMILY_INIT.values())))}")
         if not (datadir / "mysql").is_dir():
-            raise BuildError(f"build {name}: bootstrap made no mysql/ system schema in {datadir}; see {log}")
+            kept = keptlogs.keep(runner.run_id, log) / log.name
+            raise BuildError(f"build {name}: bootstrap made no mysql/ system schema in {datadir}: "
+                             f"{keptlogs.last_meaningful(log)} (log kept in {kept})")
         (tmp / "bootstrap.json").write_text(json.dumps({
             "build": name, "method": method, **runner.info(),
             "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
