@@ -150,3 +150,18 @@ def test_failed_initdb_keeps_its_log_and_quotes_its_reason(pg_build, full_datadi
     assert "No space left on device" in reason, line
     assert reason in kept.read_text(), "the quoted line is not initdb's own"
     assert postgres.pg_pids(run_id=run_id) == []
+
+
+def test_failed_bootstrap_keeps_its_log(build_dir, lock_entry, tmp_path, monkeypatch):
+    """MySQL 5.6 has no --initialize-insecure: its bootstrap fails in the staging dir, which
+    goes; the log it names stays under logs/failed/ and holds the quoted line."""
+    monkeypatch.setenv(keptlogs.LOGS_VAR, str(tmp_path / "logs"))
+    with pytest.raises(builds.BuildError) as err:
+        builds.bootstrap(BUILD, {**lock_entry, "init": "initialize"}, build_dir, tmp_path / "tpl",
+                         backend="host")
+    line = str(err.value)
+    m = re.fullmatch(r"build \S+: bootstrap failed \(exit 1, backend host\): (.+) \(log kept in (\S+)\)", line)
+    assert m, line
+    kept = Path(m.group(2))
+    assert kept.is_relative_to(tmp_path / "logs" / "failed") and kept.is_file()
+    assert m.group(1) in kept.read_text() and not (tmp_path / "tpl").exists()
