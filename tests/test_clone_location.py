@@ -86,6 +86,8 @@ def test_postgres_starts_from_a_closed_or_spaced_folder(pg_build, folder, backen
         assert pg.info()["backend"] == backend
         assert pg.server_version().split()[0] == entry["version"]
         copy = getattr(pg, "_build_copy", None)
+        if backend == "host" and folder == "closed":  # its user cannot reach the build where it lies
+            assert pg.info()["build_copy"] == str(copy / "build")
     assert postgres.pg_pids(run_id=run_id) == []
     assert oct(root.stat().st_mode & 0o777) == ("0o700" if folder == "closed" else "0o755"), \
         "the user's folder was chmodded"

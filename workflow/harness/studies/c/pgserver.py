@@ -389,7 +389,8 @@ class PgServer(procs.Managed):
 
     def info(self) -> dict:
         """Where it ran, for the manifest: backend, mechanism, CPUs and memory nodes asked and observed,
-        container and image (docker), memory limit, the user it ran as."""
+        container and image (docker), memory limit, the user it ran as, and (host) the linked
+        copy of the build it ran from, if it did."""
         if self.runner is not None:
             out = {**self.runner.info(), "container": self.runner.container}
         else:
@@ -403,6 +404,8 @@ class PgServer(procs.Managed):
             out["observed_cpus"] = placement.cpulist(placement.observed_cpus(self.pid))
             out["observed_mems"] = placement.cpulist(placement.observed_mems(self.pid))
         out["uid"] = self._ids[0] if self._ids else os.geteuid()
+        if self._build_copy is not None:  # host: the build its user could not reach, run from a linked copy
+            out["build_copy"] = str(self._build_copy / "build")
         return out
 
     def stop(self, kill: bool = False):
