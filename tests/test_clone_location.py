@@ -1,7 +1,7 @@
 """Any clone location works (issue: a clone in root's home, mode 700, failed at study C's
 first PostgreSQL cell): the pinned PostgreSQL build placed under a mode-700 folder, or
 under a path with a space, starts on the docker and the host backend and answers
-`SELECT 1`; mysqld's bootstrap and start from such a folder too. A failed initdb keeps
+`SELECT 1`; mysqld and mariadbd bootstrap and start from such a folder too. A failed initdb keeps
 its log under the run's logs/ and its one-line error quotes initdb's own reason."""
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, run_settings, server_pids
+from conftest import BUILD, ROOT, server_pids
 from test_postgres_e2e import docker_engine  # noqa: F401  (the fixture)
 
 from harness import builds, keptlogs
+from harness.plan import config
 from harness.measure.server import Server
 from harness.studies.c import pgserver
 from harness.studies.c import legacy_pg as postgres
@@ -24,6 +25,7 @@ from harness.studies.c import legacy_pg as postgres
 pytestmark = pytest.mark.e2e
 
 CPUS = sorted(os.sched_getaffinity(0))[:1]
+MARIADB = "mariadb-10.11"
 
 
 @pytest.fixture
@@ -64,10 +66,6 @@ def place_build(src: Path, where: Path) -> Path:
     return dest
 
 
-def where(request, name: str) -> Path:
-    return request.getfixturevalue(name)
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root drops to PostgreSQL's own user")
 @pytest.mark.parametrize("folder", ["closed", "spaced"])
 @pytest.mark.parametrize("backend", ["host", "docker"])
@@ -75,7 +73,7 @@ def test_postgres_starts_from_a_closed_or_spaced_folder(pg_build, folder, backen
     name, entry, d = pg_build
     if backend == "docker":
         request.getfixturevalue("docker_engine")
-    root = where(request, folder)
+    root = request.getfixturevalue(folder)
     build = place_build(d, root)
     # under docker the datadir lies in the same folder; on the host a place its user can enter
     data = (root / "data" / "pg data") if backend == "docker" else open_base / "data"
@@ -95,18 +93,35 @@ def test_postgres_starts_from_a_closed_or_spaced_folder(pg_build, folder, backen
         assert not copy.exists(), "the build's linked copy outlived the server"
 
 
+@pytest.fixture
+def server_build(request, build_dir, lock_entry):
+    """(name, lock entry, build dir) of MySQL 5.6 (mysqld --bootstrap) or MariaDB 10.11
+    (mariadb-install-db, then mariadbd), fetched as the pipeline does."""
+    if request.param == BUILD:
+        return BUILD, lock_entry, build_dir
+    entry = builds.load_lock(config.LOCK)[request.param]
+    d = ROOT / "resources" / "builds" / request.param
+    if not d.exists():
+        builds.fetch(request.param, entry, d)
+    builds.verify_installed(request.param, entry, d)
+    return request.param, entry, d
+
+
+@pytest.mark.parametrize("server_build", [BUILD, MARIADB], indirect=True)
 @pytest.mark.parametrize("backend", ["host", "docker"])
-def test_mysqld_bootstraps_and_starts_from_a_closed_folder(build_dir, lock_entry, closed, backend, request):
+def test_server_bootstraps_and_starts_from_a_closed_folder(server_build, closed, backend, request):
+    name, entry, build_dir = server_build
     if backend == "docker":
         request.getfixturevalue("docker_engine")
-    build = place_build(build_dir, closed / "clone one")
-    tpl = closed / "clone one" / "resources" / "templates" / BUILD
-    builds.bootstrap(BUILD, lock_entry, build, tpl, backend=backend)
+    clone = closed / "clone one"
+    build = place_build(build_dir, clone)
+    tpl = clone / "resources" / "templates" / name
+    builds.bootstrap(name, entry, build, tpl, backend=backend)
     assert (tpl / "datadir" / "mysql").is_dir()
     run = Path(tempfile.mkdtemp(prefix="mysqlbench-clonemy-"))  # short: the socket lives here
     try:
-        shutil.copytree(tpl / "datadir", closed / "clone one" / "datadir", symlinks=True)
-        with Server(name=BUILD, entry=lock_entry, build_dir=build, datadir=closed / "clone one" / "datadir",
+        shutil.copytree(tpl / "datadir", clone / "datadir", symlinks=True)
+        with Server(name=name, entry=entry, build_dir=build, datadir=clone / "datadir",
                     rundir=run, run_id=f"test-clonemy-{backend}-{os.getpid()}", cpus=CPUS,
                     backend=backend) as srv:
             assert srv.query("SELECT 1") == [(1,)]
