@@ -19,10 +19,10 @@ Where it runs is the profile's backend, as for mysqld:
           cannot reach where it lies (under a mode-700 home) runs from a linked
           (else copied) tree in a run directory of the temp dir, its binary's
           sha256 checked there; the user's folders are never chmodded.
+  auto    docker when an engine answers and the image can be had, else host.
 
 A failed initdb or start keeps its log under the run's logs/ (harness.keptlogs), and
 its one-line error quotes the log's last meaningful line and the kept path.
-  auto    docker when an engine answers and the image can be had, else host.
 
 PostgreSQL refuses to run as root: as root, initdb and postgres run as the
 `postgres` user when the host has one (Debian's postgresql package makes it),
