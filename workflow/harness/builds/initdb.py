@@ -3,14 +3,16 @@
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
-from harness import atomic
+from harness import atomic, keptlogs, paths
 from harness.builds.lock import BuildError, mysqld_path, output_tail, sha256_file
 from harness.builds.nixstore import check_libraries, verify_installed
 from harness.measure import backends
@@ -83,11 +85,13 @@ def _run_logged(name: str, runner, argv: list, log: Path, env: dict, stdin: str 
     try:
         rc = runner.run(argv, env, stdin=stdin, log=log, timeout=900)
     except backends.BackendError as e:
-        raise BuildError(f"build {name}: bootstrap (backend {runner.name}): {e}") from None
-    if rc != 0:
+        raise BuildError(keptlogs.failure(f"build {name}: bootstrap (backend {runner.name}): {e}",
+                                          runner.run_id, log)) from None
+    if rc != 0:  # the log is in the staging dir, removed as the error passes: kept under logs/
         lines = [l for l in log.read_text(errors="replace").splitlines() if "ERROR" in l]
+        kept = keptlogs.keep(runner.run_id, log) / log.name
         raise BuildError(f"build {name}: bootstrap failed (exit {rc}, backend {runner.name}): "
-                         f"{lines[0] if lines else 'no [ERROR] line in its log ' + str(log)}")
+                         f"{lines[0] if lines else keptlogs.last_meaningful(log)} (log kept in {kept})")
 
 
 def _install_basedir(entry: dict, build_dir: Path) -> Path:
@@ -103,6 +107,22 @@ def _install_db_tools(entry: dict, build_dir: Path) -> list[Path]:
     base = _install_basedir(entry, build_dir)
     return [p.resolve() for p in (base / "bin" / "my_print_defaults", base / "bin" / "resolveip")
             if p.exists()]
+
+
+@contextlib.contextmanager
+def _no_spaces(**dirs: Path):
+    """mariadb-install-db (a shell script) splits its paths at spaces: when one has a space,
+    ({name: a symlink to it in a short temp dir}, that dir), else (the paths themselves, None)."""
+    if not any(" " in str(p) for p in dirs.values()):
+        yield dirs, None
+        return
+    d = Path(tempfile.mkdtemp(prefix=paths.scratch_prefix("idb")))
+    try:
+        for k, p in dirs.items():
+            (d / k).symlink_to(p)
+        yield {k: d / k for k in dirs}, d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _make_writable(tree: Path) -> None:
@@ -131,7 +151,7 @@ def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict 
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in opts.items()]
     root = ["--user=root"] if os.geteuid() == 0 else []
     env = {"LD_LIBRARY_PATH": str(build_dir / entry.get("lib_dir", "."))}
-    with atomic.staging_dir(Path(out)) as tmp:
+    with atomic.staging_dir(Path(out)) as tmp, contextlib.ExitStack() as stack:
         tmp = Path(tmp).resolve()
         datadir = tmp / "datadir"
         log = tmp / "bootstrap.log"
@@ -139,6 +159,8 @@ def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict 
         ro = [build_dir, *backends.link_targets(build_dir)]
         if method == "install-db":
             ro += [p for p in _install_db_tools(entry, build_dir) if p not in ro]
+            alias, alias_dir = stack.enter_context(_no_spaces(base=_install_basedir(entry, build_dir), tmp=tmp))
+            ro += [alias_dir] if alias_dir is not None else []
         try:
             runner = backends.make(backend, run_id=f"bootstrap-{name}-{os.getpid()}",
                                    cpus=sorted(os.sched_getaffinity(0)), mechanism=mechanism,
@@ -168,15 +190,18 @@ def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict 
                                        f"--datadir={datadir}", f"--lc-messages-dir={share}", f"--tmpdir={tmp}",
                                        *flags, *root], log, env)
         elif method == "install-db":
-            script = build_dir / entry["install_db"]
-            _run_logged(name, runner, [script, "--no-defaults", "--auth-root-authentication-method=normal",
-                                       f"--basedir={_install_basedir(entry, build_dir)}", f"--datadir={datadir}",
-                                       "--skip-test-db", f"--tmpdir={tmp}", *flags, *root], log, env)
+            base, atmp = alias["base"], alias["tmp"]
+            _run_logged(name, runner, [base / entry["install_db"], "--no-defaults",
+                                       "--auth-root-authentication-method=normal", f"--basedir={base}",
+                                       f"--datadir={atmp / 'datadir'}", "--skip-test-db", f"--tmpdir={atmp}",
+                                       *flags, *root], log, env)
         else:
             raise BuildError(f"build {name}: unknown init method {method!r}; use one of "
                              f"{', '.join(sorted(set(FAMILY_INIT.values())))}")
         if not (datadir / "mysql").is_dir():
-            raise BuildError(f"build {name}: bootstrap made no mysql/ system schema in {datadir}; see {log}")
+            kept = keptlogs.keep(runner.run_id, log) / log.name
+            raise BuildError(f"build {name}: bootstrap made no mysql/ system schema in {datadir}: "
+                             f"{keptlogs.last_meaningful(log)} (log kept in {kept})")
         (tmp / "bootstrap.json").write_text(json.dumps({
             "build": name, "method": method, **runner.info(),
             "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")

@@ -182,15 +182,17 @@ class HostBackend(Backend):
 # -- docker -------------------------------------------------------------------------
 class DockerBackend(Backend):
     """The process runs in a `--network none` container held by --cpuset-cpus and a
-    memory limit; `ro_mounts`/`rw_mounts` are bind-mounted at their host paths."""
+    memory limit; `ro_mounts`/`rw_mounts` are bind-mounted at their host paths (or, given as
+    (host path, path inside) pairs, at the path inside)."""
     name = "docker"
     mechanism = docker_backend.MECHANISM
 
     def __init__(self, run_id: str, cpus, *, mems=None, ro_mounts=(), rw_mounts=(), image: dict | None = None,
                  cidfile: Path | None = None, memory: str | None = None):
         super().__init__(run_id, cpus, mems)
-        self.ro_mounts = [Path(p) for p in ro_mounts]
-        self.rw_mounts = [Path(p) for p in rw_mounts]
+        # each a path (mounted at itself) or (host path, path inside): docker.mount_pair
+        self.ro_mounts = [docker_backend.mount_pair(p) for p in ro_mounts]
+        self.rw_mounts = [docker_backend.mount_pair(p) for p in rw_mounts]
         self.image = image
         self.cidfile = Path(cidfile) if cidfile else None
         self.memory = memory or docker_backend.memory_limit()

@@ -250,8 +250,15 @@ def labels(run_id: str, session: str | None = None) -> dict[str, str]:
     return {LABEL_ARTIFACT: procs.LABEL, LABEL_RUN: run_id, LABEL_SESSION: session}
 
 
+def mount_pair(m) -> tuple[Path, Path]:
+    """(host path, path in the container) of a mount: a path alone is mounted at itself; a
+    pair at a neutral path (harness.studies.c.pgserver: PostgreSQL's unprivileged uid
+    cannot pass a mode-700 folder the host path may lie under)."""
+    return (Path(m[0]), Path(m[1])) if isinstance(m, (tuple, list)) else (Path(m), Path(m))
+
+
 def run_argv(*, image_ref: str, run_id: str, cpus: str, mems: str, cidfile: Path,
-             ro_mounts: list[Path], rw_mounts: list[Path], env: dict[str, str],
+             ro_mounts: list, rw_mounts: list, env: dict[str, str],
              command: list[str], nofile: int | None = None, memory: str | None = None,
              detach: bool = True, stdin: bool = False, user: str | None = None,
              files: list[tuple[Path, str]] = ()) -> list[str]:
@@ -272,10 +279,10 @@ def run_argv(*, image_ref: str, run_id: str, cpus: str, mems: str, cidfile: Path
         argv += ["--user", user]
     elif os.geteuid() != 0:  # the server runs as the harness' user (my.cnf has no user=root then)
         argv += ["--user", f"{os.geteuid()}:{os.getegid()}"]
-    for p in ro_mounts:
-        argv += ["--mount", f"type=bind,source={p},target={p},readonly"]
-    for p in rw_mounts:
-        argv += ["--mount", f"type=bind,source={p},target={p}"]
+    for src, target in map(mount_pair, ro_mounts):
+        argv += ["--mount", f"type=bind,source={src},target={target},readonly"]
+    for src, target in map(mount_pair, rw_mounts):
+        argv += ["--mount", f"type=bind,source={src},target={target}"]
     for src, target in files:
         argv += ["--mount", f"type=bind,source={src},target={target},readonly"]
     for k, v in env.items():

@@ -22,7 +22,7 @@ import pymysql
 
 from harness.measure import backends
 
-from harness import builds
+from harness import builds, keptlogs
 
 from harness.measure import mycnf
 
@@ -139,7 +139,7 @@ class Server(procs.Managed):
         while time.monotonic() < deadline:
             why = self.runner.exited()
             if why:
-                raise ServerError(f"mysqld {why}: {_err_tail(self.error_log)}")
+                raise ServerError(f"mysqld {why}: {self._kept_tail()}")
             if self.socket.exists():
                 try:  # a server that accepts but never greets must not hang the wait
                     self.connect(read_timeout=5).close()
@@ -148,7 +148,13 @@ class Server(procs.Managed):
                     last = e
             time.sleep(0.05)  # every cell waits here once per start: poll finely
         raise ServerError(f"mysqld not ready after {self.startup_timeout}s "
-                          f"(server.startup_timeout_s): {last or _err_tail(self.error_log)}")
+                          f"(server.startup_timeout_s): {self._kept_tail(last)}")
+
+    def _kept_tail(self, cause=None) -> str:
+        """`cause`, else the error log's; the log and my.cnf kept under the run's logs/ (the
+        run directory is a temporary one, removed as the error passes)."""
+        kept = keptlogs.keep(self.run_id, self.error_log, self.cnf) / self.error_log.name
+        return f"{cause or _err_tail(self.error_log)} (log kept in {kept})"
 
     def alive(self) -> bool:
         return self.runner.alive()

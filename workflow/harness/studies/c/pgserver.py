@@ -9,12 +9,20 @@ Where it runs is the profile's backend, as for mysqld:
   docker  a `--network none` container of the runtime image (docker/packages.txt
           has PostgreSQL's libraries), `--cpuset-cpus` of the cell's server CPUs,
           the build bind-mounted read-only, the datadir, the socket directory and
-          the log directory bind-mounted at their host paths, labelled and reaped
-          like a mysqld container (harness.measure.backends.DockerBackend). initdb
-          runs in a one-shot container of the same kind.
+          the log directory bind-mounted, each at a neutral path under CONTAINER
+          (not its host path: a clone in root's home, mode 700, would stop
+          PostgreSQL's unprivileged uid on the way), labelled and reaped like a
+          mysqld container (harness.measure.backends.DockerBackend). initdb runs
+          in a one-shot container of the same kind.
   host    here, in a per-run cgroup cpuset (harness.measure.placement), SIGKILLed
-          should the harness die (PR_SET_PDEATHSIG).
+          should the harness die (PR_SET_PDEATHSIG). A build PostgreSQL's user
+          cannot reach where it lies (under a mode-700 home) runs from a linked
+          (else copied) tree in a run directory of the temp dir, its binary's
+          sha256 checked there; the user's folders are never chmodded.
   auto    docker when an engine answers and the image can be had, else host.
+
+A failed initdb or start keeps its log under the run's logs/ (harness.keptlogs), and
+its one-line error quotes the log's last meaningful line and the kept path.
 
 PostgreSQL refuses to run as root: as root, initdb and postgres run as the
 `postgres` user when the host has one (Debian's postgresql package makes it),
@@ -37,7 +45,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import builds, paths
+from harness import builds, keptlogs, paths
+from harness.builds.lock import check_checksum, sha256_file
 from harness.measure import backends, placement, procs
 
 PG_USER = "postgres"
@@ -48,6 +57,8 @@ COMMS = ("postgres", "postmaster")
 # innodb_flush_log_at_trx_commit=1 counterpart); no JIT (the runtime image has no LLVM,
 # and the study's 2005 database had none)
 BASE_OPTIONS = {"fsync": "on", "synchronous_commit": "on", "jit": "off"}
+# where a container sees the build, datadir, socket and log directories (its image has /opt, 755)
+CONTAINER = Path("/opt/mysqlbench/pg")
 
 
 class PgError(Exception):
@@ -134,6 +145,24 @@ def _searchable(path: Path, uid: int, gid: int) -> bool:
     return bool(st.st_mode & stat.S_IXOTH)
 
 
+def reachable(path: Path, ids: tuple[int, int] | None) -> bool:
+    """Every directory from / to `path` (not included) is searchable by `ids` (None: by us)."""
+    return ids is None or all(_searchable(d, *ids) for d in reversed(path.parents) if d.exists())
+
+
+def linked_copy(src: Path, dest: Path) -> None:
+    """`src` as `dest`: hard links (the same files, nothing copied), else (another file
+    system) a copy; one `cp` either way."""
+    for how in (["-al"], ["-a", "--reflink=auto"]):
+        shutil.rmtree(dest, ignore_errors=True)
+        res = subprocess.run(["cp", *how, "--", str(src), str(dest)], capture_output=True, text=True)
+        if res.returncode == 0:
+            return
+    why = (res.stderr.strip().splitlines() or ["?"])[-1]
+    raise PgError(f"copying the build {src} to {dest} failed ({why[:200]}); free space in {dest.parent.parent} "
+                  f"or set $TMPDIR")
+
+
 def check_reachable(path: Path, ids: tuple[int, int] | None, what: str, parents: bool = True) -> None:
     """`path`'s directories (its parents too when `parents`: on the host; in a container only
     the mounted directory itself) must be searchable by the user PostgreSQL runs as."""
@@ -176,6 +205,8 @@ class PgServer(procs.Managed):
         self.log = self.logdir / "postgres.log"
         self.argv: list[str] = []
         self._ids: tuple[int, int] | None = None
+        self._build_copy: Path | None = None   # host: the run directory of a linked copy of the build
+        self._mounts: list[tuple[Path, Path]] = []  # docker: (host path, path inside)
 
     @property
     def backend(self) -> str:
@@ -195,8 +226,34 @@ class PgServer(procs.Managed):
             procs.die_with_parent()  # after setuid: a credential change clears PDEATHSIG
         return preexec
 
-    def _env(self) -> dict:
-        return {"LC_ALL": "C", "LANG": "C", "PGTZ": "UTC", "LD_LIBRARY_PATH": str(self.lib)}
+    def _inside(self, path: Path) -> Path:
+        """`path` as the server sees it: under docker, in its neutral mount; else itself."""
+        path = Path(path)
+        for host, inside in self._mounts if self.runner is not None else ():
+            if path == host or path.is_relative_to(host):
+                return inside / path.relative_to(host)
+        return path
+
+    def _env(self, server: bool = True) -> dict:
+        """The server's environment (`server`: its paths as it sees them), or psql's on the host."""
+        lib = self._inside(self.lib) if server else self.lib
+        return {"LC_ALL": "C", "LANG": "C", "PGTZ": "UTC", "LD_LIBRARY_PATH": str(lib)}
+
+    def _host_build(self, postgres: Path) -> Path:
+        """host: the postgres binary PostgreSQL's user can reach: the build's own, else that of
+        a linked copy of the build in a run directory of the temp dir (sha256 checked)."""
+        if reachable(postgres, self._ids):
+            return postgres
+        self._build_copy = Path(tempfile.mkdtemp(prefix=paths.scratch_prefix("pgb")))
+        os.chmod(self._build_copy, 0o755)
+        copy = self._build_copy / "build"
+        linked_copy(self.build_dir, copy)
+        check_reachable(copy / "x", self._ids, "build copy")
+        moved = copy / postgres.relative_to(self.build_dir)
+        check_checksum(self.build, moved, self.entry["mysqld_sha256"], sha256_file(moved),
+                       f"delete {self.build_dir} and fetch again")
+        self.lib = copy / self.lib.relative_to(self.build_dir)
+        return moved
 
     def _own(self, path: Path) -> None:
         if self._ids is not None:
@@ -214,17 +271,19 @@ class PgServer(procs.Managed):
         group = self.rundir / "group"
         group.write_text(f"root:x:0:\n{PG_USER}:x:{ids[1]}:\n")
         build = self.build_dir.resolve()
+        rw = [(self.datadir, CONTAINER / "data"), (self.sockdir, CONTAINER / "sock"), (self.logdir, CONTAINER / "log")]
         try:
             runner = backends.make(
                 self.backend_asked, run_id=self.run_id, cpus=self.cpus, mems=self.mems, mechanism=self.mechanism,
-                ro_mounts=[build, *backends.link_targets(build)],
-                rw_mounts=[self.datadir, self.sockdir, self.logdir], cidfile=self.rundir / "cid")
+                ro_mounts=[(build, CONTAINER / "build"), *backends.link_targets(build)],
+                rw_mounts=rw, cidfile=self.rundir / "cid")
         except backends.BackendError as e:
             raise PgError(str(e)) from None
         if runner.name == "docker":
             runner.user = f"{ids[0]}:{ids[1]}"
             runner.files = [(passwd, "/etc/passwd"), (group, "/etc/group")]
             check_reachable(build, self._ids, "build", parents=False)
+            self._mounts = [(build, CONTAINER / "build"), *rw]
             self.runner = runner
         else:  # auto fell back to host: said once on stderr, kept in info()["fallback"]
             self._fallback = runner.fallback
@@ -242,16 +301,18 @@ class PgServer(procs.Managed):
         self._make_runner()
         if self.runner is None:  # on the host: every parent must let PostgreSQL's user through
             check_reachable(self.datadir, self._ids, "datadir")
-            check_reachable(postgres, self._ids, "build")
+            postgres = self._host_build(postgres)
+            self.bin = postgres.parent
         self.datadir.mkdir(parents=True, exist_ok=True)  # (a container mounts it: it must exist)
         if not (self.datadir / "PG_VERSION").exists():
             self._initdb()
-        self.argv = [str(postgres), "-D", str(self.datadir),
-                     "-c", "listen_addresses=", "-c", f"unix_socket_directories={self.sockdir}",
+        self.argv = [str(self._inside(postgres)), "-D", str(self._inside(self.datadir)),
+                     "-c", "listen_addresses=", "-c", f"unix_socket_directories={self._inside(self.sockdir)}",
                      *[a for k, v in self.options.items() for a in ("-c", f"{k}={v}")]]
         if self.runner is not None:
             # the shell only redirects the output to the log and becomes postgres (exec)
-            sh = ["/bin/sh", "-c", f'exec "$@" >>{shlex.quote(str(self.log))} 2>&1', "sh", *self.argv]
+            log = shlex.quote(str(self._inside(self.log)))
+            sh = ["/bin/sh", "-c", f'exec "$@" >>{log} 2>&1', "sh", *self.argv]
             try:
                 self.runner.start(sh, self._env())
             except backends.BackendError as e:
@@ -271,21 +332,21 @@ class PgServer(procs.Managed):
             raise PgError(f"datadir {self.datadir} is not empty and has no PG_VERSION; give an empty "
                           f"or a PostgreSQL datadir")
         self._own(self.datadir)
-        argv = [str(self.bin / "initdb"), "-D", str(self.datadir), "-U", PG_USER, "--auth=trust",
-                "-E", "UTF8", "--locale=C", "--no-instructions"]
+        argv = [str(self._inside(self.bin / "initdb")), "-D", str(self._inside(self.datadir)), "-U", PG_USER,
+                "--auth=trust", "-E", "UTF8", "--locale=C", "--no-instructions"]
         log = self.rundir / "initdb.log"
         if self.runner is not None:
             try:
                 code = self.runner.run(argv, self._env(), log=log, timeout=300)
             except backends.BackendError as e:
-                raise PgError(f"initdb of {self.datadir}: {e}") from None
+                raise PgError(keptlogs.failure(f"initdb of {self.datadir}: {e}", self.run_id, log)) from None
         else:
             with open(log, "ab") as f:
                 code = subprocess.run(argv, env=procs.labelled_env(self.run_id, self._env()),
                                       preexec_fn=self._preexec(None), cwd="/", stdin=subprocess.DEVNULL,
                                       stdout=f, stderr=subprocess.STDOUT, timeout=300).returncode
         if code != 0:
-            raise PgError(f"initdb of {self.datadir} failed (exit {code}); see {log}")
+            raise PgError(keptlogs.failure(f"initdb of {self.datadir} failed (exit {code})", self.run_id, log))
 
     def _exited(self) -> str | None:
         if self.runner is not None:
@@ -298,7 +359,7 @@ class PgServer(procs.Managed):
         while time.monotonic() < deadline:
             why = self._exited()
             if why:
-                raise PgError(f"postgres {why}: {self._log_tail()}")
+                raise PgError(keptlogs.failure(f"postgres {why}", self.run_id, self.log))
             if (self.sockdir / ".s.PGSQL.5432").exists():
                 try:
                     self.query("SELECT 1")
@@ -306,15 +367,8 @@ class PgServer(procs.Managed):
                 except PgError as e:
                     last = str(e)
             time.sleep(0.1)
-        raise PgError(f"postgres not ready after {self.startup_timeout}s: {last or self._log_tail()}")
-
-    def _log_tail(self) -> str:
-        try:
-            lines = [l for l in self.log.read_text(errors="replace").splitlines()
-                     if "FATAL" in l or "ERROR" in l]
-        except OSError:
-            return "no log"
-        return lines[-1] if lines else f"see {self.log}"
+        what = f"postgres not ready after {self.startup_timeout}s" + (f" ({last})" if last else "")
+        raise PgError(keptlogs.failure(what, self.run_id, self.log))
 
     # -- state and stop --------------------------------------------------------
     @property
@@ -335,7 +389,8 @@ class PgServer(procs.Managed):
 
     def info(self) -> dict:
         """Where it ran, for the manifest: backend, mechanism, CPUs and memory nodes asked and observed,
-        container and image (docker), memory limit, the user it ran as."""
+        container and image (docker), memory limit, the user it ran as, and (host) the linked
+        copy of the build it ran from, if it did."""
         if self.runner is not None:
             out = {**self.runner.info(), "container": self.runner.container}
         else:
@@ -349,6 +404,8 @@ class PgServer(procs.Managed):
             out["observed_cpus"] = placement.cpulist(placement.observed_cpus(self.pid))
             out["observed_mems"] = placement.cpulist(placement.observed_mems(self.pid))
         out["uid"] = self._ids[0] if self._ids else os.geteuid()
+        if self._build_copy is not None:  # host: the build its user could not reach, run from a linked copy
+            out["build_copy"] = str(self._build_copy / "build")
         return out
 
     def stop(self, kill: bool = False):
@@ -367,6 +424,8 @@ class PgServer(procs.Managed):
                 self.placement.remove()
             if self.sockdir is not None:
                 shutil.rmtree(self.sockdir, ignore_errors=True)
+            if self._build_copy is not None:
+                shutil.rmtree(self._build_copy, ignore_errors=True)
         if late:
             raise PgError(f"postgres did not shut down within {self.shutdown_timeout}s; killed")
 
@@ -401,7 +460,7 @@ class PgServer(procs.Managed):
                 "-h", str(self.sockdir), "-U", PG_USER, "-d", db]
         for c in commands:
             argv += ["-c", c]
-        res = subprocess.run(argv, env=procs.labelled_env(self.run_id, self._env()),
+        res = subprocess.run(argv, env=procs.labelled_env(self.run_id, self._env(server=False)),
                              preexec_fn=procs.die_with_parent, capture_output=True, text=True,
                              stdin=subprocess.DEVNULL, timeout=None)
         if res.returncode != 0:
