@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from harness import builds, paths, studies
+from harness.measure import initdb
 
 from harness.measure import cell
 
@@ -61,7 +62,8 @@ def cmd_check_config(a):
 
 
 def cmd_plan(a):
-    from harness.plan import coreplan, topology
+    from harness.plan import coreplan
+    from harness.measure import topology
     cfg = {}
     for f in [str(paths.CONFIG / "default.yaml"), *a.configfile]:  # as `harness estimate` merges them
         config.deep_merge(cfg, _load_yaml(f))
@@ -82,7 +84,7 @@ def cmd_verify_build(a):
 
 def cmd_official_check(a):
     entry = _lock_entry(a.lock, a.name)
-    res = builds.official_check(a.name, entry, Path(a.build_dir), a.official, Path(a.official_dir))
+    res = initdb.official_check(a.name, entry, Path(a.build_dir), a.official, Path(a.official_dir))
     from harness import atomic
     atomic.write_text(Path(a.out), json.dumps(res, indent=2) + "\n")
     print(f"{a.name} vs {a.official}: {res['verdict']}")
@@ -90,7 +92,7 @@ def cmd_official_check(a):
 
 def cmd_bootstrap(a):
     entry = _lock_entry(a.lock, a.name)
-    builds.bootstrap(a.name, entry, Path(a.build_dir), Path(a.out), json.loads(a.options),
+    initdb.bootstrap(a.name, entry, Path(a.build_dir), Path(a.out), json.loads(a.options),
                      backend=a.backend, mechanism=a.mechanism)
 
 
@@ -447,7 +449,7 @@ def parser() -> argparse.ArgumentParser:
     for name, (module, text) in OWN_PARSER.items():  # listed here, parsed by main(argv) of the module
         sub.add_parser(name, help=f"{text} ({module}; `{name} -h` for its options)", add_help=False)
 
-    s = sub.add_parser("factor-table", help="harness.plan.factors as CSV, for the R scripts")
+    s = sub.add_parser("factor-table", help="harness.measure.factors as CSV, for the R scripts")
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_factor_table)
 

@@ -30,7 +30,6 @@ import yaml
 from harness import paths
 from harness.analysis import intervals as I
 from harness.analysis import verdict as V
-from harness.plan import repetitions
 
 BY_DESIGN = "by design: claims.decide is false in this profile (it measures too few blocks to decide)"
 NO_PAIRS = "pairing impossible: the two sides share no repetition"
@@ -51,7 +50,7 @@ def bounds_of(tidy, experiment: str) -> tuple[int, int, int]:
     value = tidy.spec(experiment).get("repetitions")
     if value is None:
         value = yaml.safe_load((paths.CONFIG / "default.yaml").read_text())["experiment_defaults"]["repetitions"]
-    return repetitions.bounds(value)
+    return I.bounds(value)
 
 
 def _rep_key(rep) -> tuple:

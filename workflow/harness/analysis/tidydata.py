@@ -4,7 +4,7 @@ Read-only and metric-agnostic. A throughput experiment's `<experiment>.csv`
 holds one row per repetition: key columns, then `rep`, then the metrics. The
 key columns are read from the header (everything before `rep`), and the
 factor columns are those between `variant` and `tables` -- the same contract
-the R scripts use -- so nothing here names a factor: harness.plan.factors gives
+the R scripts use -- so nothing here names a factor: harness.measure.factors gives
 words and baselines where they are needed.
 
 A `Cell` is one key (a cell without its repetition) with its repetitions; a
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from harness.plan import factors
+from harness.measure import factors
 
 EXTRA_KINDS = ("explain", "keycaches", "waits", "status", "intervals")
 PROVENANCE_LISTS = ("builds", "hosts", "sysbench", "placement")

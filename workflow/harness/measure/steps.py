@@ -13,8 +13,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from harness.plan import factors
-from harness import studies
+from harness.measure import factors
+from harness import registry as studies
 from harness.measure import effective
 from harness.measure import stepscript as steps
 from harness.measure.naming import CellName

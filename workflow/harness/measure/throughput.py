@@ -21,7 +21,7 @@ from harness.measure import captures as collect
 from harness.measure import datasets, effective, placement, sbtest, sysbench
 from harness.measure.naming import CellName
 from harness.measure.server import ServerError, _err_tail as err_tail
-from harness.plan import factors
+from harness.measure import factors
 
 
 def server_tail(srv) -> str:

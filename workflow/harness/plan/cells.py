@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.measure import datasets
 
-from harness.plan import factors
+from harness.measure import factors
 
 from harness.plan import repetitions
 
