@@ -214,3 +214,12 @@ def test_rules_run_commands_not_python_blocks():
     blocks = [f"{p.relative_to(ROOT)}:{i}" for p in rules
               for i, line in enumerate(p.read_text().splitlines(), 1) if re.match(r"\s+run:\s*$", line)]
     assert blocks == []
+
+
+def test_no_text_is_split_back_into_its_structure():
+    """Why a claim has no data is a value (harness.analysis.tidydata.Missing), not a
+    "reason: detail" string split again by its readers."""
+    split = [f"{p.relative_to(ROOT)}:{i}" for p in PKG.rglob("*.py")
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             if re.search(r"\.missing\([^)]*\)\.split\(", line)]
+    assert split == []

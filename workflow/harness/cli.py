@@ -166,12 +166,11 @@ def _cell_request(a) -> dict:
     if len(a.out) != len(a.cell):
         raise config.ConfigError(f"--out: {len(a.out)} paths for {len(a.cell)} cells; give one per --cell, "
                                  f"in the same order")
-    if kind == "throughput" and spec.get("workload") not in workloads:
-        raise config.ConfigError(f"--cell-spec: workload '{spec.get('workload')}' is unknown; use one of "
-                                 f"{', '.join(workloads)}")
-    if kind == "steps" and spec.get("script") not in scripts:
-        raise config.ConfigError(f"--cell-spec: script '{spec.get('script')}' is unknown; use one of "
-                                 f"{', '.join(scripts)}")
+    key = kinds.KINDS[kind].NAMED_BY
+    known = {"workload": workloads, "script": scripts}[key]
+    if spec.get(key) not in known:
+        raise config.ConfigError(f"--cell-spec: {key} '{spec.get(key)}' is unknown; use one of "
+                                 f"{', '.join(known)}")
     if not (Path(a.source) / "datadir").is_dir():
         raise config.ConfigError(f"--source: {a.source} holds no datadir/; give a prepared dataset or template")
     return req

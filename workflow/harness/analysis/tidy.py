@@ -177,7 +177,7 @@ def provenance(manifests: list[dict], profile: str) -> dict:
                               "server_version": m["server"]["version"]} for m in manifests]),
         "hosts": _distinct([{k: m["host"][k] for k in ("cpu_model", "n_cpus", "kernel", "governor", "smt")}
                             for m in manifests]),
-        "sysbench": _distinct([_driver(m) for m in manifests if m.get("kind", "throughput") == "throughput"]),
+        "sysbench": _distinct([_driver(m) for m in manifests if kinds.of(m).SYSBENCH]),
         "drivers": _distinct([_driver(m) for m in manifests]),
         "placement": _distinct([_placement(m) for m in manifests]),
         "profile": profile,

@@ -87,7 +87,7 @@ class PairStepRatio(C.Claim):
     def evaluate(self, ctx, build):
         exp = self.experiment_name
         if ctx.tidy.experiment(exp) is None:
-            return C.missing(*ctx.tidy.missing(exp).split(": ", 1))
+            return C.missing(*ctx.tidy.missing(exp))
         sides = []
         for level in (self.a, self.b):
             settings, why = C.levels_of(ctx.tidy, exp, (level,))
