@@ -21,7 +21,6 @@ from conftest import BUILD, ROOT, harness_env, run_settings, server_pids
 
 from harness.measure import backends
 
-from harness import builds
 from harness.measure import initdb
 
 from harness.measure import placement

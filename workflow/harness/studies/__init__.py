@@ -4,7 +4,8 @@ A study is a package: every folder of this one with an `__init__.py`, plus the
 folders of $MYSQLBENCH_STUDY_PATH (os.pathsep-separated directories, each
 holding study packages; for a study kept outside the repository). Nothing else
 lists the studies: the claim engine, the report, the config schema's enums and
-Snakemake's wildcard constraints all ask this registry.
+Snakemake's wildcard constraints all ask the registry (harness.registry, in the
+base stage), which this package provides with what it discovers when imported.
 
 A study package declares, in its `__init__.py`:
 
