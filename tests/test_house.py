@@ -223,3 +223,12 @@ def test_no_text_is_split_back_into_its_structure():
              for i, line in enumerate(p.read_text().splitlines(), 1)
              if re.search(r"\.missing\([^)]*\)\.split\(", line)]
     assert split == []
+
+
+def test_one_reader_of_the_defaults_layer():
+    """config/default.yaml is read in harness.paths.defaults only; the config module merges
+    a profile onto it, and the rest (argparse defaults included) read what it gives."""
+    readers = sorted(str(p.relative_to(ROOT)) for p in PKG.rglob("*.py")
+                     if re.search(r"""["']default\.yaml["']\s*\)?\s*\.read_text""", p.read_text()) or
+                     re.search(r"""/\s*["']default\.yaml["']\)\.read""", p.read_text()))
+    assert readers == ["workflow/harness/paths.py"]

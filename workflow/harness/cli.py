@@ -64,8 +64,8 @@ def cmd_check_config(a):
 def cmd_plan(a):
     from harness.plan import coreplan
     from harness.measure import topology
-    cfg = {}
-    for f in [str(paths.CONFIG / "default.yaml"), *a.configfile]:  # as `harness estimate` merges them
+    cfg = config.defaults()
+    for f in a.configfile:  # as `harness estimate` merges them
         config.deep_merge(cfg, _load_yaml(f))
     p = coreplan.build(cfg, topology.read(a.topology) if a.topology else None, with_estimate=not a.no_estimate)
     print(json.dumps(p, indent=1) if a.json else coreplan.render(p))
@@ -320,6 +320,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="harness")
     sub = p.add_subparsers(dest="cmd", required=True)
     lock = str(config.LOCK)
+    d = config.defaults()  # the defaults layer's values, not copies of them
+    corpus = d["experiment_defaults"]["corpus"]
 
     s = sub.add_parser("check-config", help="validate a profile (one line on error)")
     s.add_argument("configfile", nargs="+")
@@ -350,7 +352,7 @@ def parser() -> argparse.ArgumentParser:
             s.add_argument("--options", default="{}")
             s.add_argument("--backend", required=True, choices=["host", "docker", "auto"],
                            help="where the init runs (harness.measure.backends), as the profile's servers do")
-            s.add_argument("--mechanism", default="auto", help="host backend: placement.mechanism")
+            s.add_argument("--mechanism", default=d["placement"]["mechanism"], help="host backend: placement.mechanism")
         s.set_defaults(fn=fn)
 
     s = sub.add_parser("official-check", help="compare a packaged build's mysqld with the official one")
@@ -390,9 +392,9 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_prepare_dataset)
 
     s = sub.add_parser("corpus", help="the FTS corpus: generated stand-in or the parsed OHSUMED archive")
-    s.add_argument("--source", choices=["standin", "ohsumed"], default="standin")
-    s.add_argument("--rows", type=int, default=20000)
-    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--source", choices=["standin", "ohsumed"], default=corpus["source"])
+    s.add_argument("--rows", type=int, default=corpus["rows"])
+    s.add_argument("--seed", type=int, default=corpus["seed"])
     s.add_argument("--archive", help="ohsumed: t9.filtering.tar.gz already on this machine")
     s.add_argument("--url", help="ohsumed: where to download the archive from (default: NIST's)")
     s.add_argument("--size", type=int, help="ohsumed: the archive's bytes (default: NIST's archive's)")
@@ -440,7 +442,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--runs", required=True)
     s.add_argument("--summary", required=True)
     s.add_argument("--provenance", required=True)
-    s.add_argument("--cv-threshold", type=float, default=0.05)
+    s.add_argument("--cv-threshold", type=float, default=d["stats"]["cv_threshold"])
     s.add_argument("--profile", default="unknown")
     s.add_argument("--extra-dir", help="also write <experiment>_{intervals,waits,explain,keycaches,status}.csv here")
     s.set_defaults(fn=cmd_tidy)

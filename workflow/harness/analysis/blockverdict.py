@@ -25,8 +25,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import yaml
-
 from harness import paths
 from harness.analysis import intervals as I
 from harness.analysis import verdict as V
@@ -49,7 +47,7 @@ def bounds_of(tidy, experiment: str) -> tuple[int, int, int]:
     """(min, max, looks) of an experiment: its config's repetitions, else config/default.yaml's."""
     value = tidy.spec(experiment).get("repetitions")
     if value is None:
-        value = yaml.safe_load((paths.CONFIG / "default.yaml").read_text())["experiment_defaults"]["repetitions"]
+        value = paths.defaults()["experiment_defaults"]["repetitions"]
     return I.bounds(value)
 
 

@@ -76,7 +76,7 @@ def _hint(err: jsonschema.ValidationError) -> str:
 
 def defaults() -> dict:
     """config/default.yaml: the one place a default value lives."""
-    return yaml.safe_load(DEFAULTS_FILE.read_text())
+    return paths.defaults()
 
 
 STEP_CHECK_VAR = "MYSQLBENCH_SLURM_STEP_CHECK"  # 0: plan on whatever CPUs the step holds

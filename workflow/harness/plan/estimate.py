@@ -33,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-from harness import builds
+from harness import builds, paths
 from harness.measure import datasets, kinds
 
 # Defaults when nothing was measured yet (stated in the printout).
@@ -58,8 +58,8 @@ RAW = "data/raw"
 def load_profile(configfiles: list[str], root: Path = Path("."), cpus: list[int] | None = None) -> dict:
     """config/default.yaml, then each --configfile on top (as Snakemake merges them), resolved
     for this host (or for a flat host of `cpus`)."""
-    cfg: dict = {}
-    for f in [root / "config" / "default.yaml", *map(Path, configfiles)]:
+    cfg: dict = paths.defaults(Path(root) / "config")
+    for f in map(Path, configfiles):
         config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()) or {})
     return config.resolve(cfg, cpus=cpus)
 
