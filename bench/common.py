@@ -8,7 +8,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
+from harness import studies  # noqa: E402,F401  (registers the studies: harness.registry)
 from harness import builds  # noqa: E402
+from harness.measure import initdb  # noqa: E402
 
 from harness.plan import config
 
@@ -30,7 +32,7 @@ def pinned_build(name: str = BUILD) -> tuple[dict, Path, Path]:
     if not build_dir.exists():
         builds.fetch(name, entry, build_dir)
     if not template.exists():
-        builds.bootstrap(name, entry, build_dir, template)
+        initdb.bootstrap(name, entry, build_dir, template)
     return entry, build_dir, template
 
 

@@ -18,7 +18,8 @@ sys.path.insert(0, str(ROOT / "workflow"))
 
 import yaml  # noqa: E402
 
-from harness.plan import config, coreplan, estimate, topology  # noqa: E402
+from harness.plan import config, coreplan, estimate  # noqa: E402
+from harness.measure import topology  # noqa: E402
 
 HOSTS = ("24em64t-2n6c2t-pci.xml", "32em64t-2n8c2t-pci-noio.xml", "96em64t-4n4d3ca2co-pci.xml",
          "192em64t-12gr2n8c2t.xml")

@@ -30,8 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
+from harness import studies  # noqa: E402,F401  (registers the studies: harness.registry)
 from harness import markers  # noqa: E402
-from harness.plan import config, coreplan, estimate, topology  # noqa: E402
+from harness.plan import config, coreplan, estimate  # noqa: E402
+from harness.measure import topology  # noqa: E402
 
 import yaml  # noqa: E402
 

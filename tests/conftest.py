@@ -19,6 +19,8 @@ sys.path.insert(0, str(ROOT / "workflow"))
 from harness import atomic  # noqa: E402
 
 from harness import builds
+from harness.measure import initdb
+from harness import studies  # noqa: F401  (registers the studies: harness.registry)
 
 from harness.plan import config
 
@@ -192,7 +194,7 @@ def pg_build():
 def template(build_dir, lock_entry):
     d = ROOT / "resources" / "templates" / BUILD
     if not d.exists():
-        builds.bootstrap(BUILD, lock_entry, build_dir, d)
+        initdb.bootstrap(BUILD, lock_entry, build_dir, d)
     return d
 
 

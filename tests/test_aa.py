@@ -19,7 +19,8 @@ from harness.analysis import claims as C
 from harness.analysis import tidy as htidy
 from harness.analysis import tidydata as T
 from harness.measure import steps as steps_kind
-from harness.plan import cells, config, factors
+from harness.plan import cells, config
+from harness.measure import factors
 from harness.report import latex
 from harness.studies import aa
 from test_claims import runs, write_csv, write_tidy

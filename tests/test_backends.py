@@ -21,7 +21,7 @@ from conftest import BUILD, ROOT, harness_env, run_settings, server_pids
 
 from harness.measure import backends
 
-from harness import builds
+from harness.measure import initdb
 
 from harness.measure import placement
 
@@ -125,7 +125,7 @@ def test_host_backend_runs_a_one_shot_command_in_its_cpuset(tmp_path):
 
 
 def test_bootstrap_through_the_host_backend_says_so(build_dir, lock_entry, tmp_path):
-    out = builds.bootstrap(BUILD, lock_entry, build_dir, tmp_path / "tpl", backend="host")
+    out = initdb.bootstrap(BUILD, lock_entry, build_dir, tmp_path / "tpl", backend="host")
     info = json.loads((out / "bootstrap.json").read_text())
     assert info["backend"] == "host" and info["method"] == "bootstrap" and info["image"] is None
     assert (out / "datadir" / "mysql" / "user.frm").exists()

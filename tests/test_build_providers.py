@@ -27,6 +27,7 @@ import yaml
 from conftest import flip_byte, tmp_siblings, ROOT, server_pids
 
 from harness import builds
+from harness.measure import initdb
 from harness.builds import initdb, providers
 
 from harness.plan import config
@@ -96,7 +97,7 @@ def real(request, lock):
 def template(real, tmp_path_factory):
     name, entry, d = real
     out = tmp_path_factory.mktemp("tpl") / name
-    assert builds.bootstrap(name, entry, d, out) == out
+    assert initdb.bootstrap(name, entry, d, out) == out
     return out
 
 
@@ -165,7 +166,7 @@ def test_options_list_is_the_binary_s_own(real):
     """builds/options/<family>.options.txt is exactly the Variables table of this binary's --help, and
     every family default is an option of it (plugin-load-add only in the option list)."""
     name, entry, d = real
-    text = builds.mysqld_help(name, entry, d)
+    text = initdb.mysqld_help(name, entry, d)
     listed = [l for l in (mycnf.DATA / f"{entry['family']}.options.txt").read_text().splitlines()
               if l and not l.startswith("#")]
     assert mycnf.help_variables(text) == listed
@@ -369,7 +370,7 @@ def test_tarball_by_file_url_is_pinned_bootstrapped_and_serves(tmp_lock, tarball
 
     # bootstrap (mysql-5.6: --bootstrap) and a real server
     tpl = tmp_path / "tpl" / name
-    builds.bootstrap(name, entry, out, tpl)
+    initdb.bootstrap(name, entry, out, tpl)
     with started(name, entry, out, tpl, "tarball") as srv:
         assert srv.version() == "5.6.24"
         assert srv.query("SELECT @@basedir")[0][0].rstrip("/") == str(out.resolve())

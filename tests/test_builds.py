@@ -13,6 +13,7 @@ import yaml
 from conftest import flip_byte, tmp_siblings
 
 from harness import builds
+from harness.measure import initdb
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "config" / "builds.lock.yaml"
@@ -246,14 +247,14 @@ def test_official_check_says_not_checked_identical_or_differs(tmp_path):
     (ours / Path(entry["mysqld"]).parent).mkdir(parents=True)
     (ours / entry["mysqld"]).write_bytes(b"a server binary")
     official = tmp_path / "official"
-    res = builds.official_check("mysql-5.6.24", entry, ours, "mysql-5.6.24-official", official)
+    res = initdb.official_check("mysql-5.6.24", entry, ours, "mysql-5.6.24-official", official)
     assert res["verdict"] == "not checked" and "fetch-build --name mysql-5.6.24-official" in res["how"]
     (official / "bin").mkdir(parents=True)
     (official / "build.json").write_text("{}")
     (official / "bin" / "mysqld").write_bytes(b"a server binary")
-    assert builds.official_check("mysql-5.6.24", entry, ours, "x", official)["verdict"] == "identical"
+    assert initdb.official_check("mysql-5.6.24", entry, ours, "x", official)["verdict"] == "identical"
     (official / "bin" / "mysqld").write_bytes(b"a server binarz")
-    res = builds.official_check("mysql-5.6.24", entry, ours, "x", official)
+    res = initdb.official_check("mysql-5.6.24", entry, ours, "x", official)
     assert res["verdict"] == "differs" and res["official_mysqld_sha256"] != res["mysqld_sha256"]
 
 

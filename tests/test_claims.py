@@ -24,7 +24,7 @@ import pytest
 
 from harness.analysis import claims as C
 from harness.analysis import intervals
-from harness.plan import factors
+from harness.measure import factors
 from harness.analysis import stats
 from harness.analysis import tidy as htidy
 from harness.analysis import tidydata as T
@@ -637,7 +637,7 @@ CODE = [ROOT / "workflow" / "harness" / "analysis" / "claims.py", ROOT / "workfl
 
 
 def test_no_factor_name_in_claims_report_studies_or_r_code():
-    """A factor is named in harness.plan.factors, the config and the workload only. An
+    """A factor is named in harness.measure.factors, the config and the workload only. An
     experiment that shares a factor's name may be named as the experiment (quoted)."""
     experiments = set(T.read_yaml(ROOT / "config" / "default.yaml")["experiments"])
     found = []

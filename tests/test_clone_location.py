@@ -17,6 +17,7 @@ from conftest import BUILD, ROOT, server_pids
 from test_postgres_e2e import docker_engine  # noqa: F401  (the fixture)
 
 from harness import builds, keptlogs
+from harness.measure import initdb
 from harness.plan import config
 from harness.measure.server import Server
 from harness.studies.c import pgserver
@@ -116,7 +117,7 @@ def test_server_bootstraps_and_starts_from_a_closed_folder(server_build, closed,
     clone = closed / "clone one"
     build = place_build(build_dir, clone)
     tpl = clone / "resources" / "templates" / name
-    builds.bootstrap(name, entry, build, tpl, backend=backend)
+    initdb.bootstrap(name, entry, build, tpl, backend=backend)
     assert (tpl / "datadir" / "mysql").is_dir()
     run = Path(tempfile.mkdtemp(prefix="mysqlbench-clonemy-"))  # short: the socket lives here
     try:
@@ -174,7 +175,7 @@ def test_failed_bootstrap_keeps_its_log(build_dir, lock_entry, tmp_path, monkeyp
     goes; the log it names stays under logs/failed/ and holds the quoted line."""
     monkeypatch.setenv(keptlogs.LOGS_VAR, str(tmp_path / "logs"))
     with pytest.raises(builds.BuildError) as err:
-        builds.bootstrap(BUILD, {**lock_entry, "init": "initialize"}, build_dir, tmp_path / "tpl",
+        initdb.bootstrap(BUILD, {**lock_entry, "init": "initialize"}, build_dir, tmp_path / "tpl",
                          backend="host")
     line = str(err.value)
     m = re.fullmatch(r"build \S+: bootstrap failed \(exit 1, backend host\): (.+) \(log kept in (\S+)\)", line)

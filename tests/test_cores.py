@@ -1,4 +1,4 @@
-"""harness.plan.cores: the topology read from /sys (live and recorded), and the core
+"""harness.measure.cores: the topology read from /sys (live and recorded), and the core
 plan on recorded hosts: a 2-CPU VM (this machine, recorded for real), a
 2-socket 32-core/64-thread Intel host, a 1-socket 128-core/256-thread AMD
 host (NPS4: 4 NUMA nodes) and a 16-vCPU cloud VM (8 cores x 2 threads).
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.plan import cores
-from harness.plan.cores import CoresError, Topology
+from harness.measure import cores
+from harness.measure.cores import CoresError, Topology
 from harness.measure.placement import PlacementError, cpulist
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ from conftest import BUILD
 
 from harness.measure import counters
 
-from harness.plan import factors
+from harness.measure import factors
 
 from harness.measure import placement
 

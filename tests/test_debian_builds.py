@@ -26,6 +26,7 @@ import yaml
 from conftest import ROOT, cell_spec, flip_byte, harness_cmd, harness_env, run_settings, server_pids
 
 from harness import builds
+from harness.measure import initdb
 from harness.builds import debian
 from harness.measure import datasets
 from harness.plan import config
@@ -76,7 +77,7 @@ def flake_root(dest: Path) -> Path:
 def one_cell(name: str, entry: dict, lock: Path, build_dir: Path, work: Path) -> dict:
     """Bootstrap, a 1000-row sbtest dataset and one 2 s point-select cell, as the pipeline runs them."""
     tpl, ds = work / f"tpl-{name}", work / f"ds-{name}"
-    builds.bootstrap(name, entry, build_dir, tpl)
+    initdb.bootstrap(name, entry, build_dir, tpl)
     datasets.prepare("sbtest", "InnoDB_t1_n1000", name=name, entry=entry, build_dir=build_dir,
                      template=tpl, out=ds, settings=run_settings())
     out = work / "raw" / f"{name}_InnoDB_base_t1_c1_u2_r1"

@@ -25,10 +25,12 @@ from conftest import (BUILD, ROOT, SESSION, cell_spec, copy_checkout, harness_cm
 from harness.measure import backends
 
 from harness import builds
+from harness.measure import initdb
 
 from harness.measure import cell
 
-from harness.plan import config, cores
+from harness.plan import config
+from harness.measure import cores
 
 from harness.measure import datasets
 
@@ -275,7 +277,7 @@ def test_sigkill_of_the_harness_leaves_no_container(runtime_image, build_dir, te
 
 
 def test_bootstrap_in_a_container_and_served_there(runtime_image, build_dir, lock_entry, tmp_path):
-    out = builds.bootstrap(BUILD, lock_entry, build_dir, tmp_path / "tpl", backend="docker")
+    out = initdb.bootstrap(BUILD, lock_entry, build_dir, tmp_path / "tpl", backend="docker")
     info = json.loads((out / "bootstrap.json").read_text())
     assert info["backend"] == "docker" and info["mechanism"] == "docker-cpuset"
     assert info["image"]["id"] == runtime_image["id"] and info["method"] == "bootstrap"
@@ -290,7 +292,7 @@ def test_bootstrap_in_a_container_and_served_there(runtime_image, build_dir, loc
 def test_failed_bootstrap_in_a_container_is_one_line(runtime_image, build_dir, lock_entry, tmp_path):
     # MySQL 5.6 has no --initialize-insecure: mysqld refuses it inside the container
     with pytest.raises(builds.BuildError) as e:
-        builds.bootstrap(BUILD, {**lock_entry, "init": "initialize"}, build_dir, tmp_path / "tpl",
+        initdb.bootstrap(BUILD, {**lock_entry, "init": "initialize"}, build_dir, tmp_path / "tpl",
                          backend="docker")
     msg = str(e.value)
     assert "\n" not in msg and "bootstrap failed (exit 1, backend docker)" in msg, msg
@@ -318,7 +320,7 @@ def test_mariadb_10_11_bootstraps_loads_and_measures_in_containers(runtime_image
     """The install script, the dataset load and a measured cell of Debian's MariaDB 10.11
     (the binary and its files bind-mounted from /usr, the libraries from the image)."""
     entry, d = maria
-    tpl = builds.bootstrap(MARIADB, entry, d, tmp_path / "tpl", backend="docker")
+    tpl = initdb.bootstrap(MARIADB, entry, d, tmp_path / "tpl", backend="docker")
     assert json.loads((tpl / "bootstrap.json").read_text())["method"] == "install-db"
     settings = run_settings(backend="docker", warmup_s=1, duration_s=2)
     ds = datasets.prepare("sbtest", "InnoDB_t1_n1000", name=MARIADB, entry=entry, build_dir=d, template=tpl,

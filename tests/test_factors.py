@@ -1,10 +1,10 @@
-"""harness.plan.factors: the one factor table: combinations, cell-name labels, what each factor sets,
+"""harness.measure.factors: the one factor table: combinations, cell-name labels, what each factor sets,
 the studies' baselines, and the config checks that read it."""
 import pytest
 
 from harness.plan import config
 
-from harness.plan import factors as variants
+from harness.measure import factors as variants
 
 from harness.plan import cells as plan
 

@@ -17,6 +17,7 @@ import pytest
 from conftest import ROOT
 
 from harness import builds
+from harness.measure import initdb
 
 from harness.plan import config
 
@@ -58,7 +59,7 @@ def _mariadb_1011():
         pytest.skip(f"{name}: {e}")
     tpl = ROOT / "resources" / "templates" / name
     if not tpl.exists():
-        builds.bootstrap(name, entry, d, tpl)
+        initdb.bootstrap(name, entry, d, tpl)
     return name, entry, d, tpl
 
 

@@ -1,17 +1,23 @@
 """The house rules of workflow/harness, read from the code itself (docs/architecture.md):
-no import circle (imports inside functions included), no module over 500 lines, no two
+the stages' order (harness.STAGES, the one table docs/architecture.md draws): no module
+imports from a stage above its own, imports inside functions and importlib loads included;
+no import circle, no module over 500 lines, no two
 modules with the same file name (but __init__.py), one program entry (harness/__main__.py),
 and rules that run commands, never Python logic of their own (no `run:` blocks)."""
 from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "workflow" / "harness"
 MAX_LINES = 500
+sys.path.insert(0, str(PKG.parent))
+
+import harness  # noqa: E402  (STAGES, stage_of: the table itself; it imports nothing)
 
 
 def modules() -> dict[str, Path]:
@@ -45,12 +51,55 @@ def imports(path: Path, name: str, known: set[str]) -> set[str]:
                 continue
             found.add(mod)
             found |= {f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in known}
+    found |= dynamic_loads(tree, name, known)
     # importing a.b.c runs a and a.b first: their __init__ are edges too
     closed = set()
     for m in found:
         parts = m.split(".")
         closed |= {".".join(parts[:i]) for i in range(2, len(parts) + 1)}
     return {m for m in closed if m in known and m != name}
+
+
+def _is_import_module(call: ast.Call) -> bool:
+    f = call.func
+    return (isinstance(f, ast.Attribute) and f.attr in ("import_module", "__import__")) or \
+        (isinstance(f, ast.Name) and f.id in ("import_module", "__import__"))
+
+
+def dynamic_loads(tree: ast.AST, name: str, known: set[str]) -> set[str]:
+    """The harness modules an importlib.import_module call may load: its literal argument;
+    f"{__name__}.{x}" (every package directly under this one: the study registry's
+    discovery); any other argument: every harness module this file names in a string
+    (e.g. cli's table of commands that parse their own arguments)."""
+    out = set()
+    strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_import_module(n)):
+        arg = call.args[0] if call.args else None
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            out.add(arg.value)
+        elif isinstance(arg, ast.JoinedStr) and isinstance(arg.values[0], ast.FormattedValue) and \
+                isinstance(arg.values[0].value, ast.Name) and arg.values[0].value.id == "__name__":
+            out |= {m for m in known if m.startswith(name + ".") and "." not in m[len(name) + 1:]}
+        else:
+            out |= strings & known
+    return out
+
+
+def graph_of() -> dict[str, set[str]]:
+    """Every harness module -> the harness modules it imports (see imports())."""
+    mods = modules()
+    graph = {}
+    for name, path in mods.items():
+        edges = imports(path, name, set(mods))
+        # a package's own __init__ is run before its submodules: that is no edge back
+        graph[name] = {m for m in edges if not name.startswith(m + ".")}
+    return graph
+
+
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from a stage above the importer's own (harness.STAGES)."""
+    return sorted(f"{a} -> {b}" for a, bs in graph.items() for b in bs
+                  if harness.stage_of(b) > harness.stage_of(a))
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -85,13 +134,57 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_circle_even_through_function_level_imports():
-    mods = modules()
-    graph = {}
-    for name, path in mods.items():
-        edges = imports(path, name, set(mods))
-        # a package's own __init__ is run before its submodules: that is no edge back
-        graph[name] = {m for m in edges if not name.startswith(m + ".")}
-    assert cycles(graph) == []
+    assert cycles(graph_of()) == []
+
+
+def test_every_module_is_in_a_stage():
+    missing = []
+    for name in modules():
+        try:
+            harness.stage_of(name)
+        except KeyError:
+            missing.append(name)
+    assert missing == []
+
+
+def test_no_module_imports_from_a_stage_above_its_own():
+    """Function-level imports and importlib loads (the study registry's discovery, cli's
+    own-parser commands) count: a lower stage never imports a higher one."""
+    assert upward(graph_of()) == []
+
+
+def test_the_checker_sees_an_upward_import_and_a_dynamic_load(tmp_path):
+    """The stage check can fail: a measure module that imports the plan inside a function,
+    and a base module that loads a study by importlib, are both upward."""
+    src = tmp_path / "m.py"
+    src.write_text("import importlib\ndef f():\n    from harness.plan import cells\n"
+                   "    return importlib.import_module('harness.studies.b')\n")
+    known = {"harness.plan", "harness.plan.cells", "harness.studies", "harness.studies.b"}
+    edges = imports(src, "harness.measure.m", known)
+    assert {"harness.plan.cells", "harness.studies.b"} <= edges
+    assert upward({"harness.measure.m": edges}) == [
+        "harness.measure.m -> harness.plan", "harness.measure.m -> harness.plan.cells",
+        "harness.measure.m -> harness.studies", "harness.measure.m -> harness.studies.b"]
+
+
+def drawn_stages() -> list[list[str]]:
+    """The house drawing of docs/architecture.md: its entries (the lines indented two
+    spaces in the code block under "## The house"), each as the dotted modules it names."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    block = re.search(r"## The house\n.*?```\n(.*?)```", text, re.S).group(1)
+    out = []
+    for line in block.splitlines():
+        m = re.match(r"^  (\S.*?)(?:\s{2,}|$)", line)
+        if m:
+            names = [n.strip() for n in m.group(1).split(",")]
+            out.append(["harness." + n.rstrip("/").removesuffix(".py") for n in names])
+    return out
+
+
+def test_the_drawing_is_the_stage_table():
+    """docs/architecture.md draws harness.STAGES, lowest first: the same members in the same order."""
+    table = [[m for m in members if m != "harness"] for _, members in harness.STAGES]
+    assert drawn_stages() == table
 
 
 def test_the_checker_sees_a_circle():
@@ -121,3 +214,21 @@ def test_rules_run_commands_not_python_blocks():
     blocks = [f"{p.relative_to(ROOT)}:{i}" for p in rules
               for i, line in enumerate(p.read_text().splitlines(), 1) if re.match(r"\s+run:\s*$", line)]
     assert blocks == []
+
+
+def test_no_text_is_split_back_into_its_structure():
+    """Why a claim has no data is a value (harness.analysis.tidydata.Missing), not a
+    "reason: detail" string split again by its readers."""
+    split = [f"{p.relative_to(ROOT)}:{i}" for p in PKG.rglob("*.py")
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             if re.search(r"\.missing\([^)]*\)\.split\(", line)]
+    assert split == []
+
+
+def test_one_reader_of_the_defaults_layer():
+    """config/default.yaml is read in harness.paths.defaults only; the config module merges
+    a profile onto it, and the rest (argparse defaults included) read what it gives."""
+    readers = sorted(str(p.relative_to(ROOT)) for p in PKG.rglob("*.py")
+                     if re.search(r"""["']default\.yaml["']\s*\)?\s*\.read_text""", p.read_text()) or
+                     re.search(r"""/\s*["']default\.yaml["']\)\.read""", p.read_text()))
+    assert readers == ["workflow/harness/paths.py"]

@@ -9,7 +9,7 @@ import yaml
 
 from harness import builds
 from harness.plan import config, estimate, lanes as L, reads
-from harness.plan.topology import Topology
+from harness.measure.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = ROOT / "tests" / "fixtures" / "topology" / "hwloc"

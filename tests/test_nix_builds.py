@@ -27,6 +27,7 @@ import pytest
 from conftest import ROOT, server_pids, tmp_siblings
 
 from harness import builds
+from harness.measure import initdb
 
 from harness.plan import config
 
@@ -226,7 +227,7 @@ def test_server_bootstraps_and_serves_from_the_store_path(served, lock, name):
     store_path = d.resolve()
     scratch = Path(tempfile.mkdtemp(prefix="nixsrv-"))  # short path for the socket
     try:
-        builds.bootstrap(name, entry, d, scratch / "tpl")
+        initdb.bootstrap(name, entry, d, scratch / "tpl")
         datadir = scratch / "datadir"
         shutil.copytree(scratch / "tpl" / "datadir", datadir, symlinks=True)
         with Server(name=name, entry=entry, build_dir=d, datadir=datadir, rundir=scratch / "run",

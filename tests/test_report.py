@@ -388,7 +388,7 @@ def test_deviations_table_is_generated_from_studies_factors_and_claims(real):
     for mod in studies.all_studies().values():
         for aspect, studied, _ in mod.SETUP:
             assert report.tex_escape(aspect) in tex
-    from harness.plan import factors
+    from harness.measure import factors
     for f in factors.FACTORS.values():
         assert report.tex_escape(f.words) in tex
     for c in studies.claims():
@@ -506,7 +506,7 @@ def test_figure_inputs_follow_enabled_experiments():
 
 
 def test_factor_table_csv():
-    from harness.plan import factors
+    from harness.measure import factors
     rows = list(csv.DictReader(report.factor_table_csv().splitlines()))
     assert [r["name"] for r in rows] == list(factors.FACTORS)
     assert all(r["values"].split("|") == [str(v) for v in factors.FACTORS[r["name"]].values] for r in rows)

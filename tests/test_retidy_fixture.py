@@ -69,7 +69,7 @@ def retidy(raw_dir: Path, out_dir: Path) -> dict:
     run(["report", "--tidy-dir", str(tidy_dir), "--config", str(tidy_dir / "config.resolved.yaml"),
          "--out", str(gen_dir)])
     # the figures the pipeline would draw for these experiments (workflow/rules/paper.smk)
-    code = ("import sys\nfrom harness import report as r\n"
+    code = ("import sys\nimport harness.studies  # noqa: F401\nfrom harness import report as r\n"
             "exps = sys.argv[1:]\n"
             "print('\\n'.join(n for n in r.FIGURES if r.figure_inputs(n, exps)))")
     p = subprocess.run([sys.executable, "-c", code, *experiments], env=env, capture_output=True,

@@ -398,7 +398,7 @@ def test_slurm_sweep_ends_in_the_paper(slurm, slurm_run):
 
 def test_a_jobs_plan_sees_its_allocation_not_the_nodes_other_cpus(slurm):
     """The planner reads the live topology kept to the process's affinity
-    (harness.plan.topology.Topology.live), and slurmd's task/affinity sets a job's
+    (harness.measure.topology.Topology.live), and slurmd's task/affinity sets a job's
     affinity to the CPUs SLURM allocated it: a job given one CPU is planned on that CPU
     alone (refused in one line: mysqld and sysbench need two), a whole node
     (--exclusive) on all of its CPUs when the step asks for them, as the executor's

@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT, server_pids
 
 from harness import builds
+from harness.measure import initdb
 
 from harness.plan import config
 
@@ -80,7 +81,7 @@ def maria_build(maria_entry):
 
 @pytest.fixture(scope="module")
 def mariadb(maria_entry, maria_build, tmp_path_factory):
-    template = builds.bootstrap(MARIADB, maria_entry, maria_build, tmp_path_factory.mktemp("maria") / "tpl")
+    template = initdb.bootstrap(MARIADB, maria_entry, maria_build, tmp_path_factory.mktemp("maria") / "tpl")
     return run_c(MARIADB, maria_entry, maria_build, template)
 
 

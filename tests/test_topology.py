@@ -1,4 +1,4 @@
-"""harness.plan.topology (hwloc XML) and the core plan on real recorded machines.
+"""harness.measure.topology (hwloc XML) and the core plan on real recorded machines.
 
 The six hosts are hwloc's own test-suite recordings (tests/fixtures/topology/hwloc/,
 README there): 2 x 6 x 2 and 2 x 8 x 2 Xeons, a 16-socket host whose NUMA nodes
@@ -23,8 +23,9 @@ import pytest
 import yaml
 
 from harness import cli
-from harness.plan import config, cores
-from harness.plan.topology import Topology, TopologyError, _Bitmap, read
+from harness.plan import config
+from harness.measure import cores
+from harness.measure.topology import Topology, TopologyError, _Bitmap, read
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = Path(__file__).resolve().parent / "fixtures" / "topology" / "hwloc"
@@ -65,7 +66,7 @@ def xml_nodes(name) -> dict[int, int]:
 
 @lru_cache(maxsize=None)
 def xml_cores(name) -> dict[int, frozenset]:
-    """PU -> every PU of its Core, straight from the XML (independent of harness.plan.topology)."""
+    """PU -> every PU of its Core, straight from the XML (independent of harness.measure.topology)."""
     out = {}
     for core in ET.parse(HW / name).iter("object"):
         if core.get("type") == "Core":

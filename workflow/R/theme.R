@@ -192,7 +192,7 @@ fail <- function(...) stop(paste0(...), call. = FALSE)
 # Factor columns are never listed here: by the tidy contract they are the
 # columns between `variant` and `tables` of each file's header
 # (docs/data-contracts.md); their words, baselines and value order come from
-# the factor table (data/tidy/factors.csv, written from harness.plan.factors).
+# the factor table (data/tidy/factors.csv, written from harness.measure.factors).
 SUMMARY_COLUMNS <- c("experiment", "build", "engine", "variant", "tables", "cores",
                      "users", "qps_median", "qps_ci_lo", "qps_ci_hi", "unstable")
 SUMMARY_NUMERIC <- c("tables", "cores", "users", "qps_median", "qps_ci_lo",
@@ -264,7 +264,7 @@ read_steps <- function(path, step, metric, must = TRUE) {
   d[is.finite(d$value_median) & d$value_median > 0, , drop = FALSE]
 }
 
-# The factor table (harness.plan.factors as CSV), or NULL.
+# The factor table (harness.measure.factors as CSV), or NULL.
 read_factor_table <- function(path) {
   if (is.null(path)) return(NULL)
   f <- as.data.frame(data.table::fread(path, colClasses = "character", na.strings = NULL),

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from harness import builds, paths, studies
+from harness.measure import initdb
 
 from harness.measure import cell
 
@@ -61,9 +62,10 @@ def cmd_check_config(a):
 
 
 def cmd_plan(a):
-    from harness.plan import coreplan, topology
-    cfg = {}
-    for f in [str(paths.CONFIG / "default.yaml"), *a.configfile]:  # as `harness estimate` merges them
+    from harness.plan import coreplan
+    from harness.measure import topology
+    cfg = config.defaults()
+    for f in a.configfile:  # as `harness estimate` merges them
         config.deep_merge(cfg, _load_yaml(f))
     p = coreplan.build(cfg, topology.read(a.topology) if a.topology else None, with_estimate=not a.no_estimate)
     print(json.dumps(p, indent=1) if a.json else coreplan.render(p))
@@ -82,7 +84,7 @@ def cmd_verify_build(a):
 
 def cmd_official_check(a):
     entry = _lock_entry(a.lock, a.name)
-    res = builds.official_check(a.name, entry, Path(a.build_dir), a.official, Path(a.official_dir))
+    res = initdb.official_check(a.name, entry, Path(a.build_dir), a.official, Path(a.official_dir))
     from harness import atomic
     atomic.write_text(Path(a.out), json.dumps(res, indent=2) + "\n")
     print(f"{a.name} vs {a.official}: {res['verdict']}")
@@ -90,7 +92,7 @@ def cmd_official_check(a):
 
 def cmd_bootstrap(a):
     entry = _lock_entry(a.lock, a.name)
-    builds.bootstrap(a.name, entry, Path(a.build_dir), Path(a.out), json.loads(a.options),
+    initdb.bootstrap(a.name, entry, Path(a.build_dir), Path(a.out), json.loads(a.options),
                      backend=a.backend, mechanism=a.mechanism)
 
 
@@ -164,12 +166,11 @@ def _cell_request(a) -> dict:
     if len(a.out) != len(a.cell):
         raise config.ConfigError(f"--out: {len(a.out)} paths for {len(a.cell)} cells; give one per --cell, "
                                  f"in the same order")
-    if kind == "throughput" and spec.get("workload") not in workloads:
-        raise config.ConfigError(f"--cell-spec: workload '{spec.get('workload')}' is unknown; use one of "
-                                 f"{', '.join(workloads)}")
-    if kind == "steps" and spec.get("script") not in scripts:
-        raise config.ConfigError(f"--cell-spec: script '{spec.get('script')}' is unknown; use one of "
-                                 f"{', '.join(scripts)}")
+    key = kinds.KINDS[kind].NAMED_BY
+    known = {"workload": workloads, "script": scripts}[key]
+    if spec.get(key) not in known:
+        raise config.ConfigError(f"--cell-spec: {key} '{spec.get(key)}' is unknown; use one of "
+                                 f"{', '.join(known)}")
     if not (Path(a.source) / "datadir").is_dir():
         raise config.ConfigError(f"--source: {a.source} holds no datadir/; give a prepared dataset or template")
     return req
@@ -319,6 +320,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="harness")
     sub = p.add_subparsers(dest="cmd", required=True)
     lock = str(config.LOCK)
+    d = config.defaults()  # the defaults layer's values, not copies of them
+    corpus = d["experiment_defaults"]["corpus"]
 
     s = sub.add_parser("check-config", help="validate a profile (one line on error)")
     s.add_argument("configfile", nargs="+")
@@ -349,7 +352,7 @@ def parser() -> argparse.ArgumentParser:
             s.add_argument("--options", default="{}")
             s.add_argument("--backend", required=True, choices=["host", "docker", "auto"],
                            help="where the init runs (harness.measure.backends), as the profile's servers do")
-            s.add_argument("--mechanism", default="auto", help="host backend: placement.mechanism")
+            s.add_argument("--mechanism", default=d["placement"]["mechanism"], help="host backend: placement.mechanism")
         s.set_defaults(fn=fn)
 
     s = sub.add_parser("official-check", help="compare a packaged build's mysqld with the official one")
@@ -389,9 +392,9 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_prepare_dataset)
 
     s = sub.add_parser("corpus", help="the FTS corpus: generated stand-in or the parsed OHSUMED archive")
-    s.add_argument("--source", choices=["standin", "ohsumed"], default="standin")
-    s.add_argument("--rows", type=int, default=20000)
-    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--source", choices=["standin", "ohsumed"], default=corpus["source"])
+    s.add_argument("--rows", type=int, default=corpus["rows"])
+    s.add_argument("--seed", type=int, default=corpus["seed"])
     s.add_argument("--archive", help="ohsumed: t9.filtering.tar.gz already on this machine")
     s.add_argument("--url", help="ohsumed: where to download the archive from (default: NIST's)")
     s.add_argument("--size", type=int, help="ohsumed: the archive's bytes (default: NIST's archive's)")
@@ -439,7 +442,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--runs", required=True)
     s.add_argument("--summary", required=True)
     s.add_argument("--provenance", required=True)
-    s.add_argument("--cv-threshold", type=float, default=0.05)
+    s.add_argument("--cv-threshold", type=float, default=d["stats"]["cv_threshold"])
     s.add_argument("--profile", default="unknown")
     s.add_argument("--extra-dir", help="also write <experiment>_{intervals,waits,explain,keycaches,status}.csv here")
     s.set_defaults(fn=cmd_tidy)
@@ -447,7 +450,7 @@ def parser() -> argparse.ArgumentParser:
     for name, (module, text) in OWN_PARSER.items():  # listed here, parsed by main(argv) of the module
         sub.add_parser(name, help=f"{text} ({module}; `{name} -h` for its options)", add_help=False)
 
-    s = sub.add_parser("factor-table", help="harness.plan.factors as CSV, for the R scripts")
+    s = sub.add_parser("factor-table", help="harness.measure.factors as CSV, for the R scripts")
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_factor_table)
 

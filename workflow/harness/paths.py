@@ -10,6 +10,8 @@ import re
 import tempfile
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "workflow"
 LUA = WORKFLOW / "lua"
@@ -17,6 +19,12 @@ R = WORKFLOW / "R"
 SCHEMA = WORKFLOW / "schemas" / "config.schema.yaml"
 CONFIG = ROOT / "config"
 LOCK = CONFIG / "builds.lock.yaml"
+
+
+def defaults(config_dir: Path = CONFIG) -> dict:
+    """config/default.yaml (that of `config_dir`): the defaults layer, read here only;
+    harness.plan.config merges a profile onto it, everything else reads the result."""
+    return yaml.safe_load((Path(config_dir) / "default.yaml").read_text())
 RESOURCES = ROOT / "resources"
 BUILDS = RESOURCES / "builds"
 TEMPLATES = RESOURCES / "templates"

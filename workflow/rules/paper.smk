@@ -17,7 +17,7 @@ TIDY = "data/tidy"
 STUDY_CODE = sorted(["workflow/harness/studies/__init__.py"] + [
     p for m in STUDIES.values() for p in glob.glob(os.path.join(os.path.dirname(m.__file__), "*.py"))])
 REPORT_CODE = (sorted(glob.glob("workflow/harness/report/*.py") + glob.glob("workflow/harness/analysis/*.py"))
-               + STUDY_CODE + ["workflow/harness/plan/factors.py"])
+               + STUDY_CODE + ["workflow/harness/measure/factors.py"])
 
 
 def figure_csvs(name):
@@ -38,9 +38,9 @@ def figure_input(name):
 
 
 rule factor_table:
-    """harness.plan.factors as CSV: the R scripts' words, baselines and value order."""
+    """harness.measure.factors as CSV: the R scripts' words, baselines and value order."""
     input:
-        "workflow/harness/plan/factors.py",
+        "workflow/harness/measure/factors.py",
     output:
         f"{TIDY}/{hreport.FACTOR_TABLE}",
     log:

@@ -28,12 +28,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import yaml
-
 from harness import paths
 from harness.analysis import intervals as I
 from harness.analysis import verdict as V
-from harness.plan import repetitions
 
 BY_DESIGN = "by design: claims.decide is false in this profile (it measures too few blocks to decide)"
 NO_PAIRS = "pairing impossible: the two sides share no repetition"
@@ -53,8 +50,8 @@ def bounds_of(tidy, experiment: str) -> tuple[int, int, int]:
     """(min, max, looks) of an experiment: its config's repetitions, else config/default.yaml's."""
     value = tidy.spec(experiment).get("repetitions")
     if value is None:
-        value = yaml.safe_load((paths.CONFIG / "default.yaml").read_text())["experiment_defaults"]["repetitions"]
-    return repetitions.bounds(value)
+        value = paths.defaults()["experiment_defaults"]["repetitions"]
+    return I.bounds(value)
 
 
 def _rep_key(rep) -> tuple:

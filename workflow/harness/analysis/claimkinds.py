@@ -155,7 +155,7 @@ class Comparison(Claim):
 
     def evaluate(self, ctx: Context, build: str) -> Result:
         if ctx.tidy.experiment(self.experiment_name) is None:
-            return missing(*ctx.tidy.missing(self.experiment_name).split(": ", 1))
+            return missing(*ctx.tidy.missing(self.experiment_name))
         settings, why = self.settings(ctx)
         if settings is None:
             return missing("", why)
@@ -321,7 +321,7 @@ class ScalingRatio(Comparison):
 
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(self.experiment_name) is None:
-            return missing(*ctx.tidy.missing(self.experiment_name).split(": ", 1))
+            return missing(*ctx.tidy.missing(self.experiment_name))
         settings, why = self.settings(ctx)
         if settings is None:
             return missing("", why)
@@ -359,7 +359,7 @@ class Check(Claim):
     def evaluate(self, ctx, build):
         for e in self.experiments:
             if ctx.tidy.experiment(e) is None:
-                return missing(*ctx.tidy.missing(e).split(": ", 1))
+                return missing(*ctx.tidy.missing(e))
         res = self.fn(ctx, build)
         return gated(self, ctx, res, res.cells) if res.verdict != NOT_MEASURABLE else res
 

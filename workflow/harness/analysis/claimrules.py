@@ -13,8 +13,6 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-import yaml
-
 from harness import paths
 from harness.analysis import blockverdict as BV
 from harness.analysis import intervals as I
@@ -46,7 +44,7 @@ CSV_FIELDS = ("claim", "study", "statement", "published", "published_ratio", "me
 def setting(config: dict | None, key: str):
     """A `claims:` key of the resolved config; what a config leaves out (a tidy without
     config.resolved.yaml, a test's partial config) is config/default.yaml's."""
-    claims_cfg = {**yaml.safe_load((paths.CONFIG / "default.yaml").read_text())["claims"],
+    claims_cfg = {**paths.defaults()["claims"],
                   **((config or {}).get("claims") or {})}
     value, cast = claims_cfg[key], SETTINGS[key]
     try:

@@ -37,7 +37,7 @@ repetition on its own (harness.analysis.waits: exact Clopper-Pearson bounds). Wi
 The claims code never names a factor: a claim names an experiment and the
 LEVELS it compares; which factor those are levels of is read from the
 experiment's config (`variants`, in factor-table order) or the data, and the
-words for the paper from harness.plan.factors.
+words for the paper from harness.measure.factors.
 
 Where it lives: harness.analysis.claimrules (verdict names, settings, rules,
 results, the context, picking cells), harness.analysis.claimkinds (the kinds
@@ -47,7 +47,7 @@ the claims into rows.
 """
 from __future__ import annotations
 
-from harness import studies
+from harness import registry as studies
 from harness.analysis import tidydata as T
 
 # The names study packages use as C.<name>: the ground (claimrules), the kinds

@@ -362,6 +362,22 @@ def min_blocks(level=0.9, looks: int = 1, method: str = "signed-rank") -> int:
     raise ValueError(f"min_blocks: level {float(target)} is not reachable with under 200 blocks")
 
 
+KEYS = ("min", "max", "looks")
+
+
+def bounds(value) -> tuple[int, int, int]:
+    """(min, max, looks) of a `repetitions` value: an int n or {min, max, looks}."""
+    if isinstance(value, bool):
+        raise ValueError(f"repetitions: {value!r} is not a number of blocks; give an integer or "
+                         f"{{min, max, looks}}")
+    if isinstance(value, int):
+        return value, value, 1
+    if isinstance(value, dict) and all(isinstance(value.get(k), int) for k in KEYS):
+        return value["min"], value["max"], value["looks"]
+    raise ValueError(f"repetitions: {value!r} is neither an integer nor {{min, max, looks}} "
+                     f"(integers, as config/default.yaml)")
+
+
 def look_schedule(min_blocks: int, max_blocks: int, looks: int) -> list[int]:
     """Block counts at which the data are looked at: first at min_blocks, last at
     max_blocks, the others evenly spaced between (rounded). One look: [max_blocks]."""

@@ -17,7 +17,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from harness import atomic, studies
+from harness import atomic, registry as studies
 from harness.analysis import claims, tidy, tidydata
 
 

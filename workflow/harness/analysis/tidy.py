@@ -3,7 +3,7 @@
 Generic over measurement kinds: each kind names its key columns (KEY_HEAD,
 KEY_TAIL), per-run metrics (METRICS) and the metrics summarised over
 repetitions (SUMMARY_METRICS); the factor columns between them are the
-factor table's (harness.plan.factors), never spelt here. Manifests of schema 1
+factor table's (harness.measure.factors), never spelt here. Manifests of schema 1
 (before measurement kinds) are throughput cells.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from harness import atomic
 
 from harness.measure import counters, effective
 
-from harness.plan import factors
+from harness.measure import factors
 
 from harness.analysis import hosttype
 
@@ -177,7 +177,7 @@ def provenance(manifests: list[dict], profile: str) -> dict:
                               "server_version": m["server"]["version"]} for m in manifests]),
         "hosts": _distinct([{k: m["host"][k] for k in ("cpu_model", "n_cpus", "kernel", "governor", "smt")}
                             for m in manifests]),
-        "sysbench": _distinct([_driver(m) for m in manifests if m.get("kind", "throughput") == "throughput"]),
+        "sysbench": _distinct([_driver(m) for m in manifests if kinds.of(m).SYSBENCH]),
         "drivers": _distinct([_driver(m) for m in manifests]),
         "placement": _distinct([_placement(m) for m in manifests]),
         "profile": profile,

@@ -4,7 +4,7 @@ Read-only and metric-agnostic. A throughput experiment's `<experiment>.csv`
 holds one row per repetition: key columns, then `rep`, then the metrics. The
 key columns are read from the header (everything before `rep`), and the
 factor columns are those between `variant` and `tables` -- the same contract
-the R scripts use -- so nothing here names a factor: harness.plan.factors gives
+the R scripts use -- so nothing here names a factor: harness.measure.factors gives
 words and baselines where they are needed.
 
 A `Cell` is one key (a cell without its repetition) with its repetitions; a
@@ -20,10 +20,11 @@ import math
 import os
 import statistics
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import yaml
 
-from harness.plan import factors
+from harness.measure import factors
 
 EXTRA_KINDS = ("explain", "keycaches", "waits", "status", "intervals")
 PROVENANCE_LISTS = ("builds", "hosts", "sysbench", "placement")
@@ -74,6 +75,16 @@ def number(x):
 
 def flag(x) -> bool:
     return str(x).strip().lower() in ("true", "t", "1", "yes")
+
+
+class Missing(NamedTuple):
+    """Why a claim has no data: what is missing (experiment, data, ...) and the detail;
+    `claimrules.missing(*m)` takes it as it is, str(m) is the old one-line text."""
+    reason: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.reason}: {self.detail}"
 
 
 @dataclass
@@ -206,18 +217,18 @@ class Tidy:
         s = ((self.config or {}).get("experiments") or {}).get(experiment)
         return s if isinstance(s, dict) else {}
 
-    def missing(self, experiment) -> str:
+    def missing(self, experiment) -> Missing:
         """Why there are no cells of `experiment` (what is missing, then the detail)."""
         exps = (self.config or {}).get("experiments")
         why = self.spec(experiment).get("not_planned")   # harness.plan.reads: nobody here reads it
         if why:
             return why
         if isinstance(exps, dict) and experiment not in exps:
-            return f"experiment: {experiment} is not an experiment of this profile"
+            return Missing("experiment", f"{experiment} is not an experiment of this profile")
         enabled = enabled_experiments(self.config)
         if enabled is not None and experiment not in enabled:
-            return f"experiment: {experiment} not run in this profile"
-        return f"data: no {experiment} data"
+            return Missing("experiment", f"{experiment} not run in this profile")
+        return Missing("data", f"no {experiment} data")
 
     def all_cells(self) -> list[Cell]:
         return [c for e in self.experiments.values() for c in e.cells]

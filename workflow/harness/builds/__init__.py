@@ -15,10 +15,10 @@ The package, lowest module first (each imports only those above it):
   debian     the debian provider's .deb files: apt-get download (or a local directory,
              ARTIFACT_DEB_DIR), checked, dpkg-deb -x; never an install on the host
   providers  the direct providers npm, maven, debian, tarball: `fetch`
-  initdb     an empty system datadir per build family (`bootstrap`), `mysqld --verbose
-             --help`, the official-binary check
 
 The public names are re-exported here: `from harness import builds; builds.fetch(...)`.
+A build's empty system datadir (`bootstrap`), `mysqld --verbose --help` and the
+official-binary check run a server: they are harness.measure.initdb's (a stage above).
 """
 from __future__ import annotations
 
@@ -30,8 +30,6 @@ from harness.builds.nix import (BUILD_PROVIDERS, FLAKE_FILES, choose_provider, f
                                 nix_build, nix_unpack_hash, provenance, provider_for)
 from harness.builds.debian import DEB_DIR_VAR
 from harness.builds.providers import PROVIDERS, fetch
-from harness.builds.initdb import (FAMILY_INIT, INIT_SQL, bootstrap, help_argv, mysqld_help,
-                                      official_check)
 
 __all__ = [
     "REQUIRED", "BuildError", "default_lock", "load_lock", "mysqld_path", "pin_lock", "sha256_file",
@@ -41,5 +39,4 @@ __all__ = [
     "BUILD_PROVIDERS", "FLAKE_FILES", "choose_provider", "fetch_nix", "flake_copy", "nix_build",
     "nix_unpack_hash", "provenance", "provider_for",
     "DEB_DIR_VAR", "PROVIDERS", "fetch",
-    "FAMILY_INIT", "INIT_SQL", "bootstrap", "help_argv", "mysqld_help", "official_check",
 ]

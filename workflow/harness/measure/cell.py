@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.plan import factors
+from harness.measure import factors
 
 from harness.measure import effective, kinds
 from harness.measure.frame import Frame

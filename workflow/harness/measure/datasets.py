@@ -24,7 +24,7 @@ from harness.measure import hostlock
 from harness import paths
 from harness.measure.server import Server, ServerError
 from harness.measure import sbtest
-from harness import studies
+from harness import registry as studies
 
 GENERIC = {"sbtest": sbtest}
 

@@ -9,7 +9,7 @@ back with @@<cache>.key_buffer_size), what the statement counters of the
 measured window prove (Com_stmt_execute > 0: prepared statements were executed;
 Com_begin and Com_commit > 0: transactions), and, for study C's PostgreSQL
 stand-in, its settings from SHOW ALL. Each factor of the factor table
-(harness.plan.factors) reads its value from that evidence (`Factor.read`); a
+(harness.measure.factors) reads its value from that evidence (`Factor.read`); a
 factor with nothing on the server to read (the A/A replica label) keeps its
 name's value, and the block says so (`source`).
 
@@ -18,7 +18,7 @@ refuses a cell without it, or whose server shows another value than its name.
 """
 from __future__ import annotations
 
-from harness.plan import factors
+from harness.measure import factors
 
 # read in every cell besides the factors' own options
 VARIABLES = ("version", "autocommit", "performance_schema", "innodb_flush_log_at_trx_commit",

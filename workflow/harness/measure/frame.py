@@ -23,7 +23,7 @@ from harness import atomic
 
 from harness import builds
 
-from harness.plan import cores as cores_mod
+from harness.measure import cores as cores_mod
 
 from harness.measure import hostinfo
 
@@ -89,7 +89,7 @@ class Frame:
         self.source = Path(source)  # a dataset or template dir holding datadir/
         self.settings, self.options = settings, dict(options)
         self.max_connections = max_connections
-        # the host plan (harness.plan.cores): server CPUs on one socket without SMT siblings,
+        # the host plan (harness.measure.cores): server CPUs on one socket without SMT siblings,
         # the client disjoint and sized from the server's cores
         self.host_plan = cores_mod.plan(cores_mod.Topology.live(),
                                         client_min=settings["client_cpus"])

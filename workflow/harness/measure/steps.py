@@ -13,13 +13,15 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from harness.plan import factors
-from harness import studies
+from harness.measure import factors
+from harness import registry as studies
 from harness.measure import effective
 from harness.measure import stepscript as steps
 from harness.measure.naming import CellName
 
 NAMING = CellName("{build}_{variant}_c{cores}_r{rep}")
+SYSBENCH = False  # its cells run a step script (their cost is in rows), no sysbench driver
+NAMED_BY = "script"  # the spec key naming its step script (a study's STEP_SCRIPTS)
 
 KEY_HEAD = ["study", "experiment", "script", "build", "variant"]
 KEY_TAIL = ["cores"]

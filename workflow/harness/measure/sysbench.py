@@ -11,7 +11,7 @@ from pathlib import Path
 from harness import paths
 
 from harness.measure import procs
-from harness import studies
+from harness import registry as studies
 
 LUA_DIR = paths.LUA
 
@@ -105,7 +105,7 @@ def fts_args(*, socket: Path, db: str, table: str) -> list[str]:
 
 
 def run_args(*, threads: int, duration: int, seed: int, rand_type: str, interval: int) -> list[str]:
-    """Run options every measured run gets (prepared statements, transactions: harness.plan.factors)."""
+    """Run options every measured run gets (prepared statements, transactions: harness.measure.factors)."""
     return [f"--threads={threads}", f"--time={duration}", f"--rand-type={rand_type}",
             f"--rand-seed={seed}", f"--report-interval={interval}", "--percentile=95"]
 

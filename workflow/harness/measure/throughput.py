@@ -21,7 +21,7 @@ from harness.measure import captures as collect
 from harness.measure import datasets, effective, placement, sbtest, sysbench
 from harness.measure.naming import CellName
 from harness.measure.server import ServerError, _err_tail as err_tail
-from harness.plan import factors
+from harness.measure import factors
 
 
 def server_tail(srv) -> str:
@@ -32,6 +32,8 @@ NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_u{users}_r{rep}
 # A group: the cells that differ only in their users, run on one server start (the users
 # swept inside it; harness.plan.cells.grouped).
 GROUP_BY = "users"
+SYSBENCH = True   # its cells run a sysbench driver for warmup_s + duration_s
+NAMED_BY = "workload"  # the spec key naming its driver (harness.measure.sysbench.all_workloads)
 GROUP_NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_r{rep}")
 CLIENT_SATURATED = 0.9  # a load generator busier than this on its CPUs may measure itself
 WARMUP_SEED_OFFSET = 100003  # the warm-up's seed: far from every measured seed (seed + rep)

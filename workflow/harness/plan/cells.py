@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.measure import datasets
 
-from harness.plan import factors  # noqa: F401  (this module's API: plan.factors)
+from harness.measure import factors  # noqa: F401  (this module's API: plan.factors)
 
 from harness.plan.combos import combos  # noqa: F401  (this module's API: every combination and its reason)
 

@@ -18,9 +18,9 @@ import yaml
 
 from harness import builds
 
-from harness.plan import cores as cores_mod
+from harness.measure import cores as cores_mod
 
-from harness.plan import factors
+from harness.measure import factors
 
 from harness.plan import repetitions
 
@@ -76,7 +76,7 @@ def _hint(err: jsonschema.ValidationError) -> str:
 
 def defaults() -> dict:
     """config/default.yaml: the one place a default value lives."""
-    return yaml.safe_load(DEFAULTS_FILE.read_text())
+    return paths.defaults()
 
 
 STEP_CHECK_VAR = "MYSQLBENCH_SLURM_STEP_CHECK"  # 0: plan on whatever CPUs the step holds
@@ -147,7 +147,7 @@ KIND_KEYS = {
 
 
 def _factor_schema() -> dict:
-    """experiments.<x>.variants: one property per factor of harness.plan.factors, its values as an enum."""
+    """experiments.<x>.variants: one property per factor of harness.measure.factors, its values as an enum."""
     props = {}
     for f in factors.FACTORS.values():
         items = {"type": "integer", "minimum": 0} if f.cast is int else {"enum": list(f.values)}
@@ -161,7 +161,7 @@ def registry_enums() -> dict:
     workloads and datasets they bring): {key: allowed values}. The schema file's enums
     for them are these (tests/test_config.py), here filled in from the registries so that
     a study found on $MYSQLBENCH_STUDY_PATH is accepted too."""
-    from harness import studies
+    from harness import registry as studies
     from harness.measure import datasets, sysbench
     return {"study": studies.codes(), "workload": list(sysbench.all_workloads()),
             "dataset": list(datasets.all_datasets()), "script": list(studies.step_scripts())}
@@ -396,7 +396,7 @@ def plan_cores(value, host_plan, topo, key: str, client_min: int) -> list[int]:
 
 
 def topology(cpus: list[int] | None = None) -> "cores_mod.Topology":
-    """This host's topology (hwloc, else sysfs: harness.plan.topology), or a flat one of `cpus` (one
+    """This host's topology (hwloc, else sysfs: harness.measure.topology), or a flat one of `cpus` (one
     core each, one socket) for a host described only by its CPU list."""
     if cpus is None:
         return cores_mod.Topology.live()

@@ -7,7 +7,7 @@ does not fit, `cores: max` keeps only the largest, 1 and 2 were not needed),
 then each cell group (the experiment's cells on one core count): mysqld's and
 sysbench's CPUs with their sockets and NUMA nodes, the memory nodes mysqld is
 to be bound to, and how many cells. `--topology`: a recorded
-`lstopo --of xml` file (or a harness.plan.topology JSON snapshot); without it this
+`lstopo --of xml` file (or a harness.measure.topology JSON snapshot); without it this
 host. The profile is resolved for that topology exactly as the pipeline
 resolves it here (harness.config), and the time estimate is harness.estimate's.
 """
@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections import Counter
 
 from harness import builds
-from harness.plan import cells as plan, config, cores, estimate, lanes as L, reads
+from harness.plan import cells as plan, config, estimate, lanes as L, reads
+from harness.measure import cores
 from harness.measure.placement import cpulist
-from harness.plan.topology import Topology
+from harness.measure.topology import Topology
 
 
 def dropped(host_plan: cores.Plan, asked, kept: list[int]) -> dict[int, str]:

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import yaml
 
-from harness import builds
-from harness.measure import datasets
+from harness import builds, paths
+from harness.measure import datasets, kinds
 
 # Defaults when nothing was measured yet (stated in the printout).
 
@@ -58,8 +58,8 @@ RAW = "data/raw"
 def load_profile(configfiles: list[str], root: Path = Path("."), cpus: list[int] | None = None) -> dict:
     """config/default.yaml, then each --configfile on top (as Snakemake merges them), resolved
     for this host (or for a flat host of `cpus`)."""
-    cfg: dict = {}
-    for f in [root / "config" / "default.yaml", *map(Path, configfiles)]:
+    cfg: dict = paths.defaults(Path(root) / "config")
+    for f in map(Path, configfiles):
         config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()) or {})
     return config.resolve(cfg, cpus=cpus)
 
@@ -131,7 +131,7 @@ def measured_cells(bench_dir: str = BENCH, raw: str = RAW) -> list[dict]:
             for d in dirs:
                 m = _manifest(d)
                 nominal = windows_s(m.get("timing") or {})
-                rows = int((m.get("driver") or {}).get("rows") or 0) if m.get("kind") == "steps" else 0
+                rows = int((m.get("driver") or {}).get("rows") or 0) if not kinds.of(m).SYSBENCH else 0
                 out.append({"experiment": exp, "seconds": s / len(dirs), "nominal": nominal,
                             "cell": os.path.basename(d), "rows": rows, "group": len(dirs), "job": p, "job_s": s})
     return out
@@ -221,7 +221,7 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
         dirs = plan.cells(cfg, lock, exp, raw=os.path.join(root, raw), blocks=lo)
         n, n_max = len(dirs), len(plan.cell_names(cfg, lock, exp, blocks=hi))
         todo = sum(1 for d in dirs if not os.path.isdir(d))
-        if spec["kind"] == "throughput":
+        if kinds.KINDS[spec["kind"]].SYSBENCH:
             per = float(sb["warmup_s"]) + float(sb["duration_s"])
             over = ov["cell_overhead_s"]
             if plan.grouped(cfg, exp):  # g cells on one server start: one start, g-1 further cells
@@ -261,7 +261,7 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
 def _lanes(cfg, lock, rows, topo, ds) -> dict:
     """The lanes chosen for this profile and the sweep's wall time on them (expected, worst)."""
     from harness.plan import schedule
-    from harness.plan.topology import Topology
+    from harness.measure.topology import Topology
     topo = topo if topo is not None else Topology.live()
     lanes = schedule.choose(cfg, lock, rows, topo, ds)
     return {"lanes": lanes.to_dict(), "lanes_obj": lanes,

@@ -10,7 +10,7 @@ and `lanes: N` beyond that says which lanes share one (`shares_l3`). Offline and
 disallowed CPUs are not in the topology, so never in a lane.
 
 A cell runs in a span: `width` consecutive lanes (1, 2, ...; spans aligned to the
-width), the smallest width whose merged cores place it by harness.plan.cores.place;
+width), the smallest width whose merged cores place it by harness.measure.cores.place;
 a cell that no span of lanes holds takes the whole host (every lane at once). A block
 piece (a block's cells of one width) runs wholly on one span.
 
@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.measure.placement import cpulist
-from harness.plan import cores as C
-from harness.plan.topology import Topology
+from harness.measure import cores as C
+from harness.measure.topology import Topology
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from harness.plan import cores as coreplan
+from harness.measure import cores as coreplan
 
 ANY = None
 

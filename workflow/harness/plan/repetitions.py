@@ -15,20 +15,9 @@ from __future__ import annotations
 
 from harness.analysis import intervals
 
-KEYS = ("min", "max", "looks")
-
-
-def bounds(value) -> tuple[int, int, int]:
-    """(min, max, looks) of a `repetitions` value: an int n or {min, max, looks}."""
-    if isinstance(value, bool):
-        raise ValueError(f"repetitions: {value!r} is not a number of blocks; give an integer or "
-                         f"{{min, max, looks}}")
-    if isinstance(value, int):
-        return value, value, 1
-    if isinstance(value, dict) and all(isinstance(value.get(k), int) for k in KEYS):
-        return value["min"], value["max"], value["looks"]
-    raise ValueError(f"repetitions: {value!r} is neither an integer nor {{min, max, looks}} "
-                     f"(integers, as config/default.yaml)")
+# a `repetitions` value's parse lives with the looks it feeds (harness.analysis.intervals,
+# a stage below): the verdicts read it too
+from harness.analysis.intervals import KEYS, bounds  # noqa: E402,F401
 
 
 def schedule(value) -> list[int]:

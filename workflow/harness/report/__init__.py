@@ -37,7 +37,7 @@ import sys
 
 from harness import atomic
 from harness.analysis import claims as C
-from harness import studies
+from harness import registry as studies
 from harness.analysis import tidydata as T
 from harness.report import deviations, latex, macros as M, method, studytables, tables
 from harness.report.figures import FACTOR_TABLE, FIGURES, PAPER_FIGURES, factor_table_csv, figure_inputs  # noqa: F401  (rules, tests)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness import studies
+from harness import registry as studies
 from harness.analysis import tidydata as T
 from harness.measure import datasets, mycnf
-from harness.plan import factors
+from harness.measure import factors
 from harness.report.latex import GENERATED, NA, distinct, fmt_int, fmt_num, join_words, tex_escape, tex_tt
 
 MB = 2 ** 20

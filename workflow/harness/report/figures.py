@@ -11,8 +11,8 @@ from __future__ import annotations
 import csv
 import io
 
-from harness.plan import factors
-from harness import paths, studies
+from harness.measure import factors
+from harness import paths, registry as studies
 
 
 def _table() -> dict:
@@ -56,7 +56,7 @@ def figure_inputs(name, experiments, tidy_dir="data/tidy") -> list[str]:
 
 
 def factor_table_csv() -> str:
-    """harness.plan.factors as CSV (name, code, words, baseline, values '|'-joined in table order)."""
+    """harness.measure.factors as CSV (name, code, words, baseline, values '|'-joined in table order)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(FACTOR_FIELDS)

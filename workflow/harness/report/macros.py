@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.analysis import claims as C
 from harness.analysis import blockverdict as BV
 from harness.analysis import intervals as I
-from harness import studies
+from harness import registry as studies
 from harness.report import latex as L
 from harness.report import deviations, method, tables
 from harness.report.figures import FIGURES, coverage_range, figure_inputs

@@ -94,7 +94,7 @@ def bounds(profile: str) -> tuple[int, int, int]:
     cfg = yaml.safe_load((paths.CONFIG / f"{profile}.yaml").read_text()) or {}
     value = (cfg.get("experiment_defaults") or {}).get("repetitions")
     if value is None:
-        value = yaml.safe_load((paths.CONFIG / "default.yaml").read_text())["experiment_defaults"]["repetitions"]
+        value = paths.defaults()["experiment_defaults"]["repetitions"]
     return repetitions.bounds(value)
 
 

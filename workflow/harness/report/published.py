@@ -15,7 +15,7 @@ import math
 import sys
 
 from harness import atomic
-from harness import studies
+from harness import registry as studies
 from harness.analysis.marks import KEYS
 
 PUBLISHED_TABLE = "published.csv"

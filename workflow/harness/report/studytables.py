@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from harness.analysis import claims as C
-from harness import studies
+from harness import registry as studies
 from harness.report import tables
 from harness.report.latex import GENERATED, NA, join_words, tex_escape, tex_tt
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from harness.analysis import claims as C
-from harness.plan import factors, repetitions
-from harness import studies
+from harness.plan import repetitions
+from harness.measure import factors
+from harness import registry as studies
 from harness.report.latex import (GENERATED, NA, distinct, fmt_coverage, fmt_int, join_words,
                     tex_escape, tex_tt)
 
@@ -232,7 +233,7 @@ def _plural(n, word):
 
 
 def design_text(spec: dict) -> str:
-    """One experiment's design from the config, as LaTeX (factor words from harness.plan.factors)."""
+    """One experiment's design from the config, as LaTeX (factor words from harness.measure.factors)."""
     parts = []
     engines = spec.get("engines") or []
     if engines:

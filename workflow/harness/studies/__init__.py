@@ -4,7 +4,8 @@ A study is a package: every folder of this one with an `__init__.py`, plus the
 folders of $MYSQLBENCH_STUDY_PATH (os.pathsep-separated directories, each
 holding study packages; for a study kept outside the repository). Nothing else
 lists the studies: the claim engine, the report, the config schema's enums and
-Snakemake's wildcard constraints all ask this registry.
+Snakemake's wildcard constraints all ask the registry (harness.registry, in the
+base stage), which this package provides with what it discovers when imported.
 
 A study package declares, in its `__init__.py`:
 
@@ -100,76 +101,10 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _merged(attr: str) -> dict:
-    out = {}
-    for s in all_studies().values():
-        for k, v in getattr(s, attr, {}).items():
-            if k in out:
-                raise ValueError(f"{attr} {k!r} is declared by two studies")
-            out[k] = v
-    return out
+# the accessors live in harness.registry (the base stage), which the generic stages ask;
+# this package provides it with its studies
+from harness import registry  # noqa: E402
+from harness.registry import (annotate, claims, codes, datasets, deviations, figure_script,  # noqa: E402,F401
+                              package_dir, section_path, step_scripts, tidy_tables, warnings, workloads)
 
-
-def codes() -> list[str]:
-    """Every config `study:` code, in study order."""
-    return [c for s in all_studies().values() for c in s.CODES]
-
-
-def workloads() -> dict:
-    return _merged("WORKLOADS")
-
-
-def datasets() -> dict:
-    return _merged("DATASETS")
-
-
-def step_scripts() -> dict:
-    return _merged("STEP_SCRIPTS")
-
-
-def package_dir(study) -> Path:
-    return Path(study.__file__).resolve().parent
-
-
-def section_path(study) -> Path:
-    """The study's paper section (a file of its package)."""
-    return package_dir(study) / study.SECTION
-
-
-def figure_script(study, script: str) -> Path:
-    """A figure script of the study: its package's R/<script>, else the shared workflow/R/<script>."""
-    own = package_dir(study) / "R" / script
-    return own if own.is_file() else Path(__file__).resolve().parents[2] / "R" / script
-
-
-def claims() -> list:
-    """Every study's claims, in study order."""
-    return [c for s in all_studies().values() for c in s.CLAIMS]
-
-
-def annotate(ctx, rows: list) -> list:
-    """The claims' rows after every study's `annotate` (those that declare one), in study order."""
-    for s in all_studies().values():
-        if hasattr(s, "annotate"):
-            rows = s.annotate(ctx, rows)
-    return rows
-
-
-def warnings(tidy) -> list[str]:
-    """Every study's report-time warnings (those that declare `warnings`)."""
-    return [w for s in all_studies().values() if hasattr(s, "warnings") for w in s.warnings(tidy)]
-
-
-def tidy_tables(experiments=None) -> list[str]:
-    """The file names of every study's TIDY_TABLES (those of `experiments` only, if given)."""
-    out = []
-    for s in all_studies().values():
-        for name, exps in getattr(s, "TIDY_TABLES", {}).items():
-            if (experiments is None or set(exps) & set(experiments)) and name not in out:
-                out.append(name)
-    return out
-
-
-def deviations(tidy) -> list:
-    """Every study's computed deviation rows (those that declare `deviations`), in study order."""
-    return [row for s in all_studies().values() if hasattr(s, "deviations") for row in s.deviations(tidy)]
+registry.provide(all_studies)

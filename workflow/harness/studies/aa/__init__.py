@@ -1,7 +1,7 @@
 """A/A controls (study AA): a setting compared with itself, in every profile.
 
 Two experiments of config/default.yaml measure one setting as two cells that
-differ only in the A/A factor their config varies (harness.plan.factors: its
+differ only in the A/A factor their config varies (harness.measure.factors: its
 values a and b set nothing on the server or in the driver; like every claim, this
 module never names a factor): `aa_throughput` (InnoDB Point-Selects, one
 table) and `aa_steps` (study C's test drive, InnoDB only, its smallest row
@@ -87,7 +87,7 @@ class PairStepRatio(C.Claim):
     def evaluate(self, ctx, build):
         exp = self.experiment_name
         if ctx.tidy.experiment(exp) is None:
-            return C.missing(*ctx.tidy.missing(exp).split(": ", 1))
+            return C.missing(*ctx.tidy.missing(exp))
         sides = []
         for level in (self.a, self.b):
             settings, why = C.levels_of(ctx.tidy, exp, (level,))

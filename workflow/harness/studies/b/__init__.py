@@ -115,7 +115,7 @@ class EngineScaling(C.Comparison):
 
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(self.experiment_name) is None:
-            return C.missing(*ctx.tidy.missing(self.experiment_name).split(": ", 1))
+            return C.missing(*ctx.tidy.missing(self.experiment_name))
         settings, why = self.settings(ctx)
         if settings is None:
             return C.missing("", why)

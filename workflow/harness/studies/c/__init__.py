@@ -149,7 +149,7 @@ class StepRatio(C.Claim):
 
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(EXPERIMENT) is None:
-            return C.missing(*ctx.tidy.missing(EXPERIMENT).split(": ", 1))
+            return C.missing(*ctx.tidy.missing(EXPERIMENT))
         va, b, vb = self.series(ctx, build)
         for (step, engine, metric), v in ((self.a, va), (b, vb)):
             if not v:
@@ -216,7 +216,7 @@ class ScanOrder(C.Claim):
 
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(EXPERIMENT) is None:
-            return C.missing(*ctx.tidy.missing(EXPERIMENT).split(": ", 1))
+            return C.missing(*ctx.tidy.missing(EXPERIMENT))
         pairs = list(zip(self.order, self.order[1:]))
         strict = C.Context(ctx.tidy, 1 - (1 - ctx.level) / len(pairs), ctx.decide)
         parts, verdicts = [], []

@@ -22,7 +22,7 @@ from harness.measure import mycnf
 from harness.measure.effective import PG_SETTINGS
 
 from harness.measure.datasets import scratch
-from harness.plan import factors
+from harness.measure import factors
 from harness.studies.c.pgserver import (PG_USER, PgError, PgServer, pg_pids, reap)  # noqa: F401
 
 TABLE_DDL = "CREATE TABLE t1 (c1 int, c2 varchar(20), c3 date)"
@@ -98,7 +98,7 @@ def _pg_parent(work: Path):
         shutil.rmtree(d, ignore_errors=True)
 
 
-# InnoDB's log flush of the cell (innodb_flush_log_at_trx_commit, set by harness.plan.factors)
+# InnoDB's log flush of the cell (innodb_flush_log_at_trx_commit, set by harness.measure.factors)
 # on PostgreSQL: autocommit kept (a COMMIT per row), only whether each commit waits for its
 # WAL flush follows it (1: flush at every commit; 0 or 2: not)
 FLUSH_OPTION = "innodb_flush_log_at_trx_commit"

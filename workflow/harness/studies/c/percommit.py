@@ -7,7 +7,7 @@ study C's baseline (`test_drive`) keeps autocommit and relaxes the flush
 This experiment runs the same script with a flush per commit (1 and on, today's
 servers' default), on a small row count: its ratios, beside the baseline's, say how
 much of a C1 ratio is the flush and not the engine. Which factor values each
-experiment runs is its config's (`variants`, harness.plan.factors); the tidy columns
+experiment runs is its config's (`variants`, harness.measure.factors); the tidy columns
 hold what the servers reported (each cell's `effective` block).
 """
 from __future__ import annotations

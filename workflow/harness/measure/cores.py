@@ -25,7 +25,7 @@ Rules (each one a docstring below states in full):
   process may use; () on a one-node host (nothing to bind). A cell's server
   gets them (a container's --cpuset-mems, the host cgroup's cpuset.mems) under
   `placement.mems: plan`, the default (mems_for).
-- The topology is harness.plan.topology's: hwloc (`lstopo`) on this host, a
+- The topology is harness.measure.topology's: hwloc (`lstopo`) on this host, a
   recorded `lstopo --of xml` file or JSON snapshot for another.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 
 from harness.measure.placement import cpulist
-from harness.plan.topology import FORMAT, Cpu, Topology, TopologyError  # noqa: F401  (this module's API since before topology.py)
+from harness.measure.topology import FORMAT, Cpu, Topology, TopologyError  # noqa: F401  (this module's API since before topology.py)
 
 STUDY_CORES = (4, 8, 16, 24, 32)   # docs/studies.md: A1 32, 24, 16, 8, 4; A3 64 (HT), 32, 24, 16
 SMALL_CORES = (1, 2)               # powers of two below 4, for small hosts
