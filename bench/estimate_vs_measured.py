@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
+from harness import studies  # noqa: E402,F401  (registers the studies: harness.registry)
 from harness import builds  # noqa: E402
 
 from harness.plan import config

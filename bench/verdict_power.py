@@ -57,6 +57,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
+import harness.studies  # noqa: E402,F401  (fills the registry the planning code asks)
 from harness.analysis import blockverdict as BV  # noqa: E402
 from harness.analysis import claimrules, intervals, verdict  # noqa: E402
 from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED  # noqa: E402

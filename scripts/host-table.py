@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT / "workflow"))
 
 import yaml  # noqa: E402
 
+from harness import studies  # noqa: E402,F401  (registers the studies: harness.registry)
 from harness.plan import config, coreplan, estimate  # noqa: E402
 from harness.measure import topology  # noqa: E402
 

@@ -13,7 +13,8 @@ __version__ = "0.1.0"
 # the studies bring their parts to all of them through harness.registry (base), and the
 # entry point (cli, __main__) imports the studies first.
 STAGES = (
-    ("base", ("harness", "harness.paths", "harness.atomic", "harness.markers", "harness.registry")),
+    ("base", ("harness", "harness.paths", "harness.atomic", "harness.markers", "harness.registry",
+              "harness.keptlogs")),
     ("builds", ("harness.builds",)),
     ("measure", ("harness.measure",)),
     ("analysis", ("harness.analysis",)),

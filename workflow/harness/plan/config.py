@@ -261,7 +261,7 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
         for k in cfg["experiment_defaults"]:
             if k not in allowed:
                 raise ConfigError(f"experiment_defaults.{k}: unknown key; allowed: {', '.join(sorted(allowed))}")
-    lanes = (cfg.get("placement") or {}).get("lanes", "auto")
+    lanes = cfg["placement"]["lanes"]
     if lanes != "auto" and (not isinstance(lanes, int) or isinstance(lanes, bool) or lanes < 1):
         raise ConfigError(f"placement.lanes: {lanes!r} is neither auto nor a positive number of lanes; "
                           f"write lanes: auto (harness.plan.lanes) or e.g. lanes: 2")

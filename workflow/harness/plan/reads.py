@@ -62,7 +62,7 @@ class Verdict:
 
 def _spec(cfg, exp):
     spec = (cfg.get("experiments") or {}).get(exp)
-    return spec if isinstance(spec, dict) and spec.get("enabled", True) else None
+    return spec if isinstance(spec, dict) and spec["enabled"] else None
 
 
 def _builds(cfg, spec) -> list[str]:
@@ -236,10 +236,10 @@ def readers(cfg: dict, lock: dict, topology=None, claims=None, figures=None) -> 
     """{"claims": [Verdict], "by_experiment": {exp: {"claims": [...], "figures": [...]}},
     "selectors": {exp: [Selector]}}: the measurable claims' and the figures' selectors."""
     if claims is None:
-        from harness import studies
+        from harness import registry as studies
         claims = studies.claims()
     if figures is None:   # every study's, as the registry finds them now (an external study too)
-        from harness import studies
+        from harness import registry as studies
         figures = {k: v for s in studies.all_studies().values() for k, v in getattr(s, "FIGURES", {}).items()}
     verdicts = [judge(c, cfg, lock, topology) for c in claims]
     by_exp: dict = {}
@@ -247,7 +247,7 @@ def readers(cfg: dict, lock: dict, topology=None, claims=None, figures=None) -> 
     named = {e for c in claims for e in getattr(c, "experiments", ()) or ()}
     named |= {e for fig in figures.values() for e, _ in fig.get("inputs") or []}
     for exp, spec in (cfg.get("experiments") or {}).items():   # a profile's own experiment: whole
-        if exp not in named and isinstance(spec, dict) and spec.get("enabled", True):
+        if exp not in named and isinstance(spec, dict) and spec["enabled"]:
             by_exp[exp] = {"claims": [], "figures": [], "whole": True}
             sels[exp] = [Selector(exp)]
     for c, v in zip(claims, verdicts):
@@ -282,7 +282,7 @@ def unread(cfg: dict, lock: dict, topology=None) -> dict[str, str]:
     who = readers(cfg, lock, topology)
     out = {}
     for exp, spec in (cfg.get("experiments") or {}).items():
-        if not (isinstance(spec, dict) and spec.get("enabled", True)) or who["selectors"].get(exp):
+        if not (isinstance(spec, dict) and spec["enabled"]) or who["selectors"].get(exp):
             continue
         whys = [v.why for v in who["claims"] if exp in _claim_experiments(v.claim)]
         out[exp] = (f"experiment: {exp} is not planned on this host: no figure draws it and no claim "
@@ -291,7 +291,7 @@ def unread(cfg: dict, lock: dict, topology=None) -> dict[str, str]:
 
 
 def _claim_experiments(claim_id: str) -> tuple:
-    from harness import studies
+    from harness import registry as studies
     return next((tuple(c.experiments) for c in studies.claims() if c.id == claim_id), ())
 
 

@@ -120,7 +120,7 @@ def choose(cfg: dict, lock: dict, rows: list[dict], topo, datasets_s) -> L.Lanes
     pl = cfg["placement"]
     kw = dict(client_min=pl["client_cpus"])
     counts = sorted({n for e, spec in plan.experiments(cfg).items() for n in spec.get("cores") or []})
-    if pl.get("lanes", "auto") != "auto":
+    if pl["lanes"] != "auto":
         return L.for_count(topo, int(pl["lanes"]), counts or [1], **kw)
     best, best_t = None, None
     for cand in reversed(L.candidates(topo, counts or [1], **kw)):
