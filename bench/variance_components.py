@@ -82,7 +82,7 @@ def one_start(sc: dict, engine: str, windows: int, rep: int, build: tuple, ds: P
     per-second QPS per window (0 = the warm-up), the windows' QPS and the frame's phases."""
     from harness.measure import sysbench, throughput
     from harness.measure.frame import Frame
-    from harness.plan import factors
+    from harness.measure import factors
     entry, build_dir, _ = build
     spec = {"study": "A3", "kind": "throughput", "workload": "point_select", "dataset": "sbtest",
             "table_size": sc["table_size"]}

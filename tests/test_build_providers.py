@@ -28,7 +28,8 @@ from conftest import flip_byte, tmp_siblings, ROOT, server_pids
 
 from harness import builds
 from harness.measure import initdb
-from harness.builds import initdb, providers
+from harness.builds import providers
+from harness.measure import initdb
 
 from harness.plan import config
 

@@ -6,7 +6,7 @@ and harness.plan.reads (which judges what reads them) both use it without import
 from __future__ import annotations
 
 from harness.measure import kinds
-from harness.plan import factors
+from harness.measure import factors
 
 
 def builds_of(cfg: dict, exp: str) -> list[str]:
