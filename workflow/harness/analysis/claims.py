@@ -53,13 +53,14 @@ from harness.analysis.claimkinds import (  # noqa: F401
     BuildRatio, Check, Claim, Comparison, EngineRatio, LevelRatio, ScalingRatio, TablesRatio, Untestable,
     gated)
 from harness.analysis.claimrules import (  # noqa: F401
-    CONTENTION, CROSS_CHECK, CSV_FIELDS, INCONCLUSIVE, SETTINGS, METRIC, NEEDS_TEXT,
-    NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, Rule, above,
-    at_cores, below, best, cell_where, flagged, fmt_cores, fmt_k, levels_label, levels_of,
-    levels_words, matches, missing, peak_result, pool, ratio_or_none, ratio_result, setting, settings_text,
-    unsupported_reason, varied_factors, within)
+    CLOSE, CONTENTION, CROSS_CHECK, CSV_FIELDS, EQUIVALENT, INCONCLUSIVE, SETTINGS, STATED, METRIC,
+    NEEDS_TEXT, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, Rule,
+    above, at_cores, below, best, cell_where, close, equivalent, flagged, fmt_cores, fmt_k, levels_label,
+    levels_of, levels_words, matches, missing, peak_result, pool, ratio_or_none, ratio_result, setting,
+    settings_text, stated, unsupported_reason, varied_factors, within)
 from harness.analysis.waits import (  # noqa: F401
-    LOCK_WAITS, TopWait, clopper_pearson, event_label, ranks_by_rep, short_event, top_waits)
+    LOCK_WAITS, TopWait, WaitShareDrop, clopper_pearson, event_label, judge_difference, ranks_by_rep,
+    share_by_rep, short_event, top_waits)
 
 
 # --- evaluation -----------------------------------------------------------------------
