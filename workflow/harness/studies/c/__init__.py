@@ -261,9 +261,7 @@ def _engine(key):
 
 
 def _insert(cid, slow, fast, words, macro, **kw):
-    """A C1 insert claim: the study states the gain in `words` ("about 40%", a share of the
-    slower time saved), so the time ratio is judged as a band around the published times'
-    ratio (claimrules.STATED)."""
+    """C1: a stated gain ("about 40%"): a band around the published times' ratio."""
     pub = _published(PUBLISHED_INSERT_S, slow, fast)
     return StepRatio(
         id=cid, study="C1",
@@ -331,10 +329,8 @@ CLAIMS = [
         a=("C3", "MyISAM", "varied_datadir_bytes"), b=("C3", "ARCHIVE", "varied_datadir_bytes")),
     C.Untestable(
         id="C4-unplug-unused-engines", study="C4",
-        statement="Disabling engines an application does not use saves server resources (some engines "
-                  "cost overhead even unused)",
-        published="qualitative: unplugging unused engines keeps resources to what is needed",
-        macro="CUnplug",
+        statement="Disabling engines an application does not use saves the overhead some carry unused",
+        published="qualitative: unplugging unused engines keeps resources to what is needed", macro="CUnplug",
         why="experiment: the study gives no resource, figure or workload to compare with, and no step "
             "here measures the server's resources with and without an engine (C4's skip-innodb "
             "restart checks only that InnoDB is disabled and the other engines work)"),
