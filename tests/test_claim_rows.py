@@ -61,7 +61,7 @@ def test_the_ht_claim_reads_innodb_and_needs_smt(tmp_path):
     r = evaluate(tmp_path / "a", exps, cfg, replace(claim, smt=False))[0]
     assert r["verdict"] == C.REPRODUCED and r["measured"].startswith("InnoDB on 32 cores"), r
     r = evaluate(tmp_path / "b", exps, cfg, claim)[0]
-    assert r["verdict"] == C.NOT_MEASURABLE and r["reason"].startswith("smt: ")
+    assert r["verdict"] == C.NOT_MEASURABLE and r["reason"].startswith("host: ")
     assert "both hardware threads" in r["reason"] and r["ratio"]   # what was measured, kept
 
 

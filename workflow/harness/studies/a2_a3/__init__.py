@@ -152,7 +152,7 @@ class SmtRatio(CoresRatio):
         res = super().evaluate(ctx, build)
         if not self.smt or res.reason.startswith(("data:", "experiment:")):
             return res
-        return replace(res, verdict=C.NOT_MEASURABLE, reason=f"smt: {HT}" + C.flagged(res.cells))
+        return replace(res, verdict=C.NOT_MEASURABLE, reason=f"host: {HT}" + C.flagged(res.cells))
 
 CLAIMS = [
     # --- A2: one table, autocommit (the study turned transactions on only after its 1-table runs)
