@@ -498,11 +498,17 @@ def test_real_claims_every_study_claim_present(real):
     for c in studies.claims():
         if c.experiments and set(c.experiments) <= unrecorded:
             assert by[c.id]["verdict"] == C.NOT_MEASURABLE and by[c.id]["reason"].startswith("data: no "), c.id
-    # simple_ranges ran on 8 tables too: the 8-table claim is judged (one block: inconclusive)
+    # simple_ranges ran on 8 tables too, on 1 core: the 8-table claim needs A3's 16 hardware
+    # threads (not measurable, what was measured kept); without the gate it is judged (one
+    # block: inconclusive)
     sr = by["A3-SR-innodb-much-faster"]
+    assert sr["verdict"] == C.NOT_MEASURABLE and sr["reason"].startswith("cores:") and "8 tables" in sr["measured"]
+    assert by["A3-TRX-beats-autocommit-InnoDB"]["reason"].startswith("cores:")
+    ungated_rows = {r["claim"]: r for r in C.evaluate(T.load(real["tidy"], cfg), ungated(studies.claims()))}
+    sr = ungated_rows["A3-SR-innodb-much-faster"]
     assert sr["verdict"] == C.INCONCLUSIVE and "8 tables" in sr["measured"] and "(1 paired blocks)" in sr["reason"]
     # single repetitions: no verdict either way, and the cells are named as unstable
-    trx = by["A3-TRX-beats-autocommit-InnoDB"]
+    trx = ungated_rows["A3-TRX-beats-autocommit-InnoDB"]
     assert trx["verdict"] == C.INCONCLUSIVE and "(1 paired blocks)" in trx["reason"]
     assert "repetitions (max 1 blocks) cannot decide it" in trx["reason"]
     assert "unstable: mysql-5.6.24_InnoDB_trx-on_t8_c1_u4" in trx["reason"]
@@ -696,10 +702,14 @@ def test_at_a_low_level_noise_reproduces_no_more_often_than_the_level_allows(rea
 
 # --- experiment_decided: the stopping rule's question (decide-blocks asks it at each look) ---------
 
-def test_experiment_decided_on_the_recorded_cells(real):
+def test_experiment_decided_on_the_recorded_cells(real, monkeypatch):
     cfg = T.read_yaml(real["tidy"] / "config.resolved.yaml")
     # as recorded: 1-2 repetitions is the profile's max, so more blocks cannot change a verdict
     assert C.experiment_decided(T.load(real["tidy"], cfg), "oltp_ro") is True
+    # on the recording's 1 core every oltp_ro ratio claim is gated (not measurable: more blocks
+    # change nothing); the rest of the test reads the claims with the gate at 1 core
+    original = studies.claims
+    monkeypatch.setattr(studies, "claims", lambda: ungated(original()))
     # the same cells in a profile that looks at 6 and 12 blocks: A3-TRX (oltp_ro, inconclusive on one
     # block) may still be decided by more blocks
     cfg["experiments"]["oltp_ro"]["repetitions"] = {"min": 6, "max": 12, "looks": 2}

@@ -90,7 +90,14 @@ def test_the_new_rule_decides_more_and_flips_nothing(tmp_path):
     subprocess.run([sys.executable, "-m", "harness", "report", "--tidy-dir", str(tidy), "--config",
                     str(tidy / "config.resolved.yaml"), "--out", str(out)],
                    cwd=tmp_path, env=env, check=True, capture_output=True)
-    before, after = _claims(out / "claims.csv"), _claims(new["generated"] / "claims.csv")
+    before = _claims(out / "claims.csv")
+    # the interval method is compared, not the cores gates: the recording host gave mysqld fewer
+    # hardware threads than A3's 16, so the new rows are read with each gate at 1 core
+    from harness import studies
+    from harness.analysis import claims as C, tidydata as T
+    from test_claims import ungated
+    after = {(r["claim"], r["build"]): r for r in
+             C.evaluate(T.load(tidy, T.read_yaml(tidy / "config.resolved.yaml")), ungated(studies.claims()))}
     # the same claim under the same rule on both sides: claims added, renamed or re-ruled since
     # (FIDELITY: the studies' own words) compare nothing about the interval method
     rule = ("side", "threshold", "threshold_hi")

@@ -14,9 +14,7 @@ HEADING = "## The claims in the studies' words"
 
 
 def rule_text(c) -> str:
-    if c.rule is not None:
-        return c.rule.text()
-    return "not measurable here" if type(c).__name__ == "Untestable" else "pass or fail"
+    return c.rule_words()
 
 
 def quote_table() -> dict:

@@ -38,7 +38,11 @@ def tidy_of(d):
 def test_c_claims_in_claims_csv_with_verdicts(real):
     rows = [r for r in read_rows(real["generated"] / "claims.csv") if r["claim"] in C_IDS]
     assert sorted({r["claim"] for r in rows}) == sorted(C_IDS)
-    assert {r["build"] for r in rows} == set(BUILDS)
+    assert {r["build"] for r in rows if r["claim"] != "C4-unplug-unused-engines"} == set(BUILDS)
+    # the one claim no step measures: a row of its own, not measurable here, saying why
+    unplug = [r for r in rows if r["claim"] == "C4-unplug-unused-engines"]
+    assert len(unplug) == 1 and unplug[0]["verdict"] == C.NOT_MEASURABLE
+    assert unplug[0]["reason"].startswith("experiment: ")
     assert C.invariant_violations(rows, C.setting({}, "level")) == []
     by = {(r["claim"], r["build"]): r for r in rows}
     for cid in [c.id for c in S.CLAIMS if c.rule is not None]:   # ratio claims: one repetition, so
@@ -94,9 +98,15 @@ def test_repetitions_give_intervals_and_computed_verdicts(real, tmp_path):
     assert C.invariant_violations(rows, C.setting({}, "level")) == []
     by = {(r["claim"], r["build"]): r for r in rows}
     for b in BUILDS:
-        # the recorded gaps are far larger than a 2% spread: judged, not inconclusive
+        # the recorded gaps are far larger than a 2% spread: judged, not inconclusive -- the
+        # study's "about 40%" as a band around its 1.68x, so the verdict says whether the
+        # interval lies inside the band (reproduced) or wholly outside it (not reproduced)
         r = by[("C1-MyISAM-inserts-faster-than-InnoDB", b)]
-        assert r["verdict"] == C.REPRODUCED and r["n"] == "7/7"
+        assert r["verdict"] in (C.REPRODUCED, C.NOT_REPRODUCED) and r["n"] == "7/7"
+        assert r["side"] == "within" and float(r["threshold"]) == pytest.approx(1.68 / C.STATED, abs=1e-2)
+        lo, hi = float(r["ratio_lo"]), float(r["ratio_hi"])
+        inside = float(r["threshold"]) <= lo and hi <= float(r["threshold_hi"])
+        assert (r["verdict"] == C.REPRODUCED) == inside
         assert float(r["ratio_lo"]) < float(r["ratio"]) < float(r["ratio_hi"])
         assert float(r["coverage"]) >= C.setting({}, "level")
         assert by[("C3-ARCHIVE-saves-80pct-identical-rows", b)]["verdict"] == C.REPRODUCED
@@ -112,10 +122,12 @@ def test_repetitions_give_intervals_and_computed_verdicts(real, tmp_path):
 
 
 def test_overlapping_repetitions_are_inconclusive(real, tmp_path):
-    """InnoDB's repetitions spread over MyISAM's: no verdict either way."""
+    """InnoDB's repetitions spread across the lower edge of the band around the published
+    1.68x (about 40%): no verdict either way."""
+    edge = 1.6814 / C.STATED
     def spread(r, rep):
         if r["step"] == "C1" and r["metric"] == "insert_s" and r["engine"] in ("InnoDB", "MyISAM"):
-            r["value"] = str(1.0 + 0.1 * rep if r["engine"] == "InnoDB" else 1.35 + 0.01 * rep)
+            r["value"] = str(edge * (0.8 + 0.05 * rep) if r["engine"] == "InnoDB" else 1.0 + 0.001 * rep)
         return r
     d = with_repetitions(real["tidy"], tmp_path / "tidy", FACTORS, spread)
     rows = C.evaluate(tidy_of(d), [S.CLAIMS[0]])

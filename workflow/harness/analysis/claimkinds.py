@@ -65,6 +65,10 @@ class Claim:
     def evaluate(self, ctx: Context, build: str) -> Result:
         raise NotImplementedError
 
+    def rule_words(self) -> str:
+        """The rule in words, as docs/studies.md's quote table writes it."""
+        return self.rule.text() if self.rule is not None else "pass or fail"
+
     def cores_needed(self) -> str:
         """'16 hardware threads (A3's figures: ...)': the count the gate asks, in words."""
         return f"{self.min_cores} hardware threads" + (f" ({self.cores_why})" if self.cores_why else "")
@@ -353,8 +357,13 @@ class ScalingRatio(Comparison):
 @dataclass(frozen=True)
 class Check(Claim):
     """A pass/fail claim (no ratio): `fn(ctx, build) -> Result`, gated on the
-    cells it returns like any other claim."""
+    cells it returns like any other claim; `rule_text` its rule in words, if more than
+    pass or fail."""
     fn: Callable | None = None
+    rule_text: str = ""
+
+    def rule_words(self) -> str:
+        return self.rule_text or "pass or fail"
 
     def evaluate(self, ctx, build):
         for e in self.experiments:
@@ -376,3 +385,6 @@ class Untestable(Claim):
 
     def evaluate(self, ctx, build):
         return missing("", self.why)
+
+    def rule_words(self) -> str:
+        return "not measurable here"

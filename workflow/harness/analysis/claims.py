@@ -28,11 +28,18 @@ Cells flagged unstable are named in the reason of every verdict they feed.
 One gate (NEEDS). A claim whose published mechanism is contention between
 threads running on several cores (a named lock or mutex) is judged only on
 cells where mysqld had at least the claim's own `min_cores` CPUs (hardware
-threads; the count its study's figures show the mechanism at: A1 4, A2/A3 16);
-a scaling claim also needs two core counts. A wait-ranking claim ranks every
-repetition on its own (harness.analysis.waits: exact Clopper-Pearson bounds). Without such cells the claim is
-*not measurable here*, its reason starting with what is missing: `cores`,
-`build`, `experiment`, `scale` or `data`.
+threads; the study's smallest host for it: A1 4, A2/A3 16, B 4 chosen here);
+a scaling claim also needs two core counts, and A3's Hyper-Threading claim cells
+on SMT siblings. A wait-ranking claim ranks every repetition on its own
+(harness.analysis.waits: exact Clopper-Pearson bounds). Without such cells the
+claim is *not measurable here*, its reason starting with what is missing:
+`cores`, `host`, `build`, `experiment`, `scale` or `data`.
+
+Rules in the studies' words: a stated figure is a band around it, a bound a
+bound, "no difference" an equivalence band, a reported pair of values or a
+second-hand figure a direction; the tolerances no study word gives are stated
+once in harness.analysis.claimrules (STATED, EQUIVALENT, CLOSE) and cited in
+docs/studies.md.
 
 The claims code never names a factor: a claim names an experiment and the
 LEVELS it compares; which factor those are levels of is read from the
@@ -56,13 +63,14 @@ from harness.analysis.claimkinds import (  # noqa: F401
     BuildRatio, Check, Claim, Comparison, EngineRatio, LevelRatio, ScalingRatio, TablesRatio, Untestable,
     gated)
 from harness.analysis.claimrules import (  # noqa: F401
-    CONTENTION, CROSS_CHECK, CSV_FIELDS, INCONCLUSIVE, SETTINGS, METRIC, NEEDS_TEXT,
-    NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, Rule, above,
-    at_cores, below, best, cell_where, flagged, fmt_cores, fmt_k, levels_label, levels_of,
-    levels_words, load_blocks, matches, missing, peak_result, pool, ratio_or_none, ratio_result,
-    scaling_groups, scaling_judged, setting, settings_text, unsupported_reason, varied_factors, within)
+    CLOSE, CONTENTION, CROSS_CHECK, CSV_FIELDS, EQUIVALENT, INCONCLUSIVE, SETTINGS, STATED, METRIC,
+    NEEDS_TEXT, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, Rule,
+    above, at_cores, below, best, cell_where, close, equivalent, flagged, fmt_cores, fmt_k, levels_label,
+    levels_of, levels_words, load_blocks, matches, missing, peak_result, pool, ratio_or_none, ratio_result,
+    scaling_groups, scaling_judged, setting, settings_text, stated, unsupported_reason, varied_factors, within)
 from harness.analysis.waits import (  # noqa: F401
-    LOCK_WAITS, TopWait, clopper_pearson, event_label, ranks_by_rep, short_event, top_waits)
+    LOCK_WAITS, TopWait, WaitShareDrop, clopper_pearson, event_label, judge_difference, ranks_by_rep,
+    share_by_rep, short_event, top_waits)
 
 
 # --- evaluation -----------------------------------------------------------------------

@@ -196,10 +196,6 @@ def _published(times: dict, a: str, b: str) -> dict:
     return {"published": f"{times[a]:g} s vs {times[b]:g} s ({r:.2f}×)", "published_ratio": r}
 
 
-FASTER = ("a reported pair of times: only the direction is judged (any ratio above 1), the "
-          "magnitude beside it")
-CLOSE = ("'very close' states no figure: a band of 10% either way, chosen here (the published "
-         "pair is 1.01×)")
 SECOND_HAND = ("a second-hand figure ('reported ... in some cases'): only the direction is judged, "
                "the 80% beside it")
 SCAN_ORDER = ("legacy", "MyISAM", "ARCHIVE", "InnoDB")   # the published scan times, fastest first
@@ -264,12 +260,14 @@ def _engine(key):
     return LEGACY if key == "legacy" else key
 
 
-def _insert(cid, slow, fast, macro, **kw):
+def _insert(cid, slow, fast, words, macro, **kw):
+    """C1: a stated gain ("about 40%"): a band around the published times' ratio."""
+    pub = _published(PUBLISHED_INSERT_S, slow, fast)
     return StepRatio(
         id=cid, study="C1",
-        statement=f"Stored-procedure inserts, autocommit: {_engine(fast)} faster than {_engine(slow)} "
-                  f"({slow} time ÷ {fast} time)",
-        **_published(PUBLISHED_INSERT_S, slow, fast), rule=kw.pop("rule", C.above(1.0, FASTER)),
+        statement=f"Stored-procedure inserts, autocommit: {_engine(fast)} {words} faster than "
+                  f"{_engine(slow)}, i.e. {slow} time ÷ {fast} time about {pub['published_ratio']:.2f}",
+        **pub, rule=C.stated(pub["published_ratio"], f"the study's '{words}'"),
         macro=macro, experiments=(EXPERIMENT,),
         a=("C1", _engine(slow), "insert_s"), b=("C1", _engine(fast), "insert_s"), **kw)
 
@@ -278,17 +276,19 @@ LEGACY_DEVIATION = ("PostgreSQL from Debian, a PL/pgSQL loop committing per row,
                     "study's commercial database")
 
 CLAIMS = [
-    _insert("C1-MyISAM-inserts-faster-than-InnoDB", "InnoDB", "MyISAM", "CInsertMyisam"),
-    _insert("C1-ARCHIVE-inserts-faster-than-MyISAM", "MyISAM", "ARCHIVE", "CInsertArchive"),
-    _insert("C1-ARCHIVE-vs-InnoDB", "InnoDB", "ARCHIVE", "CInsertArchiveInnodb"),
-    _insert("C1-ARCHIVE-vs-legacy", "legacy", "ARCHIVE", "CInsertArchiveLegacy", deviation=LEGACY_DEVIATION),
-    _insert("C1-MyISAM-vs-legacy", "legacy", "MyISAM", "CInsertMyisamLegacy", deviation=LEGACY_DEVIATION),
+    _insert("C1-MyISAM-inserts-faster-than-InnoDB", "InnoDB", "MyISAM", "about 40%", "CInsertMyisam"),
+    _insert("C1-ARCHIVE-inserts-faster-than-MyISAM", "MyISAM", "ARCHIVE", "33%", "CInsertArchive"),
+    _insert("C1-ARCHIVE-vs-InnoDB", "InnoDB", "ARCHIVE", "about 60%", "CInsertArchiveInnodb"),
+    _insert("C1-ARCHIVE-vs-legacy", "legacy", "ARCHIVE", "about 60%", "CInsertArchiveLegacy",
+            deviation=LEGACY_DEVIATION),
+    _insert("C1-MyISAM-vs-legacy", "legacy", "MyISAM", "about 40%", "CInsertMyisamLegacy",
+            deviation=LEGACY_DEVIATION),
     StepRatio(
         id="C1-legacy-close-to-InnoDB", study="C1",
         statement="The legacy RDBMS's loop very close to InnoDB (InnoDB time ÷ legacy time; here "
                   "PostgreSQL's PL/pgSQL loop stands in for the commercial database)",
         **_published(PUBLISHED_INSERT_S, "InnoDB", "legacy"),
-        rule=C.within(1 / 1.1, 1.1, CLOSE), macro="CInsertLegacy", experiments=(EXPERIMENT,),
+        rule=C.close("'very close' (the published pair is 1.01×)"), macro="CInsertLegacy", experiments=(EXPERIMENT,),
         deviation=LEGACY_DEVIATION,
         a=("C1", "InnoDB", "insert_s"), b=("C1", LEGACY, "insert_s")),
     StepRatio(
@@ -304,13 +304,6 @@ CLAIMS = [
         statement="Full scan times in the published order: legacy < MyISAM < ARCHIVE < InnoDB",
         published="1.43 s < 1.86 s < 1.98 s < 4.05 s",
         macro="CScanOrder", experiments=(EXPERIMENT,), deviation=LEGACY_DEVIATION),
-    StepRatio(
-        id="C2-conversion-to-InnoDB-slower", study="C2",
-        statement="ALTER TABLE ... ENGINE= in the study's order: MyISAM→InnoDB slower than "
-                  "ARCHIVE→MyISAM (time ratio)",
-        **_published(PUBLISHED_CONVERT_S, "MyISAM>InnoDB", "ARCHIVE>MyISAM"),
-        rule=C.above(1.0, FASTER), macro="CConvert", experiments=(EXPERIMENT,),
-        a=("C2.convert", "MyISAM>InnoDB", "alter_s"), b=("C2.convert", "ARCHIVE>MyISAM", "alter_s")),
     C.Check(
         id="C2-engine-switching-easy", study="C2",
         statement="Switching a loaded table's engine is easy and quick: one ALTER TABLE ... ENGINE= "
@@ -334,6 +327,13 @@ CLAIMS = [
         macro="CSaveVaried", experiments=(EXPERIMENT,), unit="bytes",
         deviation="a second, varied row set (the study inserted identical rows only)",
         a=("C3", "MyISAM", "varied_datadir_bytes"), b=("C3", "ARCHIVE", "varied_datadir_bytes")),
+    C.Untestable(
+        id="C4-unplug-unused-engines", study="C4",
+        statement="Disabling engines an application does not use saves the overhead some carry unused",
+        published="qualitative: unplugging unused engines keeps resources to what is needed", macro="CUnplug",
+        why="experiment: the study gives no resource, figure or workload to compare with, and no step "
+            "here measures the server's resources with and without an engine (C4's skip-innodb "
+            "restart checks only that InnoDB is disabled and the other engines work)"),
     C.Check(
         id="C4-pluggability", study="C4",
         statement="Stored procedures, triggers (aes_encrypt) and views work on every engine and after "
