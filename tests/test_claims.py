@@ -29,7 +29,7 @@ from harness.analysis import stats
 from harness.analysis import tidy as htidy
 from harness.analysis import tidydata as T
 from harness.analysis import verdict as V
-from harness import studies
+from harness import registry, studies
 from test_retidy_fixture import RAW, retidy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -710,6 +710,7 @@ def test_experiment_decided_on_the_recorded_cells(real, monkeypatch):
     # change nothing); the rest of the test reads the claims with the gate at 1 core
     original = studies.claims
     monkeypatch.setattr(studies, "claims", lambda: ungated(original()))
+    monkeypatch.setattr(registry, "claims", lambda: ungated(original()))  # what the engine asks
     # the same cells in a profile that looks at 6 and 12 blocks: A3-TRX (oltp_ro, inconclusive on one
     # block) may still be decided by more blocks
     cfg["experiments"]["oltp_ro"]["repetitions"] = {"min": 6, "max": 12, "looks": 2}

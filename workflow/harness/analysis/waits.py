@@ -277,7 +277,7 @@ class WaitShareDrop(Claim):
 
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(self.experiment_name) is None:
-            return missing(*ctx.tidy.missing(self.experiment_name).split(": ", 1))
+            return missing(*ctx.tidy.missing(self.experiment_name))
         levels, why = levels_of(ctx.tidy, self.experiment_name, self.levels)
         if levels is None:
             return missing("", why)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from harness.plan import cells as plan
 from harness.plan import lanes as L
 from harness.plan import repetitions
+from harness import paths
 
 ASSUMPTIONS = ("block pieces (a block's cells of one lane width) on aligned spans of lanes, "
                "side by side; looks are barriers per experiment; datasets first, one lane each; "
@@ -120,11 +121,17 @@ def choose(cfg: dict, lock: dict, rows: list[dict], topo, datasets_s) -> L.Lanes
     pl = cfg["placement"]
     kw = dict(client_min=pl["client_cpus"])
     counts = sorted({n for e, spec in plan.experiments(cfg).items() for n in spec.get("cores") or []})
-    if pl["lanes"] != "auto":
-        return L.for_count(topo, int(pl["lanes"]), counts or [1], **kw)
+    if lanes_of(cfg) != "auto":
+        return L.for_count(topo, int(lanes_of(cfg)), counts or [1], **kw)
     best, best_t = None, None
     for cand in reversed(L.candidates(topo, counts or [1], **kw)):
         t = wall_time(cfg, lock, rows, cand, datasets_s, worst=False)
         if best_t is None or t < best_t - 1e-6:
             best, best_t = cand, t
     return best if best is not None else L.for_count(topo, 1, counts or [1], **kw)
+
+
+def lanes_of(cfg: dict):
+    """placement.lanes of a resolved config; a config recorded before lanes existed (a run's
+    config.resolved.yaml) takes the defaults layer's value."""
+    return cfg["placement"].get("lanes", paths.defaults()["placement"]["lanes"])
