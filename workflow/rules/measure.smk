@@ -55,8 +55,15 @@ def _cell_inputs(experiment, first):
     st = block_state(experiment, rep)
     opened = hblocks.open_path(experiment, rep, hblocks.attempt(st, experiment, rep))
     # the block's .open: ordering only (ancient), unless the block was interrupted: then its
-    # next attempt's .open (not there yet) makes Snakemake re-run every cell of the block
-    inputs["open"] = opened if st == hblocks.INTERRUPTED else ancient(opened)
+    # next attempt's .open (not there yet) makes Snakemake re-run every cell of the block.
+    # An .open already there (the block is open) is not an input at all: another profile's
+    # run of the experiment may have written it, and block_open re-run for its changed params
+    # would mask this cell's own missing output (Snakemake skips a job reached from a rerun
+    # only through ancient files that exist), so the cell was not measured in that run
+    if st == hblocks.INTERRUPTED:
+        inputs["open"] = opened
+    elif not os.path.exists(opened):
+        inputs["open"] = ancient(opened)
     pos = names.index(first)
     if pos > 0:  # ordering only, on the predecessor's marker (ancient and there even while the
         # predecessor itself is re-measured), so a re-measured cell re-runs nothing else
