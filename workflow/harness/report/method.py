@@ -129,7 +129,7 @@ def power_tex(level: float, path=None) -> str:
 
 # the table's arms (bench/verdict_power.py's methods): one cell a side; a peak comparison of 4
 # cells a side as the claims make it (per-block peak). The old selection's arm (peak4) is in
-# the CSV and the README, not the paper's table.
+# the CSV and docs/method.md, not the paper's table.
 ARMS = {"": "", "blockpeak4": ", peak per block, 4 a side"}
 
 
@@ -141,4 +141,4 @@ def power_caption(level: float) -> str:
             f"Peak rows: 4 cells of equal truth a side (loads); peak per block: in each block each "
             f"side's highest value, as the claims compare peaks (choosing instead one side's cell of "
             f"the highest median of 4 over all blocks and judging it on them against one cell "
-            f"reproduced a true ratio of 1 in ~0.2 of the runs: README).")
+            f"reproduced a true ratio of 1 in ~0.2 of the runs: docs/method.md).")
