@@ -6,10 +6,10 @@ from the page (never a copy written here), runs them with bash in a copy of the 
 (conftest.copy_checkout, this checkout's venv linked in) and checks what the text says
 they end with.
 
-- `debian-build` (docs/builds.md, "Adding a build"): a second Debian-packaged MariaDB is
-  appended to the lock, fetched and pinned, its NAR hash pinned, and one
+- `debian-build`, `npm-build`, `maven-build` (docs/builds.md, "Adding a build"): a build
+  is appended to the lock, fetched and pinned, its NAR hash pinned, and one
   `./artifact paper <cell> --configfile ...` invocation ends with that cell's
-  manifest.json. Real apt, dpkg-deb, Nix, Docker and mariadbd.
+  manifest.json. Real apt/npm/Maven, dpkg-deb, Nix, Docker and the server.
 - `nix-build` (docs/nix.md): `nix build` of a pinned build with the settings the page
   gives; ./result holds the lock's mysqld.
 """
@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -31,13 +32,19 @@ from harness.builds import debian
 
 BUILDS_PAGE = ROOT / "docs" / "builds.md"
 # every worked example a page marks -> its page; each has a test below that runs it whole
-EXAMPLES = {"debian-build": "docs/builds.md", "nix-build": "docs/nix.md"}
+EXAMPLES = {"debian-build": "docs/builds.md", "npm-build": "docs/builds.md", "maven-build": "docs/builds.md",
+            "nix-build": "docs/nix.md"}
 
 
 def example_blocks(markdown: str, name: str) -> list[str]:
-    """The ```sh blocks marked `<!-- example: name -->` (the line before the fence), in order."""
-    pat = rf"^<!-- example: {re.escape(name)} -->\n```sh[^\n]*\n(.*?)^```"
-    return re.findall(pat, markdown, flags=re.S | re.M)
+    """The ```sh blocks marked `<!-- example: NAME [NAME ...] -->` (the line before the
+    fence) with `name` among the names, in order."""
+    pat = r"^<!-- example: ([^>]*?) -->\n```sh[^\n]*\n(.*?)^```"
+    return [body for names, body in re.findall(pat, markdown, flags=re.S | re.M) if name in names.split()]
+
+
+def example_names(markdown: str) -> set[str]:
+    return {n for names in re.findall(r"^<!-- example: ([^>]*?) -->$", markdown, re.M) for n in names.split()}
 
 
 def example_script(page: Path, name: str) -> str:
@@ -51,6 +58,9 @@ def test_example_blocks_are_the_marked_ones_in_order():
           "<!-- example: b -->\n```sh\nother\n```\n<!-- example: a -->\n```sh\necho $x\n```\n")
     assert example_blocks(md, "a") == ["x=1\n", "echo $x\n"]
     assert example_blocks(md, "b") == ["other\n"]
+    both = "<!-- example: a b -->\n```sh\nH=1\n```\n<!-- example: b -->\n```sh\nuse\n```\n"
+    assert example_blocks(both, "a") == ["H=1\n"] and example_blocks(both, "b") == ["H=1\n", "use\n"]
+    assert example_names(both) == {"a", "b"}
 
 
 def paper_invocations(script: str) -> list[list[str]]:
@@ -90,30 +100,51 @@ def test_the_debian_example_profile_is_accepted_and_plans_the_cell_it_names(tmp_
     assert cell in planned, (cell, planned)
 
 
-@pytest.mark.e2e
-def test_the_debian_add_a_build_example_runs_as_written(tmp_path):
-    """docs/builds.md's Debian example, typed as written in a copy of the checkout: one
-    `./artifact paper <cell>` invocation ends with the cell's manifest.json."""
-    script = example_script(BUILDS_PAGE, "debian-build")
-    (name, spec), = yaml.safe_load(heredoc(script, "cat >> config/builds.lock.yaml")).items()
-    offered = debian.offered_versions(spec["package"])
-    if str(spec["package_version"]) not in offered:
-        pytest.skip(f"this host's apt archive does not offer {spec['package']}={spec['package_version']} "
-                    f"(it offers {offered}); the example names that version")
+BUILD_EXAMPLES = ["debian-build", "npm-build", "maven-build"]
+
+
+def why_not_here(name: str, script: str) -> str | None:
+    """Why this host cannot run a build example (None: it can)."""
     works, why = builds.nix_works()
     if not works:
-        pytest.skip(f"nix does not work here ({why}): the example pins a NAR hash")
+        return f"nix does not work here ({why}): the example pins a NAR hash"
+    if name == "debian-build":
+        (_, spec), = yaml.safe_load(heredoc(script, "cat >> config/builds.lock.yaml")).items()
+        offered = debian.offered_versions(spec["package"])
+        if str(spec["package_version"]) not in offered:
+            return (f"this host's apt archive does not offer {spec['package']}={spec['package_version']} "
+                    f"(it offers {offered}); the example names that version")
+    client = {"npm-build": "npm", "maven-build": "mvn"}.get(name)
+    if client and not shutil.which(client):
+        return f"{client} is not installed (./artifact setup installs it)"
+    return None
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", BUILD_EXAMPLES)
+def test_a_build_example_runs_as_written(name, tmp_path):
+    """docs/builds.md's example, typed as written in a copy of the checkout: the lock entry
+    gets its hashes, and one `./artifact paper <cell>` invocation ends with the cell's
+    manifest.json, measured on the added build."""
     from test_readme_commands import make_copy, tail  # (it imports this module's EXAMPLES)
+    script = example_script(BUILDS_PAGE, name)
+    why = why_not_here(name, script)
+    if why:
+        pytest.skip(why)
+    runs = [line for line in script.splitlines() if line.startswith("./artifact paper")]
+    assert len(runs) == 1, runs
     work = make_copy(tmp_path / "clone")
-    res = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work, capture_output=True,
+    report = f'\necho "target: {runs[0].split()[2]}"\n'  # the cell as the shell expanded it
+    res = subprocess.run(["bash", "-euo", "pipefail", "-c", script + report], cwd=work, capture_output=True,
                          text=True, timeout=3600)
     assert res.returncode == 0, tail(res)
-    cell = work / paper_invocations(script)[0][2]
+    cell = work / re.search(r"^target: (\S+)$", res.stdout, re.M).group(1)
     manifest = json.loads((cell / "manifest.json").read_text())
     assert manifest["result"]["qps"] > 0, manifest["result"]
-    pinned = builds.load_lock(work / "config" / "builds.lock.yaml")[name]
+    build = cell.name.split("_", 1)[0]
+    pinned = builds.load_lock(work / "config" / "builds.lock.yaml")[build]
     assert pinned["mysqld_sha256"] == manifest["build"]["mysqld_sha256"] and pinned["nar_hash"].startswith("sha256-")
-    assert spec["version"] in (cell / "mysqld.err").read_text(errors="replace")  # the added build's server ran
+    assert str(pinned["version"]) in (cell / "mysqld.err").read_text(errors="replace")  # the added build's server
 
 
 @pytest.mark.e2e

