@@ -172,7 +172,8 @@ def test_the_nix_build_example_runs_as_written(tmp_path):
 def test_a_cell_target_is_planned_after_another_profile_opened_its_block(tmp_path):
     """The issue's second run: a block's .open written by another profile's run (smoke) made
     block_open re-run for its changed params, which masked the target cell, so one
-    invocation ran block_open only and exited 0. Now the target's run_cell is planned."""
+    invocation ran block_open only and exited 0. block_open now has no params, so it is not
+    re-run for another profile's order, and the target's run_cell is planned."""
     from test_e2e_pipeline import planned_jobs
     from test_readme_commands import make_copy, tail
     work = make_copy(tmp_path / "clone")
