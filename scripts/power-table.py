@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Render the README's power table (between <!-- power:begin --> and <!-- power:end -->)
+"""Render the power table of docs/method.md (between <!-- power:begin --> and <!-- power:end -->)
 from the CSVs bench/verdict_power.py writes: how often the verdict rule says
 *reproduced* for a claim "A/B above 1" at each true ratio, per profile setting, with the
 old rule beside it; and the A/A flag rate at 0.99. Never typed: run the benchmark, then
 
-    .venv/bin/python scripts/power-table.py            # rewrite the README block
+    .venv/bin/python scripts/power-table.py            # rewrite the block in docs/method.md
     .venv/bin/python scripts/power-table.py --check    # exit 1 if it is out of date
 """
 from __future__ import annotations
@@ -94,8 +94,8 @@ def render(csv_path: Path, level: float = 0.90, drift: float = 0.05) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--csv", type=Path, default=ROOT / "bench/results/verdict_power.csv")
-    ap.add_argument("--readme", type=Path, default=ROOT / "README.md",
-                    help="the file holding the power:begin/end markers (default README.md)")
+    ap.add_argument("--doc", "--readme", dest="doc", type=Path, default=ROOT / "docs" / "method.md",
+                    help="the page holding the power:begin/end markers (default docs/method.md)")
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
     if not a.csv.exists():
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 1
     try:
-        differs = markers.update(a.readme, BEGIN, END, render(a.csv), check=a.check)
+        differs = markers.update(a.doc, BEGIN, END, render(a.csv), check=a.check)
     except (markers.MarkerError, OSError) as e:
         print(f"power-table: {e}", file=sys.stderr)
         return 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's reliability table, generated from the fault suite's own report.
+"""The reliability table of docs/reliability.md, generated from the fault suite's own report.
 
 tests/test_faults.py writes, per injected fault and case, what it injected and
 what it observed (logs/tests/faults.json). This script renders that as a
@@ -8,13 +8,13 @@ markdown table between the markers
     <!-- reliability:begin -->
     <!-- reliability:end -->
 
-in README.md, so the table says what the last run of `pytest -m faults` saw,
+in docs/reliability.md, so the table says what the last run of `pytest -m faults` saw,
 never what someone remembers. Faults with many cases (malformed inputs) get
 one summary row.
 
-    scripts/reliability-table.py            rewrite the table in README.md
-    scripts/reliability-table.py --check    exit 1 if README.md's table differs (nothing written)
-    scripts/reliability-table.py --report FILE --readme FILE
+    scripts/reliability-table.py            rewrite the table in docs/reliability.md
+    scripts/reliability-table.py --check    exit 1 if the page's table differs (nothing written)
+    scripts/reliability-table.py --report FILE --doc FILE
 """
 from __future__ import annotations
 
@@ -108,8 +108,8 @@ def render(report: dict) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--report", default=str(ROOT / "logs" / "tests" / "faults.json"))
-    p.add_argument("--readme", default=str(ROOT / "README.md"))
-    p.add_argument("--check", action="store_true", help="exit 1 if the README's table differs; write nothing")
+    p.add_argument("--doc", "--readme", dest="doc", default=str(ROOT / "docs" / "reliability.md"))
+    p.add_argument("--check", action="store_true", help="exit 1 if the page's table differs; write nothing")
     a = p.parse_args(argv)
     try:
         try:
@@ -118,17 +118,17 @@ def main(argv=None) -> int:
             raise TableError(f"{a.report}: {e.strerror}; run `pytest -m faults` first") from None
         except ValueError as e:
             raise TableError(f"{a.report}: not JSON ({e}); run `pytest -m faults` again") from None
-        differs = markers.update(Path(a.readme), BEGIN, END, render(report), check=a.check)
+        differs = markers.update(Path(a.doc), BEGIN, END, render(report), check=a.check)
     except (TableError, markers.MarkerError) as e:
         print(f"reliability-table: {e}", file=sys.stderr)
         return 1
     if a.check:
         if differs:
-            print(f"reliability-table: {a.readme}'s table differs from {a.report}; run scripts/reliability-table.py",
+            print(f"reliability-table: {a.doc}'s table differs from {a.report}; run scripts/reliability-table.py",
                   file=sys.stderr)
             return 1
         return 0
-    print(f"{a.readme}: reliability table from {a.report}")
+    print(f"{a.doc}: reliability table from {a.report}")
     return 0
 
 

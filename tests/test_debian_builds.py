@@ -1,4 +1,4 @@
-"""Adding a Debian-packaged build as README "Adding a build" says, beside the pinned one,
+"""Adding a Debian-packaged build as docs/builds.md "Adding a build" says, beside the pinned one,
 and fetching the pinned one after the archive moved on. Real apt, dpkg-deb, Nix and servers.
 
   - A second MariaDB 10.11 (whichever version this host's archive offers besides the
@@ -125,7 +125,7 @@ def test_a_second_debian_mariadb_is_pinned_stored_and_measured_beside_the_pinned
     res = harness("fetch-build", "--name", name, "--lock", str(lock), "--out", str(out))
     assert res.returncode == 0 and "pinned" not in res.stderr, res.stderr
 
-    # the NAR hash, by the command the README names; then both builds from the Nix store
+    # the NAR hash, by the command docs/builds.md names; then both builds from the Nix store
     root = flake_root(tmp_path / "flake")
     res = harness("nix-pins", "pin", "--name", name, "--lock", str(lock), "--out", str(root / "nix" / "builds.json"))
     assert res.returncode == 0, res.stderr

