@@ -65,6 +65,7 @@ def test_the_link_extraction_sees_spans_and_links():
 # each generated block: the script that writes it -> (its markers, the one page that holds them)
 GENERATED = {
     "times": ("scripts/time-table.py", "README.md"),
+    "hosts": ("scripts/host-table.py", "README.md"),
     "plan": ("scripts/plan-table.py", "docs/profiles.md"),
     "nodes": ("scripts/plan-table.py", "docs/slurm.md"),
     "power": ("scripts/power-table.py", "docs/method.md"),
@@ -84,3 +85,12 @@ def test_every_generated_block_lives_once_where_its_script_writes_it():
         assert holders == [page], f"the {name} block is in {holders}, its script writes {page}"
         text = (ROOT / page).read_text(encoding="utf-8")
         assert text.count(begin) == 1 and text.count(end) == 1 and text.index(begin) < text.index(end)
+
+
+def test_the_readme_host_table_is_what_the_plan_says_now():
+    """The 'which host do I need' block is ./artifact plan's figures on the recorded hosts today."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "host-table.py"), "--check"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, "README's hosts block is stale: run scripts/host-table.py\n" + r.stderr
