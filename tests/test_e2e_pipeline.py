@@ -90,7 +90,7 @@ def test_smoke_pipeline_ends_in_the_paper(work, first_run):
     assert (work / "figures/a3_point_select.pdf").stat().st_size > 5000
     # the verdict rule's power, simulated by the run itself at its claims.level, is in the paper
     power = (work / "paper/generated/power.tex").read_text()
-    assert "was not run" not in power and re.search(r"^default \(6:12:2\) & 0\.\d{3}", power, re.M), power
+    assert "was not run" not in power and re.search(r"^default \(6:12:2\), one cell a side & 0\.\d{3}", power, re.M), power
 
 
 def test_every_cell_has_its_manifest(work, first_run):
@@ -216,7 +216,13 @@ def _csv(work, name):
 
 def test_every_experiment_of_the_profile_is_measured_and_tidied(work, first_run):
     exps = smoke_config(work)["experiments"]
+    # an experiment no claim this host can decide and no figure reads is not planned (the
+    # resolved profile says enabled: false and why: harness.plan.reads); every other one is
+    assert all(spec["enabled"] or spec.get("not_planned") for spec in exps.values())
     for name, spec in exps.items():
+        if not spec["enabled"]:
+            assert not (work / "data/tidy" / f"{name}.csv").exists(), name
+            continue
         rows = _csv(work, f"{name}.csv")
         if spec["kind"] == "steps":  # one row per (step, engine, metric): every check passed
             assert rows and not [r for r in rows if r["metric"] == "check" and r["ok"] == "False"], name
