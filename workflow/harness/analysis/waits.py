@@ -147,6 +147,15 @@ def ranks_by_rep(rows) -> dict:
     return {rep: _rank(rs) for rep, rs in sorted(reps.items())}
 
 
+def _experiment_levels(ctx, claim):
+    """(the levels the claim reads in its experiment, None), or (None, the Result saying what
+    is missing: the experiment, or its levels)."""
+    if ctx.tidy.experiment(claim.experiment_name) is None:
+        return None, missing(*ctx.tidy.missing(claim.experiment_name))
+    levels, why = levels_of(ctx.tidy, claim.experiment_name, claim.levels)
+    return (levels, None) if levels is not None else (None, missing("", why))
+
+
 @dataclass(frozen=True)
 class TopWait(Claim):
     """Does the published wait (a regular expression on the event name) rank among the
@@ -164,11 +173,9 @@ class TopWait(Claim):
         return f"ranks {where} in most repetitions"
 
     def evaluate(self, ctx, build):
-        if ctx.tidy.experiment(self.experiment_name) is None:
-            return missing(*ctx.tidy.missing(self.experiment_name))
-        levels, why = levels_of(ctx.tidy, self.experiment_name, self.levels)
-        if levels is None:
-            return missing("", why)
+        levels, gap = _experiment_levels(ctx, self)
+        if gap is not None:
+            return gap
         rows = wait_rows(ctx, self.experiment_name, build, self.engine, self.tables, levels)
         if not rows:
             return missing("data", f"no lock or synchronisation waits of {self.engine} in "
@@ -276,11 +283,9 @@ class WaitShareDrop(Claim):
         return wait_rows(ctx, self.experiment_name, build, self.engine, tables, levels, min_cores)
 
     def evaluate(self, ctx, build):
-        if ctx.tidy.experiment(self.experiment_name) is None:
-            return missing(*ctx.tidy.missing(self.experiment_name))
-        levels, why = levels_of(ctx.tidy, self.experiment_name, self.levels)
-        if levels is None:
-            return missing("", why)
+        levels, gap = _experiment_levels(ctx, self)
+        if gap is not None:
+            return gap
         ra, rb = (self._rows(ctx, build, levels, t, self.min_cores) for t in (self.a, self.b))
         if not ra or not rb:
             below = [self._rows(ctx, build, levels, t, 0) for t in (self.a, self.b)]
