@@ -23,7 +23,7 @@ positions are close. Arms (column `arm`), each claim "A/B above 1" (at a true ra
   scaling           (A_hi/A_lo)/(B_hi/B_lo), USERS cells a group, A_hi and B_lo flat,
                     A_lo and B_hi sharp (what a choice of the best cell is fooled by).
 
-Lanes (columns `lanes`, `pairing`; --designs lanes:pairing[:offset], default 1:block
+Lanes (columns `lanes`, `pairing`, `lane_offset`; --designs lanes:pairing[:offset], default 1:block
 auto:block auto:duet, auto = the lanes `placement.lanes: auto` cuts for the profile on
 its flat host, harness.plan.schedule): each lane has its own log offset (sd LANE_SD,
 constant) and its own drift, an AR(1) as above whose share rho = LANE_RHO is common to
@@ -96,9 +96,9 @@ DEFAULT_CPUS = 8           # every other profile: a laptop
 OLD = "old-median-product"
 OLD_N = 6
 RULE = intervals.Rule("above", 1.0)
-COLUMNS = ["arm", "method", "lanes", "pairing", "level", "cov", "drift", "true_ratio", "min_blocks", "max_blocks",
+COLUMNS = ["arm", "method", "lanes", "pairing", "lane_offset", "level", "cov", "drift", "true_ratio", "min_blocks", "max_blocks",
            "block_size", "p_reproduced", "p_not_reproduced", "p_inconclusive", "mean_blocks"]
-AA_COLUMNS = ["arm", "method", "lanes", "pairing", "level", "cov", "drift", "min_blocks", "max_blocks", "looks",
+AA_COLUMNS = ["arm", "method", "lanes", "pairing", "lane_offset", "level", "cov", "drift", "min_blocks", "max_blocks", "looks",
               "block_size", "flag_rate", "mean_blocks"]
 
 
@@ -333,7 +333,7 @@ def run_cell(job):
     counts, aa = {}, {}
 
     def tally(arm_name, method, s, d, level, v, used):
-        key = (arm_name, method, s[1], s[2], s[3], s[4], d.lanes, d.pairing)
+        key = (arm_name, method, s[1], s[2], s[3], s[4], d.lanes, d.pairing, d.offset)
         if level == AA_LEVEL:   # A/A: any decided verdict on "above 1" means the interval excluded 1
             c = aa.setdefault(key, [0, 0])
             c[0] += v != INCONCLUSIVE
@@ -364,20 +364,21 @@ def jobs_of(a, levels, old_ns) -> list[tuple]:
 def rows_of(results) -> tuple[list[dict], list[dict]]:
     rows, aa_rows = [], []
     for (cov, drift, ratio, trials), counts, aa in results:
-        for ((arm, m, lo, hi, _, size, lanes, pairing), level), (rep, nrep, inc, used) in counts.items():
-            rows.append({"arm": arm, "method": m, "lanes": lanes, "pairing": pairing, "level": level, "cov": cov,
+        for ((arm, m, lo, hi, _, size, lanes, pairing, off), level), (rep, nrep, inc, used) in counts.items():
+            rows.append({"arm": arm, "method": m, "lanes": lanes, "pairing": pairing, "lane_offset": off,
+                         "level": level, "cov": cov,
                          "drift": drift, "true_ratio": ratio, "min_blocks": lo, "max_blocks": hi,
                          "block_size": size, "p_reproduced": rep / trials,
                          "p_not_reproduced": nrep / trials, "p_inconclusive": inc / trials,
                          "mean_blocks": used / trials})
-        for (arm, m, lo, hi, looks, size, lanes, pairing), (flag, used) in aa.items():
-            aa_rows.append({"arm": arm, "method": m + "-aa", "lanes": lanes, "pairing": pairing,
+        for (arm, m, lo, hi, looks, size, lanes, pairing, off), (flag, used) in aa.items():
+            aa_rows.append({"arm": arm, "method": m + "-aa", "lanes": lanes, "pairing": pairing, "lane_offset": off,
                             "level": AA_LEVEL, "cov": cov, "drift": drift, "min_blocks": lo, "max_blocks": hi,
                             "looks": looks, "block_size": size, "flag_rate": flag / trials,
                             "mean_blocks": used / trials})
-    rows.sort(key=lambda r: (r["arm"], r["method"], r["lanes"], r["pairing"], r["level"], r["min_blocks"],
+    rows.sort(key=lambda r: (r["arm"], r["method"], r["lanes"], r["pairing"], r["lane_offset"], r["level"], r["min_blocks"],
                              r["max_blocks"], r["cov"], r["drift"], r["true_ratio"]))
-    aa_rows.sort(key=lambda r: (r["method"], r["lanes"], r["pairing"], r["max_blocks"], r["cov"], r["drift"]))
+    aa_rows.sort(key=lambda r: (r["method"], r["lanes"], r["pairing"], r["lane_offset"], r["max_blocks"], r["cov"], r["drift"]))
     return rows, aa_rows
 
 
@@ -404,7 +405,7 @@ def write(path: Path, cols, data) -> None:
         for r in data:
             w.writerow({k: (v if not isinstance(v, float) else
                             f"{v:g}" if k == "level" else
-                            f"{v:.2f}" if k in ("cov", "drift", "true_ratio") else f"{v:.4f}")
+                            f"{v:.2f}" if k in ("cov", "drift", "true_ratio", "lane_offset") else f"{v:.4f}")
                         for k, v in r.items()})
 
 
@@ -444,13 +445,13 @@ def summary(rows, aa_rows, a, levels, seconds, aa_out) -> None:
     for level in levels:
         print(f"\nlevel {level:.2f}, cov {cov}, drift {drift}: P(reproduced) [mean blocks] for the claim "
               f"A/B > 1 ({a.trials} trials plain, {a.shape_trials} peak and scaling)")
-        print(f"{'arm':<20}{'method':<36}{'lanes':>6}{'pairing':>8}{'max':>4}{'block':>6}"
+        print(f"{'arm':<20}{'method':<36}{'lanes':>6}{'pairing':>8}{'offset':>7}{'max':>4}{'block':>6}"
               + "".join(f"{r:>14.2f}" for r in RATIOS))
         sel = [r for r in rows if r["level"] == level and r["cov"] == cov and r["drift"] == drift]
-        fields = ("arm", "method", "lanes", "pairing", "max_blocks", "block_size")
+        fields = ("arm", "method", "lanes", "pairing", "lane_offset", "max_blocks", "block_size")
         for key in sorted({tuple(r[k] for k in fields) for r in sel}):
             cells = {r["true_ratio"]: r for r in sel if tuple(r[k] for k in fields) == key}
-            print(f"{key[0]:<20}{key[1]:<36}{key[2]:>6}{key[3]:>8}{key[4]:>4}{key[5]:>6}" + "".join(
+            print(f"{key[0]:<20}{key[1]:<36}{key[2]:>6}{key[3]:>8}{key[4]:>7.2f}{key[5]:>4}{key[6]:>6}" + "".join(
                 f"{cells[x]['p_reproduced']:>7.3f} [{cells[x]['mean_blocks']:>4.1f}]" if x in cells else f"{'--':>14}"
                 for x in RATIOS))
     for level in levels + (AA_LEVEL,):
@@ -461,9 +462,9 @@ def summary(rows, aa_rows, a, levels, seconds, aa_out) -> None:
                       f"({looks} looks at {intervals.per_look_level(level, looks):.4f} each); "
                       f"the looks before that cannot decide")
     print(f"\nA/A at level {AA_LEVEL}: rate the interval excludes 1 (max over cov, drift)")
-    for m in sorted({(r["method"], r["lanes"], r["pairing"]) for r in aa_rows}):
-        sel = [r for r in aa_rows if (r["method"], r["lanes"], r["pairing"]) == m]
-        print(f"  {m[0]:<38} {m[1]:>3} lanes {m[2]:<6}: {max(r['flag_rate'] for r in sel):.4f}")
+    for m in sorted({(r["method"], r["lanes"], r["pairing"], r["lane_offset"]) for r in aa_rows}):
+        sel = [r for r in aa_rows if (r["method"], r["lanes"], r["pairing"], r["lane_offset"]) == m]
+        print(f"  {m[0]:<38} {m[1]:>3} lanes {m[2]:<6} offset {m[3]:.2f}: {max(r['flag_rate'] for r in sel):.4f}")
     print(f"\nwrote {a.out} and {aa_out} in {seconds:.0f} s")
 
 

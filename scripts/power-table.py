@@ -67,17 +67,18 @@ def _lanes_table(rows: list[dict]) -> list[str]:
         return []
     groups: dict = {}
     for r in sel:
-        key = (r["method"].split(":")[1], int(r["lanes"]) > 1, r["pairing"], int(r["lanes"]), r["cov"])
+        key = (r["method"].split(":")[1], int(r["lanes"]) > 1, r["pairing"], int(r["lanes"]),
+               r.get("lane_offset") or "–", r["cov"])
         groups.setdefault(key, {})[f"{float(r['true_ratio']):.2f}"] = r
-    out = ["", "Lanes and duet pairing, the pipeline's rule: every lane has its own offset (sd 0.05) and "
+    out = ["", "Lanes and duet pairing, the pipeline's rule: every lane has its own offset (sd as given) and "
                "its own drift (sd as above, correlated 0.5 between lanes); blocks on N lanes run N at a "
                "time, one a lane; duet runs each compared pair's two sides at once on twin lanes, swapped "
                "every other block (lanes: what `placement.lanes: auto` cuts for the profile):", "",
-           "| profile | design | CoV | " + " | ".join(f"true {x}" for x in RATIOS) + " |",
-           "|---|---|---|" + "---|" * len(RATIOS)]
+           "| profile | design | lane offset sd | CoV | " + " | ".join(f"true {x}" for x in RATIOS) + " |",
+           "|---|---|---|---|" + "---|" * len(RATIOS)]
     for key, by in sorted(groups.items()):
         first = next(iter(by.values()))
-        out.append(f"| {key[0]} | {_design(first)} | {key[4]} | {_cells(by)} |")
+        out.append(f"| {key[0]} | {_design(first)} | {key[4]} | {key[5]} | {_cells(by)} |")
     return out
 
 

@@ -101,7 +101,7 @@ def test_readme_block_is_generated_from_the_csv(small, tmp_path):
     assert "\nold\n" not in text
     assert "| paper profile (6–24 blocks, 2 looks, blocks of " in text
     assert "| peak, A flat over 3 loads, B one sharp peak | " in text and "| scaling (ratio of gains" in text
-    assert "| paper | blocks on 1 lane | 0.05 |" in text and "| paper | duet on " in text   # lanes, duet
+    assert "| paper | blocks on 1 lane | 0.05 | 0.05 |" in text and "| paper | duet on " in text   # lanes, duet
     assert subprocess.run([sys.executable, script, "--csv", str(out), "--readme", str(page), "--check"]).returncode == 0
 
 
