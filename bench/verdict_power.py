@@ -45,7 +45,7 @@ first look's blocks, judged once on the others), and old-median-product (two med
 intervals multiplied, plain arm only). The peak and scaling arms run at cov and drift
 SHAPE_AT only, with --shape-trials trials; the rules replaced run on the one-lane block design only.
 
-Writes one row per arm, method, lanes, pairing, level, cov, drift and true ratio to --out (default
+Writes one row per arm, method, lanes, pairing, lane offset, level, cov, drift and true ratio to --out (default
 bench/results/verdict_power.csv), and the A/A control of the plain arm (A against itself,
 level 0.99: how often the interval excludes 1 at some look) to the same name with _aa
 before .csv.

@@ -181,3 +181,12 @@ def test_lanes_and_pairing_rows(small):
     assert auto > 1
     assert {("paper", "1", "block"), ("paper", str(auto), "block"), ("paper", str(auto), "duet")} <= designs
     assert {(r["lanes"], r["pairing"]) for r in rows if not r["method"].startswith("signed-rank:")} == {("1", "block")}
+
+
+def test_a_design_is_lanes_pairing_and_duet_needs_two_lanes():
+    s = ("paper", 6, 24, 2, 240)
+    assert VP.parse_design("2:duet:0", s) == VP.Design(2, "duet", 0.0)
+    assert VP.parse_design("1:block", s) == VP.Design(1, "block", VP.LANE_SD)
+    for bad in ("1:duet", "0:block", "2:twin", "x:block", "2:duet:0:1"):
+        with pytest.raises(SystemExit, match=r"^--designs"):
+            VP.parse_design(bad, s)
