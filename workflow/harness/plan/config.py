@@ -250,9 +250,13 @@ def host_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
 
+DUET_RUNS = False   # the runner does not yet run a compared pair's two sides at once on twin lanes
+
+
 def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
-            topo: "cores_mod.Topology | None" = None) -> dict:
-    """Defaults (config/default.yaml), schema check, then the checks that need the host and the lock."""
+            topo: "cores_mod.Topology | None" = None, plan_only: bool = False) -> dict:
+    """Defaults (config/default.yaml), schema check, then the checks that need the host and the lock.
+    plan_only: for the plan and the estimate, which accept what a run cannot do yet (pairing: duet)."""
     if not isinstance(cfg, dict) or not cfg:
         raise ConfigError("<top level>: empty config; pass a profile, e.g. --configfile config/smoke.yaml")
     cfg = with_defaults(cfg)
@@ -266,6 +270,7 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
         raise ConfigError(f"placement.lanes: {lanes!r} is neither auto nor a positive number of lanes; "
                           f"write lanes: auto (harness.plan.lanes) or e.g. lanes: 2")
     out = validate_schema(apply_experiment_defaults(cfg))
+    check_pairing(out, plan_only)
     cpus_given = cpus is not None
     cpus = host_cpus() if cpus is None else cpus
     if topo is not None:
@@ -373,6 +378,13 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
     mark_unread(out, lock, topo)
     out["host"] = {"cpus": len(cpus), "plan": host_plan.describe(), "counts": host_plan.counts}
     return out
+
+
+def check_pairing(cfg: dict, plan_only: bool) -> None:
+    """pairing: duet is planned (twin lanes in `./artifact plan`) but not yet run."""
+    if cfg.get("pairing") == "duet" and not (plan_only or DUET_RUNS or cfg.get("replot")):
+        raise ConfigError("pairing: duet is planned only (`./artifact plan` shows its twin lanes); the runner does "
+                          "not yet run a pair's two sides at once: use pairing: block to run")
 
 
 def mark_unread(out: dict, lock: dict, topo) -> None:
