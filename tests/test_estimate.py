@@ -148,3 +148,21 @@ def test_wall_clock_on_nodes_is_bounded_by_the_longest_chain_of_blocks():
         assert "at least 1" in str(e)
     else:
         raise AssertionError("0 nodes accepted")
+
+
+def test_a_steps_cell_costs_its_fits_fixed_part_and_rows(tmp_path):
+    """Nothing measured here: a test_drive cell costs the committed bench/steps_rate.py fit
+    (fixed + rows x per row, the mean over its builds); an experiment without a fit, the default."""
+    cfg = E.load_profile([str(ROOT / "config" / "paper.yaml")], ROOT)
+    est = E.estimate(cfg, builds.load_lock(config.LOCK), root=str(tmp_path))
+    ov = est["overheads"]
+    rows = {r["experiment"]: r for r in est["rows"]}
+    fits = [E.STEPS_FIT[("test_drive", b)] for b in plan.builds_of(cfg, "test_drive")]
+    n = cfg["experiments"]["test_drive"]["rows"]
+    per = sum(f[0] + n * f[1] for f in fits) / len(fits)
+    td = rows["test_drive"]
+    assert abs(td["total_s"] - td["cells"] * per) < 1e-6
+    assert E.steps_cost(cfg, "test_drive", ov)[2].startswith("bench/steps_rate.py")
+    pc = rows["test_drive_per_commit"]  # a flush per commit: no fit, the (high) default
+    n_pc = cfg["experiments"]["test_drive_per_commit"]["rows"]
+    assert pc["total_s"] == pc["cells"] * (ov["cell_overhead_s"] + n_pc * E.DEFAULT_STEPS_ROW_S)
