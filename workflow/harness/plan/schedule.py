@@ -121,6 +121,13 @@ def makespan(ps: list[Piece], n_lanes: int, datasets_s: list[float] = ()) -> flo
     return end
 
 
+def area_bound(ps: list[Piece], n_lanes: int, datasets_s: list[float] = ()) -> float:
+    """A floor under any schedule's wall time on `n_lanes` lanes: every piece's lane-seconds
+    (its width x seconds) and the datasets' seconds, spread evenly over the lanes."""
+    work = sum(min(p.width, n_lanes) * p.seconds for p in ps) + sum(datasets_s)
+    return work / max(1, n_lanes)
+
+
 def distinct_lanes(lanes: L.Lanes) -> int:
     return max(1, len({lane.cpus for lane in lanes.lanes}))
 
