@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import studies
+from harness import builds, studies
 from harness.plan import cells as hplan
 from harness.plan import config
 
@@ -224,6 +224,9 @@ def test_an_outside_study_runs_to_the_paper_with_no_file_of_the_repository_chang
         assert m["cell"] == cell.name and m["study"] == OWN_CODE
     m = json.loads((kv[0] / "manifest.json").read_text())
     assert m["driver"]["script"] == "kv_get.lua" and m["result"]["qps"] > 0
+    assert m["build"]["name"] == "mysql-5.6.24" and m["placement"]["backend"] == "host"
+    if builds.choose_provider("auto") == "nix":   # the pinned build's bytes from the Nix store
+        assert m["build"]["basedir"].startswith("/nix/store/")
     assert "rows_counted" in (tally[0] / "steps.tsv").read_text()
     # no file of the repository changed: not in the copy the run made, not in this checkout
     assert git(work, "status", "--porcelain") == ""
