@@ -11,7 +11,9 @@ run_cell jobs (dry run: nothing is measured).
 """
 from __future__ import annotations
 
+import csv
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -22,7 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import studies
+from harness import builds, studies
 from harness.plan import cells as hplan
 from harness.plan import config
 
@@ -143,3 +145,89 @@ def test_snakemake_plans_its_measuring_jobs(on_path):
     # its users 1 and 4 of a setting run as one group job (run_group_u1_4): two cells a job
     assert jobs.get("run_group_u1_4") == str(n_cells // 2) and "run_cell" not in jobs, out[-3000:]
     assert f"data/raw/{CODE}/{EXPERIMENT}/" in out
+
+
+# --- a study that brings every part of its own, measured and built into the paper ------------
+
+OUTSIDE = ROOT / "tests" / "fixtures" / "outside_study"   # copied to a temporary folder first
+OWN_CODE, OWN_FIGURE = "Z8", "zz_kv_engines"
+OWN_CAPTION = "Outside study key lookups per engine, drawn by its own script."
+OWN_CLAIMS = ("Z8-kv-lookups-myisam-vs-innodb", "Z8-tally-counts-back")
+# its experiments, tiny: 500 rows, 1 s warm-up, 2 s windows, two blocks, one core, the host backend
+OWN_EXPERIMENTS = {
+    "zz_kv": {"study": OWN_CODE, "workload": "zz_kv_get", "dataset": "zz_kv", "engines": ["InnoDB", "MyISAM"],
+              "table_size": 500, "users": [2]},
+    "zz_tally": {"study": OWN_CODE, "kind": "steps", "script": "zz_tally", "engines": ["InnoDB", "MyISAM"],
+                 "rows": 300},
+}
+
+
+def git(cwd: Path, *args) -> str:
+    return subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@localhost", *args], cwd=cwd,
+                          capture_output=True, text=True, check=True).stdout
+
+
+def outside_profile(work: Path) -> dict:
+    """Only the outside study's experiments: every experiment of default.yaml switched off."""
+    default = yaml.safe_load((work / "config" / "default.yaml").read_text())
+    return {"profile": "outside", "backend": "host",
+            "sysbench": {"warmup_s": 1, "duration_s": 2, "users_on_one_server": True},
+            "experiment_defaults": {"cores": [1], "repetitions": 2},
+            "claims": {"decide": False},
+            "experiments": {**{x: {"enabled": False} for x in default["experiments"]}, **OWN_EXPERIMENTS}}
+
+
+@pytest.fixture(scope="module")
+def outside_run(tmp_path_factory):
+    """The pipeline, in a fresh copy of the repository committed to a git of its own, with the
+    outside study on $MYSQLBENCH_STUDY_PATH from a temporary folder: snakemake to paper/main.pdf."""
+    from conftest import copy_checkout
+    root_before = git(ROOT, "status", "--porcelain")
+    work = copy_checkout(tmp_path_factory.mktemp("clone"))
+    git(work, "init", "-q")
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "the checkout as cloned")
+    studies_dir = tmp_path_factory.mktemp("outside") / "studies"
+    shutil.copytree(OUTSIDE, studies_dir)
+    profile = studies_dir.parent / "outside.yaml"
+    profile.write_text(yaml.safe_dump(outside_profile(work), sort_keys=False))
+    env = {**os.environ, studies.PATH_VAR: str(studies_dir)}
+    res = subprocess.run([str(SNAKEMAKE), "--cores", "all", "--configfile", str(profile)], cwd=work,
+                         capture_output=True, text=True, env=env, timeout=1800)
+    return {"work": work, "res": res, "root_before": root_before}
+
+
+@pytest.mark.e2e
+def test_an_outside_study_runs_to_the_paper_with_no_file_of_the_repository_changed(outside_run):
+    work, res = outside_run["work"], outside_run["res"]
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-4000:]
+    text = subprocess.run(["pdftotext", str(work / "paper/main.pdf"), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    flat = " ".join(text.split())
+    # its figure (drawn by its own R script) and its section, with the sentence its own rule wrote
+    assert (work / "figures" / f"{OWN_FIGURE}.pdf").stat().st_size > 3000
+    assert OWN_CAPTION in flat and "Study Z8: a study from outside the repository" in flat
+    assert re.search(r"kv-innodb 500 rows \(mysql-5\.6\.24\)", flat), flat[-3000:]
+    # its claims: rows of claims.csv judged on its measured cells, and in the PDF's claims table
+    with open(work / "paper/generated/claims.csv", newline="") as f:
+        rows = {r["claim"]: r for r in csv.DictReader(f) if r["study"] == OWN_CODE}
+    assert sorted(rows) == sorted(OWN_CLAIMS), rows
+    assert rows["Z8-kv-lookups-myisam-vs-innodb"]["ratio"], rows   # a ratio of its measured cells
+    assert rows["Z8-tally-counts-back"]["verdict"] == "reproduced", rows
+    assert "Outside study: every engine counts back the rows" in flat
+    # its cells: each with its manifest, measured by its own driver and step script
+    kv = sorted((work / "data/raw" / OWN_CODE / "zz_kv").iterdir())
+    tally = sorted((work / "data/raw" / OWN_CODE / "zz_tally").iterdir())
+    assert len(kv) == 2 * 2 and len(tally) == 2, (kv, tally)   # 2 engines x 2 blocks; 2 blocks
+    for cell in kv + tally:
+        m = json.loads((cell / "manifest.json").read_text())
+        assert m["cell"] == cell.name and m["study"] == OWN_CODE
+    m = json.loads((kv[0] / "manifest.json").read_text())
+    assert m["driver"]["script"] == "kv_get.lua" and m["result"]["qps"] > 0
+    assert m["build"]["name"] == "mysql-5.6.24" and m["placement"]["backend"] == "host"
+    if builds.choose_provider("auto") == "nix":   # the pinned build's bytes from the Nix store
+        assert m["build"]["basedir"].startswith("/nix/store/")
+    assert "rows_counted" in (tally[0] / "steps.tsv").read_text()
+    # no file of the repository changed: not in the copy the run made, not in this checkout
+    assert git(work, "status", "--porcelain") == ""
+    assert git(ROOT, "status", "--porcelain") == outside_run["root_before"]

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 import paper_build
+from harness import studies
 from test_paper_build import overfull_boxes, pdf_text
 
 TOOLS = ("Rscript", "latexmk", "pdftotext")
@@ -160,13 +161,24 @@ def test_no_unfinished_text(built):
         assert words not in text, words
 
 
+def section_heads() -> list[str]:
+    """Each registered study's section title up to its colon ("Study B", "A/A controls"):
+    the registry's, so a study added needs no pattern here."""
+    out = []
+    for m in studies.all_studies().values():
+        title = re.search(r"\\section\{([^}]*)\}", studies.section_path(m).read_text())[1]
+        out.append(title.split(":")[0])
+    return out
+
+
 def section_texts(pdf: Path) -> dict:
     """Numbered section title -> its text (pdftotext; sections start '<n> <Title>' on a line)."""
     # reading order (no -layout): a two-column page's section titles stay on their own lines
     text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
     text = text.split("\nReferences\n")[0]
     # a section's number may sit on the line before its title
-    parts = re.split(r"(?m)^(?:\d+\s*\n)?((?:\d+ )?(?:Study [A-C][^\n]*|A/A controls[^\n]*))$", text)
+    heads = "|".join(map(re.escape, section_heads()))
+    parts = re.split(rf"(?m)^(?:\d+\s*\n)?((?:\d+ )?(?:{heads})[^\n]*)$", text)
     return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
 
 

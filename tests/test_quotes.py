@@ -31,7 +31,9 @@ def quote_table() -> dict:
     return rows
 
 
-def test_every_claim_has_a_quote_and_its_rule():
+def test_every_claim_has_a_quote_and_its_rule(monkeypatch):
+    # the repository's studies: a study kept outside it ($MYSQLBENCH_STUDY_PATH) quotes its own words
+    monkeypatch.delenv(studies.PATH_VAR, raising=False)
     table = quote_table()
     claims = {c.id: c for c in studies.claims()}
     assert sorted(set(claims) - set(table)) == [], "claims without a quote in docs/studies.md"

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, copy_checkout
+from harness import studies
 from test_e2e_pipeline import planned_jobs
 
 from test_docs_examples import EXAMPLES, example_blocks, example_names
@@ -275,7 +276,7 @@ def with_recorded_cells(work: Path, build_dir: Path) -> Path:
     """data/raw as a smoke run leaves it (the recorded cells), and the verified default build
     hard-linked in (official_check reads it; nothing is fetched)."""
     (work / "data" / "raw").mkdir(parents=True, exist_ok=True)
-    for study in sorted(p for p in RAW.iterdir() if p.is_dir() and re.fullmatch(r"[A-C]\d", p.name)):
+    for study in sorted(p for p in RAW.iterdir() if p.is_dir() and p.name in studies.codes()):
         subprocess.run(["cp", "-r", str(study), str(work / "data" / "raw")], check=True)
     (work / "resources" / "builds").mkdir(parents=True)
     subprocess.run(["cp", "-al", str(build_dir), str(work / "resources" / "builds")], check=True)
@@ -326,7 +327,7 @@ def first_cell(fresh: Path, experiment: str = "point_select") -> str:
     for job in re.split(r"^\s*(?:local)?rule ", res.stdout + res.stderr, flags=re.M):
         if not re.match(r"(run_cell|run_group_\w+):", job):
             continue
-        out = re.search(rf"output: data/raw/[A-C]\d/{experiment}/(\S+_r1)(?:,|\s*$)", job, re.M)
+        out = re.search(rf"output: data/raw/(?:{'|'.join(studies.codes())})/{experiment}/(\S+_r1)(?:,|\s*$)", job, re.M)
         inputs = re.search(r"input: (.*)$", job, re.M)
         if out and inputs and ".measured" not in inputs.group(1):
             firsts.append(out.group(1))

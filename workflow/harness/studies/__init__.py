@@ -50,6 +50,7 @@ import importlib.util
 import os
 import pkgutil
 import sys
+import types
 from functools import cache
 from pathlib import Path
 
@@ -61,10 +62,21 @@ def _external_dirs() -> list[Path]:
     return [Path(d) for d in os.environ.get(PATH_VAR, "").split(os.pathsep) if d]
 
 
+def _external_parent():
+    """The package the outside studies are loaded under (so a study's own modules import
+    each other: `from . import mydataset`); an empty namespace, made once."""
+    if EXTERNAL not in sys.modules:
+        parent = types.ModuleType(EXTERNAL, "the study packages of $" + PATH_VAR)
+        parent.__path__ = []
+        sys.modules[EXTERNAL] = parent
+    return sys.modules[EXTERNAL]
+
+
 def _load_external(pkg_dir: Path):
     name = f"{EXTERNAL}.{pkg_dir.name}"
     if name in sys.modules:
         return sys.modules[name]
+    _external_parent()
     spec = importlib.util.spec_from_file_location(name, pkg_dir / "__init__.py",
                                                   submodule_search_locations=[str(pkg_dir)])
     mod = importlib.util.module_from_spec(spec)
