@@ -32,6 +32,13 @@ and, where it brings its own measurement parts:
     STEP_SCRIPTS       {name: module with run(ctx)[, server_options(family, engines)]
                        [, extra(frame, spec, recorder)]} for `steps` experiments
 
+and, where it needs commands or clean-up of its own:
+
+    COMMANDS           {command: (module, help)}: `python -m harness <command>` runs
+                       <module>.main(argv) (e.g. A1's corpus and its tables)
+    reap(run, session) kills the labelled processes of its own (a second server) that
+                       `python -m harness reap` must end too; returns their pids
+
 and, where its results bear on the whole run (study AA's A/A controls):
 
     annotate(ctx, rows)   amends the claims' rows (e.g. a reason) after every study's
@@ -104,7 +111,8 @@ def __getattr__(name: str):
 # the accessors live in harness.registry (the base stage), which the generic stages ask;
 # this package provides it with its studies
 from harness import registry  # noqa: E402
-from harness.registry import (annotate, claims, codes, datasets, deviations, figure_script,  # noqa: E402,F401
-                              package_dir, section_path, step_scripts, tidy_tables, warnings, workloads)
+from harness.registry import (annotate, claims, codes, commands, datasets, deviations,  # noqa: E402,F401
+                              figure_script, package_dir, reap, section_path, step_scripts, tidy_tables,
+                              warnings, workloads)
 
 registry.provide(all_studies)
