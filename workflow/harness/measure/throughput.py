@@ -133,8 +133,7 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
                                   rand_type=settings["rand_type"],
                                   interval=settings["report_interval_s"])
         extra += factors.driver_args(values)
-        if workload == "fts" and values.get("ps") == "on":
-            extra.append("--fts-ps=on")  # one server-side prepared statement, the word bound
+        extra += sysbench.with_args(workload, extra)  # the workload's own options that go with them
         argv = sysbench.command(workload, common, extra, "run")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:

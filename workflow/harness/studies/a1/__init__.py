@@ -10,7 +10,6 @@ here*, its reason naming the cores.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from harness.analysis import claims as C
 from harness.analysis import marks as _marks
@@ -20,10 +19,10 @@ from harness.studies.a1.ohsumed import OHSUMED_RECORDS
 NAME = "a1"
 CODES = ("A1",)
 
-# A1's load: each user loops over the 30 keywords in order (fts.lua, beside this file)
+# A1's load: each user loops over the 30 keywords in order (fts.lua: fts_dataset.DRIVER)
 # its dataset: the corpus loaded into one FULLTEXT-indexed table per engine
 DATASETS = {"fulltext": fts_dataset}
-WORKLOADS = {"fts": {"script": str(Path(__file__).resolve().parent / "fts.lua"), "args": [], "statements": []}}
+WORKLOADS = {fts_dataset.WORKLOAD: fts_dataset.DRIVER}
 # its commands (python -m harness <command>: <module>.main(argv)), which its rules.smk runs
 COMMANDS = {
     "corpus": ("harness.studies.a1.corpus_cli", "study A1: the FTS corpus, generated stand-in or parsed OHSUMED"),

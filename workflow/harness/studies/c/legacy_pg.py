@@ -118,6 +118,20 @@ def settings(pg: PgServer) -> dict:
     return {n: rows[n] for n in PG_SETTINGS if n in rows}
 
 
+def check_spec(spec: dict, where: str, lock: dict, lock_file: str) -> None:
+    """A steps experiment's legacy row, before anything runs (harness.plan.config, as the
+    test_drive script's check): its legacy_build is a PostgreSQL build of the lock.
+    Raises ValueError naming the key and the fix."""
+    if not spec.get("legacy"):
+        return
+    name = spec["legacy_build"]
+    if name not in lock:
+        raise ValueError(f"{where}.legacy_build: '{name}' is not in {lock_file}; use postgresql-15")
+    if not str(lock[name]["family"]).startswith("postgresql"):
+        raise ValueError(f"{where}.legacy_build: {name} is a {lock[name]['family']} build, "
+                         f"not PostgreSQL; use postgresql-15")
+
+
 def legacy_build(name: str, lock: Path | None = None) -> tuple[dict, Path]:
     """(lock entry, build dir) of the stand-in's pinned build `name` (the experiment's
     legacy_build), fetched by the pipeline's fetch_build rule into resources/builds/."""
