@@ -55,6 +55,11 @@ def step_scripts() -> dict:
     return _merged("STEP_SCRIPTS")
 
 
+def declared(attr: str) -> list:
+    """Every study's `attr`, in study order (those that declare it)."""
+    return [getattr(s, attr) for s in all_studies().values() if hasattr(s, attr)]
+
+
 def commands() -> dict:
     """{command: (module, help)}: the studies' own `python -m harness <command>`s (a study's
     COMMANDS), each run as <module>.main(argv) as harness.cli's own-parser commands are."""

@@ -23,6 +23,7 @@ DB = "fts"
 WORKLOAD = "fts"
 TABLES = [1]
 SPEC_KEYS = ("corpus",)
+ROW_S = 1 / 5_000  # seconds to load a row, its FULLTEXT index included (harness.plan.estimate)
 # the workload (its sysbench driver, fts.lua beside this file): `dataset`, the one it runs on;
 # `with_args` {a driver option: fts.lua's options that go with it}: with sysbench's prepared
 # statements, one server-side statement with the word bound

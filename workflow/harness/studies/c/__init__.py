@@ -30,6 +30,8 @@ SECTION = "section.tex"
 
 EXPERIMENT = "test_drive"
 STEP_SCRIPTS = {test_drive.SCRIPT: test_drive}
+OUTSIDE_COVERAGE = ("Study C's engine order before it was drawn per block (steps cells without C1 position "
+                    "rows); the PostgreSQL stand-in, last in every block")  # report.method.limits
 EXPERIMENTS = {
     EXPERIMENT: ("C1--C4", "stored-procedure inserts, scans, conversions, ARCHIVE size, pluggability "
                            "(+ PostgreSQL as the legacy stand-in)"),
