@@ -49,6 +49,8 @@ from harness.studies.c.pluggability import c4_features, c4_show_engines, c4_skip
 # -- the script ---------------------------------------------------------------------------
 # the experiment keys it reads beside a steps experiment's own (harness.plan.config.kind_keys)
 SPEC_KEYS = ("legacy", "legacy_build")
+# its extra part's settings go into the cell's effective evidence as `postgres` (harness.measure.steps)
+EVIDENCE = {"legacy": "postgres"}
 
 
 def run(ctx: StepContext) -> None:
