@@ -8,8 +8,9 @@ the MyISAM key caches the tables were assigned to (the key-cache capture, read
 back with @@<cache>.key_buffer_size), what the statement counters of the
 measured window prove (Com_stmt_execute > 0: prepared statements were executed;
 Com_begin and Com_commit > 0: transactions), and a second server's settings as
-a step script's extra part shows them (a PostgreSQL's, under `postgres`). Each factor of the factor table
-(harness.measure.factors) reads its value from that evidence (`Factor.read`); a
+a step script's extra part shows them (a PostgreSQL's, under `postgres`). Each
+factor of the factor table (harness.measure.factors) reads its value from that
+evidence (`Factor.read`); a
 factor with nothing on the server to read (the A/A replica label) keeps its
 name's value, and the block says so (`source`).
 
