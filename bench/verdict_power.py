@@ -23,6 +23,19 @@ positions are close. Arms (column `arm`), each claim "A/B above 1" (at a true ra
   scaling           (A_hi/A_lo)/(B_hi/B_lo), USERS cells a group, A_hi and B_lo flat,
                     A_lo and B_hi sharp (what a choice of the best cell is fooled by).
 
+Lanes (columns `lanes`, `pairing`, `lane_offset`; --designs lanes:pairing[:offset], default 1:block
+auto:block auto:duet, auto = the lanes `placement.lanes: auto` cuts for the profile on
+its flat host, harness.plan.schedule): each lane has its own log offset (sd LANE_SD,
+constant) and its own drift, an AR(1) as above whose share rho = LANE_RHO is common to
+every lane (lanes' drifts correlated rho; on one lane the drift is the host's). block:
+block b runs on lane b mod lanes, the blocks of a round side by side at once, its cells
+back to back; the compared cells of a block share its lane, so its offset cancels, and
+its drift as far as they run close. duet (Bulej et al., ICPE 2020): the compared pairs
+of a block (side A's cell k with side B's cell k) run at once, A on one twin lane and B
+on the other, at a random slot of the block's size/2, the twins swapped every other
+block: the drift's common share cancels within a pair, the twins' offsets only across
+swapped blocks.
+
 Methods (column `method`, <p> = profile:min:max:looks): signed-rank:<p> is the
 pipeline's rule (plain: the paired interval; peak and scaling: the max-min bound);
 for comparison the rules it replaced, old-per-block-max:<p> (each side's highest value
@@ -30,16 +43,16 @@ per block) and old-best-median:<p> (each side's/group's cell of the highest medi
 all blocks, judged on them), the candidate split-first-look:<p> (that cell chosen on the
 first look's blocks, judged once on the others), and old-median-product (two median
 intervals multiplied, plain arm only). The peak and scaling arms run at cov and drift
-SHAPE_AT only, with --shape-trials trials.
+SHAPE_AT only, with --shape-trials trials; the rules replaced run on the one-lane block design only.
 
-Writes one row per arm, method, level, cov, drift and true ratio to --out (default
+Writes one row per arm, method, lanes, pairing, lane offset, level, cov, drift and true ratio to --out (default
 bench/results/verdict_power.csv), and the A/A control of the plain arm (A against itself,
 level 0.99: how often the interval excludes 1 at some look) to the same name with _aa
 before .csv.
 
 usage: python bench/verdict_power.py [--trials 2000] [--shape-trials 200] [--seed 1]
        [--out FILE] [--settings paper:6:24:2 default:6:12:2[:block]] [--levels 0.90,0.95]
-       [--jobs 2]
+       [--jobs 2] [--designs 1:block auto:block auto:duet]
 """
 from __future__ import annotations
 
@@ -51,6 +64,7 @@ import random
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -67,6 +81,9 @@ DRIFTS = (0.0, 0.05)
 RATIOS = (1.00, 1.05, 1.10, 1.20, 1.50)
 SHAPE_AT = (0.05, 0.05)   # (cov, drift) of the peak and scaling arms
 PHI = 0.8                 # lag-one correlation of the drift from one cell to the next
+LANE_SD = 0.05            # sd of a lane's own offset (its CoV: cores, cache, memory of its own)
+LANE_RHO = 0.5            # correlation of two lanes' drifts (the host's share of it)
+DESIGNS = ("1:block", "auto:block", "auto:duet")   # lanes:pairing of every setting (auto: its plan's)
 AA_LEVEL = 0.99
 LOADS = 4                 # a peak arm's loads a side (oltp_ro's users in the paper profile)
 USERS = 3                 # a scaling group's users (the paper profile's default users)
@@ -79,23 +96,35 @@ DEFAULT_CPUS = 8           # every other profile: a laptop
 OLD = "old-median-product"
 OLD_N = 6
 RULE = intervals.Rule("above", 1.0)
-COLUMNS = ["arm", "method", "level", "cov", "drift", "true_ratio", "min_blocks", "max_blocks",
+COLUMNS = ["arm", "method", "lanes", "pairing", "lane_offset", "level", "cov", "drift", "true_ratio", "min_blocks", "max_blocks",
            "block_size", "p_reproduced", "p_not_reproduced", "p_inconclusive", "mean_blocks"]
-AA_COLUMNS = ["arm", "method", "level", "cov", "drift", "min_blocks", "max_blocks", "looks",
+AA_COLUMNS = ["arm", "method", "lanes", "pairing", "lane_offset", "level", "cov", "drift", "min_blocks", "max_blocks", "looks",
               "block_size", "flag_rate", "mean_blocks"]
+
+
+def _profile(profile: str, cpus: int | None):
+    from harness.builds.lock import load_lock
+    from harness.plan import estimate
+    files = {name: extra for name, _, extra in estimate.profile_files(ROOT)}
+    if profile not in files:
+        raise ValueError(f"no profile {profile!r} in config/ (one of {', '.join(sorted(files))})")
+    cpus = cpus or HOST_CPUS.get(profile, DEFAULT_CPUS)
+    return (estimate.load_profile(files[profile], ROOT, cpus=list(range(cpus))),
+            load_lock(ROOT / "config" / "builds.lock.yaml"), cpus)
+
+
+def auto_lanes(profile: str, cpus: int | None = None) -> int:
+    """The lanes `placement.lanes: auto` gives the profile on that flat host (harness.plan.schedule)."""
+    from harness.plan import config, estimate
+    cfg, lock, cpus = _profile(profile, cpus)
+    return estimate.estimate(cfg, lock, topo=config.topology(list(range(cpus))))["lanes"]["count"]
 
 
 def block_size(profile: str, cpus: int | None = None) -> int:
     """The largest block (cells of one repetition) of a profile's throughput experiments, as
     its planning code lays them out on a flat host of `cpus` CPUs."""
-    from harness.builds.lock import load_lock
-    from harness.plan import cells, config, estimate
-    files = {name: extra for name, _, extra in estimate.profile_files(ROOT)}
-    if profile not in files:
-        raise ValueError(f"no profile {profile!r} in config/ (one of {', '.join(sorted(files))})")
-    cpus = cpus or HOST_CPUS.get(profile, DEFAULT_CPUS)
-    cfg = estimate.load_profile(files[profile], ROOT, cpus=list(range(cpus)))
-    lock = load_lock(ROOT / "config" / "builds.lock.yaml")
+    from harness.plan import cells, config
+    cfg, lock, _ = _profile(profile, cpus)
     return max(len(cells.cell_names(cfg, lock, e, rep=1)) for e, spec in config.enabled_experiments(cfg).items()
                if spec.get("kind", "throughput") == "throughput")
 
@@ -118,23 +147,91 @@ def method_name(prefix: str, s) -> str:
     return f"{prefix}:{s[0]}:{s[1]}:{s[2]}:{s[3]}"
 
 
-def draw(rng: random.Random, n: int, size: int, truths, cov: float, drift: float) -> list[tuple]:
+@dataclass(frozen=True)
+class Design:
+    """How a setting's blocks run: on `lanes` lanes side by side (block b on lane b mod
+    lanes), or (duet) each compared pair's two sides at once on twin lanes, swapped between
+    blocks. `offset`: sd of a lane's own log offset; `rho`: correlation of the lanes' drifts."""
+    lanes: int = 1
+    pairing: str = "block"
+    offset: float = 0.0
+    rho: float = LANE_RHO
+
+    @property
+    def twins(self) -> int:
+        return max(1, self.lanes // 2)
+
+
+ONE = Design()
+
+
+def draw(rng: random.Random, n: int, size: int, truths, cov: float, drift: float,
+         design: Design = ONE) -> list[tuple]:
     """n blocks of `size` cells; the cells of `truths` at random positions in each block,
-    the drift an AR(1) along every cell of the run (sampled exactly at the positions used)."""
+    each lane's drift an AR(1) along the run (sampled exactly at the times used), shared
+    across lanes with correlation design.rho (one lane: the host's drift is the lane's);
+    a lane's offset constant. Blocks run in rounds, one block per lane (duet: per twin pair)."""
     sig = math.sqrt(math.log1p(cov * cov))
     size = max(size, len(truths))
-    x, t, out = (rng.gauss(0.0, drift) if drift else 0.0), 0, []
-    for blk in range(n):
-        pos = rng.sample(range(size), len(truths))
-        row = [0.0] * len(truths)
-        for k in sorted(range(len(truths)), key=pos.__getitem__):
-            p = blk * size + pos[k]
-            if drift:
-                r = PHI ** (p - t)
-                x, t = r * x + drift * math.sqrt(1 - r * r) * rng.gauss(0.0, 1.0), p
-            row[k] = 1000.0 * truths[k] * math.exp(x + sig * rng.gauss(0.0, 1.0))
-        out.append(tuple(row))
+    state = _State(rng, drift, design)
+    per = design.twins if design.pairing == "duet" else design.lanes
+    out = []
+    for first in range(0, n, per):
+        events = []
+        for blk in range(first, min(n, first + per)):
+            events += _events(rng, blk, size, len(truths), design)
+        row_of = {}
+        for t, lane, blk, k in sorted(events):
+            x = state.at(lane, t)
+            row_of.setdefault(blk, [0.0] * len(truths))[k] = 1000.0 * truths[k] * math.exp(
+                x + sig * rng.gauss(0.0, 1.0))
+        out += [tuple(row_of[b]) for b in sorted(row_of)]
     return out
+
+
+def _events(rng, blk: int, size: int, m: int, design: Design) -> list[tuple]:
+    """(time, lane, block, cell) of one block: block design, each cell at its own random
+    position on lane blk mod lanes; duet, pair k = (k, k + m/2) at one random slot of the
+    block's size/2, side A on twin 0 and B on twin 1 of pair blk mod twins, swapped every
+    other block."""
+    if design.pairing != "duet":
+        lane, start = blk % design.lanes, (blk // design.lanes) * size
+        pos = rng.sample(range(size), m)
+        return [(start + pos[k], lane, blk, k) for k in range(m)]
+    half, pairs = (size + 1) // 2, m // 2
+    j, turn = blk % design.twins, blk // design.twins
+    a, b = (2 * j, 2 * j + 1) if turn % 2 == 0 else (2 * j + 1, 2 * j)
+    slots = rng.sample(range(half), pairs)
+    return ([(turn * half + slots[k], a, blk, k) for k in range(pairs)]
+            + [(turn * half + slots[k], b, blk, k + pairs) for k in range(pairs)])
+
+
+class _State:
+    """The lanes' log offsets and drifts: x_lane(t) = offset + sqrt(rho) g(t) + sqrt(1-rho) e_lane(t),
+    g and e AR(1) processes (lag-one correlation PHI per cell, stationary sd drift); one lane: g only."""
+
+    def __init__(self, rng, drift, design: Design):
+        self.rng, self.drift, self.n = rng, drift, design.lanes
+        self.g = [rng.gauss(0.0, drift) if drift else 0.0, 0]
+        self.own: dict = {}
+        self.w = (1.0, 0.0) if design.lanes == 1 else (math.sqrt(design.rho), math.sqrt(1 - design.rho))
+        sd = math.sqrt(math.log1p(design.offset ** 2))
+        self.offset = [rng.gauss(0.0, sd) if sd else 0.0 for _ in range(design.lanes)]
+
+    def _step(self, proc, t):
+        if self.drift:
+            r = PHI ** (t - proc[1])
+            proc[0] = r * proc[0] + self.drift * math.sqrt(1 - r * r) * self.rng.gauss(0.0, 1.0)
+            proc[1] = t
+        return proc[0]
+
+    def at(self, lane: int, t: int) -> float:
+        x = self.w[0] * self._step(self.g, t)
+        if self.w[1]:
+            if lane not in self.own:
+                self.own[lane] = [self.rng.gauss(0.0, self.drift) if self.drift else 0.0, t]
+            x += self.w[1] * self._step(self.own[lane], t)
+        return self.offset[lane] + x
 
 
 def judge(a, b, level, s, peaks=False) -> tuple[str, int]:
@@ -153,19 +250,19 @@ def best_load(rows) -> int:
     return meds.index(max(meds))
 
 
-def plain_trial(rng, ratio, cov, drift, settings, levels, old_ns, tally):
-    n_max = max([s[2] for s in settings] + list(old_ns))
-    for s in settings:
-        rows = draw(rng, s[2], s[4], (ratio, 1.0), cov, drift)
+def plain_trial(rng, ratio, cov, drift, runs, levels, old_ns, tally):
+    n_max = max([s[2] for s, _ in runs] + list(old_ns))
+    for s, d in runs:
+        rows = draw(rng, s[2], s[4], (ratio, 1.0), cov, drift, d)
         a, b = column(rows, 0), column(rows, 1)
         for level in levels + ((AA_LEVEL,) if ratio == 1.0 else ()):
-            tally("plain", method_name("signed-rank", s), s, level, *judge(a, b, level, s))
+            tally("plain", method_name("signed-rank", s), s, d, level, *judge(a, b, level, s))
     rows = draw(rng, n_max, 2, (ratio, 1.0), cov, drift)   # the old rule: back to back, as it ran
     for n in old_ns:
         for level in levels:
             v, _ = verdict.decide(verdict.ratio_interval(column(rows, 0)[:n], column(rows, 1)[:n], level),
                                   1.0, "above")
-            tally("plain", OLD, (f"{n}", n, n, 1, 2), level, v, n)
+            tally("plain", OLD, (f"{n}", n, n, 1, 2), ONE, level, v, n)
 
 
 def split_judge(a_rows, b_rows, level, s, pick_a, pick_b):
@@ -177,36 +274,46 @@ def split_judge(a_rows, b_rows, level, s, pick_a, pick_b):
     return j.verdict, hi
 
 
-def peak_trial(rng, arm, ratio, cov, drift, settings, levels, tally):
+def one_lane(d: Design) -> bool:
+    """The rules replaced are compared on the one-lane block design only."""
+    return d.lanes == 1 and d.pairing == "block"
+
+
+def peak_trial(rng, arm, ratio, cov, drift, runs, levels, tally):
     shape_a, shape_b = SHAPES[arm[0]], SHAPES[arm[1]]
     name = f"peak-{arm[0]}-{arm[1]}"
-    for s in settings:
-        rows = draw(rng, s[2], s[4], tuple(ratio * x for x in shape_a) + shape_b, cov, drift)
+    for s, d in runs:
+        rows = draw(rng, s[2], s[4], tuple(ratio * x for x in shape_a) + shape_b, cov, drift, d)
         a, b = [r[:LOADS] for r in rows], [r[LOADS:] for r in rows]
         for level in levels:
-            tally(name, method_name("signed-rank", s), s, level, *judge(a, b, level, s, peaks=True))
-            tally(name, method_name("old-per-block-max", s), s, level,
+            tally(name, method_name("signed-rank", s), s, d, level, *judge(a, b, level, s, peaks=True))
+            if not one_lane(d):
+                continue
+            tally(name, method_name("old-per-block-max", s), s, d, level,
                   *judge([max(r) for r in a], [max(r) for r in b], level, s))
             ka, kb = best_load(a), best_load(b)
-            tally(name, method_name("old-best-median", s), s, level,
+            tally(name, method_name("old-best-median", s), s, d, level,
                   *judge(column(a, ka), column(b, kb), level, s))
-            tally(name, method_name("split-first-look", s), s, level,
+            tally(name, method_name("split-first-look", s), s, d, level,
                   *split_judge(a, b, level, s, best_load, best_load))
 
 
-def scaling_trial(rng, ratio, cov, drift, settings, levels, tally):
+def scaling_trial(rng, ratio, cov, drift, runs, levels, tally):
+    """Cells A_hi, A_lo, B_hi, B_lo (USERS each): duet pairs A_hi with B_hi and A_lo with B_lo."""
     flat, sharp = (1.0,) * USERS, (1.0,) + (DROP,) * (USERS - 1)
     truths = [2 * ratio * x for x in flat] + list(sharp) + [2 * x for x in sharp] + list(flat)
-    for s in settings:
-        rows = draw(rng, s[2], s[4], truths, cov, drift)
+    for s, d in runs:
+        rows = draw(rng, s[2], s[4], truths, cov, drift, d)
         groups = [[{i: r[g * USERS + u] for i, r in enumerate(rows)} for u in range(USERS)] for g in range(4)]
         _, num, den = claimrules.scaling_blocks(*groups)
         for level in levels:
-            tally("scaling", method_name("signed-rank", s), s, level, *judge(num, den, level, s, peaks=True))
-            four = [g[best_load([tuple(d[i] for d in g) for i in range(len(rows))])] for g in groups]
+            tally("scaling", method_name("signed-rank", s), s, d, level, *judge(num, den, level, s, peaks=True))
+            if not one_lane(d):
+                continue
+            four = [g[best_load([tuple(x[i] for x in g) for i in range(len(rows))])] for g in groups]
             j = BV.judge_scaling(*four, RULE, level, s[1:4], True)
-            tally("scaling", method_name("old-best-median", s), s, level, j.verdict, j.n[0])
-            tally("scaling", method_name("split-first-look", s), s, level, *scaling_split(groups, level, s))
+            tally("scaling", method_name("old-best-median", s), s, d, level, j.verdict, j.n[0])
+            tally("scaling", method_name("split-first-look", s), s, d, level, *scaling_split(groups, level, s))
 
 
 def scaling_split(groups, level, s):
@@ -220,13 +327,13 @@ def scaling_split(groups, level, s):
 
 
 def run_cell(job):
-    """One (arm, cov, drift, ratio): counts per (arm, method, setting, level)."""
-    arm, cov, drift, ratio, trials, seed, settings, levels, old_ns = job
+    """One (arm, cov, drift, ratio): counts per (arm, method, setting, design, level)."""
+    arm, cov, drift, ratio, trials, seed, runs, levels, old_ns = job
     rng = random.Random(f"{seed}:{arm}:{cov}:{drift}:{ratio}")
     counts, aa = {}, {}
 
-    def tally(arm_name, method, s, level, v, used):
-        key = (arm_name, method, s[1], s[2], s[3], s[4])
+    def tally(arm_name, method, s, d, level, v, used):
+        key = (arm_name, method, s[1], s[2], s[3], s[4], d.lanes, d.pairing, d.offset)
         if level == AA_LEVEL:   # A/A: any decided verdict on "above 1" means the interval excluded 1
             c = aa.setdefault(key, [0, 0])
             c[0] += v != INCONCLUSIVE
@@ -238,16 +345,16 @@ def run_cell(job):
 
     for _ in range(trials):
         if arm == "plain":
-            plain_trial(rng, ratio, cov, drift, settings, levels, old_ns, tally)
+            plain_trial(rng, ratio, cov, drift, runs, levels, old_ns, tally)
         elif arm == "scaling":
-            scaling_trial(rng, ratio, cov, drift, settings, levels, tally)
+            scaling_trial(rng, ratio, cov, drift, runs, levels, tally)
         else:
-            peak_trial(rng, arm, ratio, cov, drift, settings, levels, tally)
+            peak_trial(rng, arm, ratio, cov, drift, runs, levels, tally)
     return (cov, drift, ratio, trials), counts, aa
 
 
 def jobs_of(a, levels, old_ns) -> list[tuple]:
-    rest = (a.seed, a.settings, levels, old_ns)
+    rest = (a.seed, a.runs, levels, old_ns)
     jobs = [("plain", cov, drift, r, a.trials, *rest) for cov in COVS for drift in DRIFTS for r in RATIOS]
     if a.shape_trials:
         jobs += [(arm, *SHAPE_AT, r, a.shape_trials, *rest) for arm in (*PEAK_ARMS, "scaling") for r in RATIOS]
@@ -257,19 +364,37 @@ def jobs_of(a, levels, old_ns) -> list[tuple]:
 def rows_of(results) -> tuple[list[dict], list[dict]]:
     rows, aa_rows = [], []
     for (cov, drift, ratio, trials), counts, aa in results:
-        for ((arm, m, lo, hi, _, size), level), (rep, nrep, inc, used) in counts.items():
-            rows.append({"arm": arm, "method": m, "level": level, "cov": cov, "drift": drift, "true_ratio": ratio,
-                         "min_blocks": lo, "max_blocks": hi, "block_size": size, "p_reproduced": rep / trials,
+        for ((arm, m, lo, hi, _, size, lanes, pairing, off), level), (rep, nrep, inc, used) in counts.items():
+            rows.append({"arm": arm, "method": m, "lanes": lanes, "pairing": pairing, "lane_offset": off,
+                         "level": level, "cov": cov,
+                         "drift": drift, "true_ratio": ratio, "min_blocks": lo, "max_blocks": hi,
+                         "block_size": size, "p_reproduced": rep / trials,
                          "p_not_reproduced": nrep / trials, "p_inconclusive": inc / trials,
                          "mean_blocks": used / trials})
-        for (arm, m, lo, hi, looks, size), (flag, used) in aa.items():
-            aa_rows.append({"arm": arm, "method": m + "-aa", "level": AA_LEVEL, "cov": cov, "drift": drift,
-                            "min_blocks": lo, "max_blocks": hi, "looks": looks, "block_size": size,
-                            "flag_rate": flag / trials, "mean_blocks": used / trials})
-    rows.sort(key=lambda r: (r["arm"], r["method"], r["level"], r["min_blocks"], r["max_blocks"], r["cov"],
-                             r["drift"], r["true_ratio"]))
-    aa_rows.sort(key=lambda r: (r["method"], r["max_blocks"], r["cov"], r["drift"]))
+        for (arm, m, lo, hi, looks, size, lanes, pairing, off), (flag, used) in aa.items():
+            aa_rows.append({"arm": arm, "method": m + "-aa", "lanes": lanes, "pairing": pairing, "lane_offset": off,
+                            "level": AA_LEVEL, "cov": cov, "drift": drift, "min_blocks": lo, "max_blocks": hi,
+                            "looks": looks, "block_size": size, "flag_rate": flag / trials,
+                            "mean_blocks": used / trials})
+    rows.sort(key=lambda r: (r["arm"], r["method"], r["lanes"], r["pairing"], r["lane_offset"], r["level"], r["min_blocks"],
+                             r["max_blocks"], r["cov"], r["drift"], r["true_ratio"]))
+    aa_rows.sort(key=lambda r: (r["method"], r["lanes"], r["pairing"], r["lane_offset"], r["max_blocks"], r["cov"], r["drift"]))
     return rows, aa_rows
+
+
+def parse_design(text: str, setting: tuple) -> Design:
+    """lanes:pairing[:offset], lanes a number or auto (the lanes the setting's profile gets
+    from its plan), offset a lane's own sd (default LANE_SD)."""
+    try:
+        lanes, pairing, *off = text.split(":")
+        n = auto_lanes(setting[0]) if lanes == "auto" else int(lanes)
+        offset = float(off[0]) if off else LANE_SD
+        if pairing not in ("block", "duet") or n < 1 or (pairing == "duet" and n < 2) or len(off) > 1:
+            raise ValueError("want lanes >= 1 (duet: >= 2), pairing block or duet, at most one offset")
+    except ValueError as e:
+        raise SystemExit(f"--designs {text!r}: want lanes:pairing[:offset], e.g. 1:block or auto:duet ({e})") \
+            from None
+    return Design(n, pairing, offset)
 
 
 def write(path: Path, cols, data) -> None:
@@ -280,7 +405,7 @@ def write(path: Path, cols, data) -> None:
         for r in data:
             w.writerow({k: (v if not isinstance(v, float) else
                             f"{v:g}" if k == "level" else
-                            f"{v:.2f}" if k in ("cov", "drift", "true_ratio") else f"{v:.4f}")
+                            f"{v:.2f}" if k in ("cov", "drift", "true_ratio", "lane_offset") else f"{v:.4f}")
                         for k, v in r.items()})
 
 
@@ -296,8 +421,12 @@ def main() -> int:
                          "block sizes from the profiles)")
     ap.add_argument("--levels", default="0.90,0.95", help="comma-separated levels (default 0.90,0.95)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--designs", nargs="+", default=list(DESIGNS),
+                    help="lanes:pairing of every setting (default 1:block auto:block auto:duet; auto: the "
+                         "lanes the profile's plan cuts on its host)")
     a = ap.parse_args()
     a.settings = a.settings or [parse_setting("paper:6:24:2"), parse_setting("default:6:12:2")]
+    a.runs = [(s, parse_design(d, s)) for s in a.settings for d in a.designs]
     levels = tuple(float(x) for x in a.levels.split(","))
     old_ns = tuple(sorted({OLD_N} | {s[2] for s in a.settings}))
     t0 = time.monotonic()
@@ -316,12 +445,13 @@ def summary(rows, aa_rows, a, levels, seconds, aa_out) -> None:
     for level in levels:
         print(f"\nlevel {level:.2f}, cov {cov}, drift {drift}: P(reproduced) [mean blocks] for the claim "
               f"A/B > 1 ({a.trials} trials plain, {a.shape_trials} peak and scaling)")
-        print(f"{'arm':<20}{'method':<36}{'max':>4}{'block':>6}" + "".join(f"{r:>14.2f}" for r in RATIOS))
+        print(f"{'arm':<20}{'method':<36}{'lanes':>6}{'pairing':>8}{'offset':>7}{'max':>4}{'block':>6}"
+              + "".join(f"{r:>14.2f}" for r in RATIOS))
         sel = [r for r in rows if r["level"] == level and r["cov"] == cov and r["drift"] == drift]
-        fields = ("arm", "method", "max_blocks", "block_size")
+        fields = ("arm", "method", "lanes", "pairing", "lane_offset", "max_blocks", "block_size")
         for key in sorted({tuple(r[k] for k in fields) for r in sel}):
             cells = {r["true_ratio"]: r for r in sel if tuple(r[k] for k in fields) == key}
-            print(f"{key[0]:<20}{key[1]:<36}{key[2]:>4}{key[3]:>6}" + "".join(
+            print(f"{key[0]:<20}{key[1]:<36}{key[2]:>6}{key[3]:>8}{key[4]:>7.2f}{key[5]:>4}{key[6]:>6}" + "".join(
                 f"{cells[x]['p_reproduced']:>7.3f} [{cells[x]['mean_blocks']:>4.1f}]" if x in cells else f"{'--':>14}"
                 for x in RATIOS))
     for level in levels + (AA_LEVEL,):
@@ -332,9 +462,9 @@ def summary(rows, aa_rows, a, levels, seconds, aa_out) -> None:
                       f"({looks} looks at {intervals.per_look_level(level, looks):.4f} each); "
                       f"the looks before that cannot decide")
     print(f"\nA/A at level {AA_LEVEL}: rate the interval excludes 1 (max over cov, drift)")
-    for m in sorted({r["method"] for r in aa_rows}):
-        sel = [r for r in aa_rows if r["method"] == m]
-        print(f"  {m:<38}: {max(r['flag_rate'] for r in sel):.4f}")
+    for m in sorted({(r["method"], r["lanes"], r["pairing"], r["lane_offset"]) for r in aa_rows}):
+        sel = [r for r in aa_rows if (r["method"], r["lanes"], r["pairing"], r["lane_offset"]) == m]
+        print(f"  {m[0]:<38} {m[1]:>3} lanes {m[2]:<6} offset {m[3]:.2f}: {max(r['flag_rate'] for r in sel):.4f}")
     print(f"\nwrote {a.out} and {aa_out} in {seconds:.0f} s")
 
 

@@ -48,10 +48,45 @@ def _cells(by: dict) -> str:
     return " | ".join(f"{float(by[x]['p_reproduced']):.2f}" if x in by else "–" for x in RATIOS)
 
 
+def _one_lane(r: dict) -> bool:
+    return r.get("lanes", "1") == "1" and r.get("pairing", "block") == "block"
+
+
+def _design(r: dict) -> str:
+    n = int(r["lanes"])
+    if r["pairing"] == "duet":
+        return f"duet on {n} lanes ({n // 2} twin pair{'s' if n // 2 > 1 else ''})"
+    return f"blocks on {n} lane{'s' if n > 1 else ''}"
+
+
+def _lanes_table(rows: list[dict]) -> list[str]:
+    """The plain arm by profile, lanes and pairing (the pipeline's rule), one line per CoV."""
+    sel = [r for r in rows if r.get("arm", "plain") == "plain" and r["method"].startswith("signed-rank:")
+           and "lanes" in r]
+    if not {(r["lanes"], r["pairing"]) for r in sel} - {("1", "block")}:
+        return []
+    groups: dict = {}
+    for r in sel:
+        key = (r["method"].split(":")[1], int(r["lanes"]) > 1, r["pairing"], int(r["lanes"]),
+               r.get("lane_offset") or "–", r["cov"])
+        groups.setdefault(key, {})[f"{float(r['true_ratio']):.2f}"] = r
+    out = ["", "Lanes and duet pairing, the pipeline's rule: every lane has its own offset (sd as given) and "
+               "its own drift (sd as above, correlated 0.5 between lanes); blocks on N lanes run N at a "
+               "time, one a lane; duet runs each compared pair's two sides at once on twin lanes, swapped "
+               "every other block (lanes: what `placement.lanes: auto` cuts for the profile):", "",
+           "| profile | design | lane offset sd | CoV | " + " | ".join(f"true {x}" for x in RATIOS) + " |",
+           "|---|---|---|---|" + "---|" * len(RATIOS)]
+    for key, by in sorted(groups.items()):
+        first = next(iter(by.values()))
+        out.append(f"| {key[0]} | {_design(first)} | {key[4]} | {key[5]} | {_cells(by)} |")
+    return out
+
+
 def render(csv_path: Path, level: float = 0.90, drift: float = 0.05) -> str:
     """The tables at `level` and `drift`: the plain arm, one line per rule and CoV; then
     the peak and scaling arms (CoV 0.05), one line per arm and rule."""
-    every = [r for r in _rows(csv_path) if float(r["level"]) == level and float(r["drift"]) == drift]
+    at = [r for r in _rows(csv_path) if float(r["level"]) == level and float(r["drift"]) == drift]
+    every = [r for r in at if _one_lane(r)]
     rows = [r for r in every if r.get("arm", "plain") == "plain"
             and (r["method"].startswith("signed-rank:") or r["max_blocks"] in ("6", "24"))]
     lines = [BEGIN, "",
@@ -81,6 +116,7 @@ def render(csv_path: Path, level: float = 0.90, drift: float = 0.05) -> str:
             by_rule.setdefault((r["arm"], _rule(r)), {})[f"{float(r['true_ratio']):.2f}"] = r
         for (arm, rule), by in sorted(by_rule.items(), key=lambda kv: (list(ARMS).index(kv[0][0]), kv[0][1])):
             lines.append(f"| {ARMS[arm]} | {rule} | {_cells(by)} |")
+    lines += _lanes_table(at)
     aa = csv_path.with_name(csv_path.stem + "_aa.csv")
     if aa.exists():
         flags = [float(r["flag_rate"]) for r in _rows(aa) if r["method"].startswith("signed-rank:")]

@@ -64,17 +64,18 @@ def _docker(*args, **kw) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="session")
 def docker_engine():
-    """An answering engine: the one running, else one started by scripts/dockerd.sh."""
-    started_here = docker_backend.engine_version(timeout=5) is None
-    if started_here:
-        res = _sh("bash", DOCKERD, "start", timeout=120)
-        if res.returncode != 0:
-            pytest.skip(f"no Docker engine can be started here: {(res.stderr or res.stdout).strip()}")
+    """An answering engine: the one running, else one started by scripts/dockerd.sh. The
+    session registers as a user of the script's engine (--owner), so the engine is stopped
+    by its last user: a pipeline running beside these tests is never left without it."""
+    owner = f"pytest-docker-backend-{os.getpid()}"
+    res = _sh("bash", DOCKERD, "start", "--owner", owner, timeout=120)
+    if res.returncode != 0:
+        pytest.skip(f"no Docker engine can be started here: {(res.stderr or res.stdout).strip()}")
     yield docker_backend.engine_version()
     docker_backend.reap(session=SESSION)
-    if started_here:
-        res = _sh("bash", DOCKERD, "stop", timeout=120)
-        assert res.returncode == 0, res.stderr
+    res = _sh("bash", DOCKERD, "stop", "--owner", owner, timeout=120)
+    assert res.returncode == 0, res.stderr
+    if "dockerd: stopped" in res.stdout:
         # nothing of the engine is left: its containers' cgroup parent, its exec root
         cg = Path("/sys/fs/cgroup")
         left = [p for p in [*cg.glob("mysqlbench-docker"), *cg.glob("*/mysqlbench-docker")] if p.is_dir()]

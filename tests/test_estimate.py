@@ -148,3 +148,41 @@ def test_wall_clock_on_nodes_is_bounded_by_the_longest_chain_of_blocks():
         assert "at least 1" in str(e)
     else:
         raise AssertionError("0 nodes accepted")
+
+
+def test_a_steps_cell_costs_its_fits_fixed_part_and_rows(tmp_path):
+    """Nothing measured here: a test_drive cell costs the committed bench/steps_rate.py fit
+    (fixed + rows x per row, the mean over its builds); an experiment without a fit, the default."""
+    cfg = E.load_profile([str(ROOT / "config" / "paper.yaml")], ROOT)
+    est = E.estimate(cfg, builds.load_lock(config.LOCK), root=str(tmp_path))
+    ov = est["overheads"]
+    rows = {r["experiment"]: r for r in est["rows"]}
+    fits = [E.STEPS_FIT[("test_drive", b)] for b in plan.builds_of(cfg, "test_drive")]
+    n = cfg["experiments"]["test_drive"]["rows"]
+    per = sum(f[0] + n * f[1] for f in fits) / len(fits)
+    td = rows["test_drive"]
+    assert abs(td["total_s"] - td["cells"] * per) < 1e-6
+    assert E.steps_cost(cfg, "test_drive", ov)[2].startswith("bench/steps_rate.py")
+    pc = rows["test_drive_per_commit"]  # a flush per commit: no fit, the (high) default
+    n_pc = cfg["experiments"]["test_drive_per_commit"]["rows"]
+    assert pc["total_s"] == pc["cells"] * (ov["cell_overhead_s"] + n_pc * E.DEFAULT_STEPS_ROW_S)
+
+
+def test_a_hosts_own_steps_cells_give_the_rate_beyond_the_fits_fixed_part(tmp_path):
+    """Recorded real test_drive cells (5,000 rows) with benchmark files: the per-row rate is
+    (job seconds - the committed fit's fixed part of its build) / rows, the median over cells."""
+    cells = sorted((RAW / "C1" / "test_drive").iterdir())
+    raw = tmp_path / "data" / "raw" / "C1" / "test_drive"
+    raw.mkdir(parents=True)
+    bench = tmp_path / "benchmarks" / "run_cell" / "C1" / "test_drive"
+    bench.mkdir(parents=True)
+    secs = {c.name: 20.0 + 10 * i for i, c in enumerate(cells)}
+    for c in cells:
+        os.symlink(c, raw / c.name)
+        (bench / f"{c.name}.tsv").write_text(f"s\th:m:s\tmax_rss\n{secs[c.name]}\t0:00:20\t1\n")
+    ov = E.overheads(str(tmp_path / "benchmarks"), str(tmp_path / "data" / "raw"))
+    want = sorted((secs[c.name] - E.STEPS_FIT[("test_drive", c.name.split("_")[0])][0]) / 5000 for c in cells)
+    assert ov["steps_row_s"]["test_drive"] == sum(want) / 2
+    cfg = E.load_profile([str(ROOT / "config" / "paper.yaml")], ROOT)
+    fixed, row_s, src = E.steps_cost(cfg, "test_drive", ov)
+    assert row_s == ov["steps_row_s"]["test_drive"] and src.startswith("measured on this host")

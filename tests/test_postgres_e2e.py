@@ -200,17 +200,18 @@ def test_datadir_the_postgres_user_cannot_reach_is_refused_before_starting(pg_bu
 # -- in a container (backend docker) ---------------------------------------------------
 @pytest.fixture(scope="module")
 def docker_engine():
-    """An answering engine: the one running, else one started by scripts/dockerd.sh (and
-    stopped again at the end)."""
-    started_here = docker_backend.engine_version(timeout=5) is None
-    if started_here:
-        res = subprocess.run(["bash", str(DOCKERD), "start"], capture_output=True, text=True, timeout=120)
-        if res.returncode != 0:
-            pytest.skip(f"no Docker engine can be started here: {(res.stderr or res.stdout).strip()}")
+    """An answering engine: the one running, else one started by scripts/dockerd.sh. This
+    module registers as one of its users (--owner), so the engine is stopped by its last
+    user, never under a pipeline running beside the tests."""
+    owner = f"pytest-postgres-e2e-{os.getpid()}"
+    res = subprocess.run(["bash", str(DOCKERD), "start", "--owner", owner], capture_output=True,
+                         text=True, timeout=120)
+    if res.returncode != 0:
+        pytest.skip(f"no Docker engine can be started here: {(res.stderr or res.stdout).strip()}")
     yield docker_backend.engine_version()
     docker_backend.reap(session=SESSION)
-    if started_here:
-        subprocess.run(["bash", str(DOCKERD), "stop"], capture_output=True, text=True, timeout=120)
+    subprocess.run(["bash", str(DOCKERD), "stop", "--owner", owner], capture_output=True, text=True,
+                   timeout=120)
 
 
 def test_in_a_container_on_its_cpuset_without_network_then_gone(pg_build, base, docker_engine):

@@ -19,6 +19,7 @@ from harness.report import method
 
 SPEC = importlib.util.spec_from_file_location("verdict_power", ROOT / "bench" / "verdict_power.py")
 VP = importlib.util.module_from_spec(SPEC)
+sys.modules["verdict_power"] = VP   # its dataclasses look their module up
 SPEC.loader.exec_module(VP)
 
 
@@ -100,4 +101,92 @@ def test_readme_block_is_generated_from_the_csv(small, tmp_path):
     assert "\nold\n" not in text
     assert "| paper profile (6–24 blocks, 2 looks, blocks of " in text
     assert "| peak, A flat over 3 loads, B one sharp peak | " in text and "| scaling (ratio of gains" in text
+    assert "| paper | blocks on 1 lane | 0.05 | 0.05 |" in text and "| paper | duet on " in text   # lanes, duet
     assert subprocess.run([sys.executable, script, "--csv", str(out), "--readme", str(page), "--check"]).returncode == 0
+
+
+def _draw_before_lanes(rng, n, size, truths, cov, drift):
+    """bench/verdict_power.py's draw as it was before lanes (one lane, no offset), kept as
+    the reference the lane model must reduce to."""
+    import math
+    sig = math.sqrt(math.log1p(cov * cov))
+    size = max(size, len(truths))
+    x, t, out = (rng.gauss(0.0, drift) if drift else 0.0), 0, []
+    for blk in range(n):
+        pos = rng.sample(range(size), len(truths))
+        row = [0.0] * len(truths)
+        for k in sorted(range(len(truths)), key=pos.__getitem__):
+            p = blk * size + pos[k]
+            if drift:
+                r = VP.PHI ** (p - t)
+                x, t = r * x + drift * math.sqrt(1 - r * r) * rng.gauss(0.0, 1.0), p
+            row[k] = 1000.0 * truths[k] * math.exp(x + sig * rng.gauss(0.0, 1.0))
+        out.append(tuple(row))
+    return out
+
+
+@pytest.mark.parametrize("drift", [0.0, 0.05])
+def test_one_lane_without_an_offset_is_the_draw_before_lanes(drift):
+    import random
+    for truths in ((1.1, 1.0), (1.0, 0.9, 0.8, 1.0, 1.0, 0.85)):
+        old = _draw_before_lanes(random.Random(7), 9, 40, truths, 0.05, drift)
+        new = VP.draw(random.Random(7), 9, 40, truths, 0.05, drift, VP.Design(1, "block", 0.0))
+        assert new == old
+
+
+def _log_ratios(design, n=400, size=240, drift=0.05):
+    import math
+    import random
+    rows = VP.draw(random.Random(3), n, size, (1.0, 1.0), 1e-9, drift, design)
+    return [math.log(a / b) for a, b in rows]
+
+
+def test_duet_cancels_what_the_twins_share_and_swaps_their_offsets():
+    """All drift common to the lanes (rho 1) and no lane offset: a duet pair's two sides
+    see the same drift, their ratio is exact; blocks on lanes see the drift between the
+    compared cells' positions. With offsets, a duet block's ratio carries the twins'
+    offset difference, its sign swapped every other block, so consecutive blocks on one
+    twin pair cancel it; a block design's lane offset cancels in every block."""
+    import statistics
+    duet = _log_ratios(VP.Design(2, "duet", 0.0, rho=1.0))
+    block = _log_ratios(VP.Design(2, "block", 0.0, rho=1.0))
+    assert max(map(abs, duet)) < 1e-6 and statistics.pstdev(block) > 0.03
+    off = _log_ratios(VP.Design(2, "duet", 0.05, rho=1.0), drift=0.0)
+    assert statistics.pstdev(off) > 0.001 and all(abs(a + b) < 1e-6 for a, b in zip(off[::2], off[1::2]))
+    assert max(map(abs, _log_ratios(VP.Design(4, "block", 0.05), drift=0.0))) < 1e-6
+
+
+def test_lanes_own_drift_is_correlated_rho_between_lanes():
+    """Two lanes' drifts at one moment: correlation LANE_RHO (block design, rounds of blocks
+    side by side at the same positions)."""
+    import math
+    import random
+    import statistics
+    st = VP._State(random.Random(5), 0.05, VP.Design(2, "block", 0.0))
+    xs = []
+    for t in range(0, 200000, 50):
+        xs.append((st.at(0, t), st.at(1, t)))
+    assert statistics.correlation(*zip(*xs)) == pytest.approx(VP.LANE_RHO, abs=0.05)
+    assert statistics.pstdev([x for x, _ in xs]) == pytest.approx(0.05, rel=0.1)
+    assert not math.isnan(xs[-1][0])
+
+
+def test_lanes_and_pairing_rows(small):
+    """Every signed-rank setting has its one-lane, lanes-auto and duet rows; the rules replaced
+    only on one lane; lanes auto is what the profile's plan cuts."""
+    _, rows = small
+    designs = {(r["method"].split(":")[1], r["lanes"], r["pairing"]) for r in rows
+               if r["method"].startswith("signed-rank:") and r["arm"] == "plain"}
+    auto = VP.auto_lanes("paper")
+    assert auto > 1
+    assert {("paper", "1", "block"), ("paper", str(auto), "block"), ("paper", str(auto), "duet")} <= designs
+    assert {(r["lanes"], r["pairing"]) for r in rows if not r["method"].startswith("signed-rank:")} == {("1", "block")}
+
+
+def test_a_design_is_lanes_pairing_and_duet_needs_two_lanes():
+    s = ("paper", 6, 24, 2, 240)
+    assert VP.parse_design("2:duet:0", s) == VP.Design(2, "duet", 0.0)
+    assert VP.parse_design("1:block", s) == VP.Design(1, "block", VP.LANE_SD)
+    for bad in ("1:duet", "0:block", "2:twin", "x:block", "2:duet:0:1"):
+        with pytest.raises(SystemExit, match=r"^--designs"):
+            VP.parse_design(bad, s)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 
 from harness import builds
-from harness.plan import cells as plan, config, estimate, lanes as L, reads
+from harness.plan import cells as plan, config, estimate, lanes as L, reads, schedule
 from harness.measure import cores
 from harness.measure.placement import cpulist
 from harness.measure.topology import Topology
@@ -52,7 +52,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
     if topo is None:  # this host: inside a SLURM job, only if the step holds the job's CPUs
         topo = Topology.live()
         config.slurm_step_check(len(topo.ids))
-    resolved = config.resolve(cfg, lock_path, topo=topo)
+    resolved = config.resolve(cfg, lock_path, topo=topo, plan_only=True)
     lock = builds.load_lock(lock_path)
     host_plan = cores.plan(topo, client_min=resolved["placement"]["client_cpus"])
     asked_all = config.apply_experiment_defaults(config.with_defaults(cfg))["experiments"]
@@ -96,8 +96,12 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                                                   "dataset_s": est["dataset_s"], "datasets": est["datasets"],
                                                   "nodes": nodes_table(est), "lanes": est["lanes"],
                                                   "lane_lines": L.describe(est["lanes_obj"]),
+                                                  "pairing": schedule.pairing_of(resolved),
+                                                  "twin_lines": twin_lines(resolved, est, exps),
                                                   "wall_s": est["wall_s"], "wall_worst_s": est["wall_worst_s"],
-                                                  "assumptions": est["assumptions"]}}
+                                                  "assumptions": est["assumptions"] + (
+                                                      f"; {schedule.DUET}" if schedule.pairing_of(resolved) == "duet"
+                                                      else "")}}
 
 
 def schedule_widths(cfg: dict, lock: dict, exp: str, est: dict) -> dict:
@@ -105,6 +109,18 @@ def schedule_widths(cfg: dict, lock: dict, exp: str, est: dict) -> dict:
     lanes = est["lanes_obj"]
     counts = sorted({int(d.get("cores") or 1) for d in plan.read_combos(cfg, lock, exp)})
     return {n: lanes.width(n) for n in counts}
+
+
+def twin_lines(cfg: dict, est: dict, exps: list[dict]) -> list[str]:
+    """pairing: duet: which spans are twins, for every width a planned cell takes."""
+    if schedule.pairing_of(cfg) != "duet":
+        return []
+    widths = {w for e in exps for w in e["widths"].values()} or {1}
+    return ([f"pairing: duet (planned only: a run refuses it until the runner runs a pair's two sides at once): "
+             f"a compared pair's sides run at once on twin lanes, side A on the first twin in odd blocks "
+             f"and on the second in even blocks, so each side runs as often on either; twins share no "
+             f"physical core and have the same layout (threads per core, client CPUs, sockets and nodes)"]
+            + L.describe_twins(est["lanes_obj"], widths))
 
 
 NODES = (1, 2, 4, 8, 16)
@@ -179,7 +195,7 @@ def render(p: dict) -> str:
                      f"{'s' if ln['size'] > 1 else ''} each{', oversubscribed' if ln['oversubscribed'] else ''}; "
                      f"a cell wider than a lane takes several (lanes per cell, above), one that no "
                      f"span holds the whole host")
-        lines += est["lane_lines"]
+        lines += est["lane_lines"] + est.get("twin_lines", [])
         lines.append(f"wall time on these lanes: expected {estimate.hms(est['wall_s'])}, worst case "
                      f"{estimate.hms(est['wall_worst_s'])} (assumed: {est['assumptions']})")
         lines.append(f"one cell at a time: expected {estimate.hms(est['total_s'])} (every experiment decided at its first "

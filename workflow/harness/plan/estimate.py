@@ -13,8 +13,9 @@ are *measured* from the Snakemake benchmark files of earlier runs
 `benchmark:`) when there are any, else the stated defaults below (measured on
 the reference host: 2 vCPUs, Docker backend, Nix store). A dataset costs a
 fixed part plus its rows at a per-row rate (index builds make full-text rows
-dearer); a steps experiment (no sysbench run) costs its rows at a per-row rate,
-measured per experiment where it ran. Disk: per cell the median size of
+dearer); a steps experiment (no sysbench run) costs a fixed part plus its rows at a
+per-row rate: bench/steps_rate.py's committed fit of the real cell (STEPS_FIT), the
+per-row rate measured on this host's own cells where they ran. Disk: per cell the median size of
 existing raw cells, per dataset its rows.
 
 The same numbers feed the paper's time table (measured_time_rows) and
@@ -43,8 +44,19 @@ from harness.plan import config
 from harness.plan import cells as plan
 DEFAULT_CELL_OVERHEAD_S = 2.0    # a throughput cell's job beyond its windows: copy, start, captures, stop (smoke, 2-CPU VM, docker, 2026-11-26: median 1.84 s of 85 cells)
 DEFAULT_GROUP_CELL_S = 0.3      # each further cell of a group (one server start): its captures and queries
-DEFAULT_STEPS_ROW_S = 0.005      # a steps cell, per row of its script beyond the per-cell overhead
-                                 # (reference, 5,000 rows: 5.6.24 0.0067, 10.11 0.0021)
+DEFAULT_STEPS_ROW_S = 0.005      # a steps cell without a measured fit below, per row of its script beyond
+                                 # the per-cell overhead (a guess, kept high: a flush per commit is dear)
+# A steps cell's wall seconds = fixed + rows x per-row, per (experiment, build), measured by
+# bench/steps_rate.py on the real cell (the paper profile's spec, Docker backend), 2026-11-28, on the
+# reference 2-CPU VM while other sessions' tests ran (load average 0.6-2.9): docs/benchmarks.md,
+# "bench/steps_rate.py". `fixed` is the intercept of the cells at 10,000, 100,000 and 400,000 rows
+# (the frame's copy, start and stop, C4's restarts, small steps); per-row the chord from it to the
+# cell at 3,000,000 rows, the paper's count: rates fall as tables grow (MariaDB's Aria most), so
+# the chord is exact there and errs long below it.
+STEPS_FIT = {
+    ("test_drive", "mysql-5.6.24"): (5.6, 4.35e-05),    # 3,000,000 rows: 136 s
+    ("test_drive", "mariadb-10.11"): (2.9, 4.25e-04),   # 3,000,000 rows: 1,278 s (Aria 2,660 rows/s)
+}
 DEFAULT_DATASET_S = 3.0          # prepare one dataset: start a server, load, stop (the fixed part)
 # and per row loaded (with its indexes): the dataset module's ROW_S (row_seconds)
 DEFAULT_CELL_BYTES = 400_000     # a raw cell: logs, captures, manifest, my.cnf
@@ -61,7 +73,7 @@ def load_profile(configfiles: list[str], root: Path = Path("."), cpus: list[int]
     cfg: dict = paths.defaults(Path(root) / "config")
     for f in map(Path, configfiles):
         config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()) or {})
-    return config.resolve(cfg, cpus=cpus)
+    return config.resolve(cfg, cpus=cpus, plan_only=True)
 
 
 def profile_files(root: Path = Path(".")) -> list[tuple[str, str, list[str]]]:
@@ -169,9 +181,10 @@ def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
             j[1] += c["nominal"]
     extra = [max(0.0, (job - win - over) / (g - 1)) for job, win, g in jobs.values()]
     steps: dict = {}
-    for c in cells:  # a steps cell: the per-cell overhead, then its rows at a rate
+    for c in cells:  # a steps cell: its fixed part (the fit's, else the per-cell overhead), then its rows at a rate
         if c["nominal"] == 0 and c["rows"]:
-            steps.setdefault(c["experiment"], []).append(max(0.0, c["seconds"] - over) / c["rows"])
+            fixed = STEPS_FIT.get((c["experiment"], c["cell"].split("_")[0]), (over, 0.0))[0]
+            steps.setdefault(c["experiment"], []).append(max(0.0, c["seconds"] - fixed) / c["rows"])
     fixed = []
     for p in glob.glob(os.path.join(bench_dir, "dataset", "**", "*.tsv"), recursive=True):
         s = _bench_seconds(p)
@@ -190,6 +203,22 @@ def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
         "dataset_s": statistics.median(fixed) if fixed else DEFAULT_DATASET_S,
         "dataset_src": f"measured, median of {len(fixed)} datasets" if fixed else "default",
     }
+
+
+def steps_cost(cfg: dict, exp: str, ov: dict) -> tuple[float, float, str]:
+    """(fixed seconds, seconds per row, source) of a steps cell of `exp`, the mean over its
+    builds (each has as many cells): the committed fit (STEPS_FIT) where there is one, the
+    per-row rate measured on this host's own cells where they ran, else the default."""
+    fits = [STEPS_FIT.get((exp, b)) for b in plan.builds_of(cfg, exp)]
+    measured = ov["steps_row_s"].get(exp)
+    if fits and all(fits):
+        fixed = statistics.fmean(f[0] for f in fits)
+        if measured is not None:
+            return fixed, measured, "measured on this host's cells beyond the fit's fixed part"
+        return fixed, statistics.fmean(f[1] for f in fits), "bench/steps_rate.py fit (docs/benchmarks.md)"
+    if measured is not None:
+        return ov["cell_overhead_s"], measured, "measured on this host's cells"
+    return ov["cell_overhead_s"], DEFAULT_STEPS_ROW_S, "default"
 
 
 def _dir_bytes(path: str) -> int:
@@ -234,7 +263,8 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
                 over = (over + (g - 1) * ov["group_cell_s"]) / g
         else:
             per = 0.0  # rows at the rate measured on smaller runs: an extrapolation, linear in rows
-            over = ov["cell_overhead_s"] + int(spec.get("rows") or 0) * ov["steps_row_s"].get(exp, DEFAULT_STEPS_ROW_S)
+            fixed, row_s, _ = steps_cost(cfg, exp, ov)
+            over = fixed + int(spec.get("rows") or 0) * row_s
         rows.append({"experiment": exp, "study": spec["study"], "kind": spec["kind"],
                      "cells": n, "cells_max": n_max, "blocks": [lo, hi], "todo": todo, "per_cell_s": per,
                      "measure_s": n * per, "overhead_s": n * over,
@@ -324,7 +354,7 @@ def render(est: dict) -> str:
              f"+ {ov['cell_overhead_s']:.1f} s per cell ({ov['cell_overhead_src']}; a group of g users on one "
              f"server: that + (g-1) x {ov['group_cell_s']:.1f} s, {ov['group_cell_src']}) "
              f"+ {ov['dataset_s']:.1f} s per dataset ({ov['dataset_src']}) and its rows; "
-             f"steps cells: their rows at the rate measured on this host's runs (extrapolated, linear); "
+             f"steps cells: a fixed part and their rows at a rate (this host's runs, else bench/steps_rate.py's fit); "
              f"expected: repetitions.min blocks (decided at the first look), worst case: max blocks",
              f"  {'experiment':<22}{'blocks':>7}{'cells':>6}{'to do':>7}{'per cell':>10}{'measure':>10}"
              f"{'expected':>10}{'worst':>10}"]

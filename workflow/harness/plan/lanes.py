@@ -17,6 +17,13 @@ piece (a block's cells of one width) runs wholly on one span.
 `lanes: N` asks N lanes: the largest size of which N fit. When N lanes of the smallest
 size do not fit (a 2-CPU host asked for 2), lanes repeat the CPUs of the ones that fit:
 `oversubscribed`, which the plan and every manifest say.
+
+Duet pairing (`pairing: duet`; Bulej et al., "Duet Benchmarking", ICPE 2020): the two
+sides of a compared pair run at once on twin spans, swapped between blocks (twins,
+duet_sides). Twins are two spans of the same width and the same layout (threads per
+server core, client threads, the server's and client's sockets and NUMA nodes counted
+alike, L3 shared or not), on the same socket where the host allows; lanes are disjoint,
+so twins share no physical core. A span without a twin runs its pieces as blocks.
 """
 from __future__ import annotations
 
@@ -248,4 +255,67 @@ def describe(lanes: Lanes) -> list[str]:
         d = lane.to_dict()
         out.append(f"  lane {lane.id}: mysqld's cores cpus {d['server_cpus']} (node {lane.node}{mem}{l3}), "
                    f"sysbench's cores cpus {d['client_cpus']}{over}")
+    return out
+
+
+def layout(lanes: Lanes, span) -> tuple:
+    """What two spans must have alike to be twins: per lane, its server cores' thread counts,
+    its client threads, how many sockets and nodes its server and client take, whether
+    the client sits on the server's socket, whether its L3 is shared."""
+    topo, out = lanes.topology, []
+    for lane in span:
+        server = [x for c in lane.server_cores for x in c]
+        client = [x for c in lane.client_cores for x in c]
+        sockets = {topo.cpu(x).package for x in server}
+        out.append((tuple(len(c) for c in lane.server_cores), len(client), len(sockets),
+                    len({topo.cpu(x).node for x in server}), len({topo.cpu(x).package for x in client}),
+                    {topo.cpu(x).package for x in client} <= sockets, lane.shares_l3))
+    return tuple(out)
+
+
+def _sockets(lanes: Lanes, span) -> tuple:
+    return tuple(sorted({lanes.topology.cpu(x).package for lane in span for x in lane.cpus}))
+
+
+def twins(lanes: Lanes, width: int = 1) -> list[tuple[int, int]]:
+    """Pairs of span indices (of lanes.spans(width)) that are twins: same layout, the same
+    sockets first, then any; oversubscribed lanes (one CPU set twice) are never twins."""
+    spans = lanes.spans(width)
+    free = [i for i, sp in enumerate(spans) if not any(lane.oversubscribed for lane in sp)]
+    out = []
+    for same_socket in (True, False):
+        left = []
+        for i in free:
+            match = next((j for j in left if layout(lanes, spans[j]) == layout(lanes, spans[i])
+                          and (not same_socket or _sockets(lanes, spans[j]) == _sockets(lanes, spans[i]))), None)
+            if match is None:
+                left.append(i)
+            else:
+                left.remove(match)
+                out.append((match, i))
+        free = left
+    return sorted(out)
+
+
+def duet_sides(pair: tuple[int, int], block: int) -> tuple[int, int]:
+    """The spans (side A's, side B's) of a twin pair in block `block` (1, 2, ...): swapped
+    every other block, so each side runs as often on either twin."""
+    return pair if block % 2 else pair[::-1]
+
+
+def describe_twins(lanes: Lanes, widths=(1,)) -> list[str]:
+    """The plan's lines for pairing: duet: which spans are twins, per width a cell takes."""
+    out = []
+    for w in sorted(set(widths)):
+        spans, pairs = lanes.spans(w), twins(lanes, w)
+        name = (lambda i: f"lane {spans[i][0].id}") if w == 1 else \
+            (lambda i: f"lanes {spans[i][0].id}-{spans[i][-1].id}")
+        paired = {i for p in pairs for i in p}
+        alone = [name(i) for i in range(len(spans)) if i not in paired]
+        where = ", ".join(f"{name(a)} + {name(b)} (socket{'s' if len(_sockets(lanes, spans[a])) > 1 else ''} "
+                          f"{cpulist(_sockets(lanes, spans[a]))}"
+                          f"{'' if _sockets(lanes, spans[a]) == _sockets(lanes, spans[b]) else ' / ' + cpulist(_sockets(lanes, spans[b]))})"
+                          for a, b in pairs)
+        out.append(f"  cells on {w} lane{'s' if w > 1 else ''}: twins {where or 'none (no two spans alike)'}"
+                   + (f"; without a twin (run as blocks): {', '.join(alone)}" if alone else ""))
     return out

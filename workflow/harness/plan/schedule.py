@@ -12,6 +12,9 @@ Assumptions (printed with the plan):
 - List scheduling, longest first: in each phase the pieces in decreasing lane-seconds
   (width x time), each on the span where it can start earliest; no backfilling of gaps,
   so it is an upper estimate of a good schedule, not an optimum.
+- pairing: duet: a piece whose width has twin spans (harness.plan.lanes.twins) takes a
+  pair of them (twice the width) for half its time, its cells two at a time (a compared
+  pair's sides at once); a width without twins runs its pieces as blocks.
 - Lanes do not slow each other down (disjoint cores; memory bandwidth and shared L3,
   where the plan says a lane shares one, are not modelled). Oversubscribed lanes share
   CPUs, so the estimate counts only the lanes that do not.
@@ -29,6 +32,7 @@ from harness import paths
 ASSUMPTIONS = ("block pieces (a block's cells of one lane width) on aligned spans of lanes, "
                "side by side; looks are barriers per experiment; datasets first, one lane each; "
                "list scheduling, longest first, no backfilling; lanes do not slow each other")
+DUET = "pairing: duet: a piece takes twin spans (twice its width) for half its time"
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ def widths(cfg: dict, lock: dict, exp: str, lanes: L.Lanes) -> Counter:
 
 def pieces(cfg: dict, lock: dict, rows: list[dict], lanes: L.Lanes, worst: bool) -> list[Piece]:
     """Every block piece of the sweep (rows: harness.plan.estimate's per-experiment rows)."""
-    out = []
+    out, duet, paired = [], pairing_of(cfg) == "duet", {}
     for r in rows:
         exp = r["experiment"]
         spec = cfg["experiments"][exp]
@@ -77,8 +81,18 @@ def pieces(cfg: dict, lock: dict, rows: list[dict], lanes: L.Lanes, worst: bool)
         for phase, (first, last) in enumerate(_phases(spec, worst)):
             for b in range(first, last + 1):
                 for w, n in sorted(by_width.items()):
-                    out.append(Piece(exp, b, phase, w, n * per_cell))
+                    if duet and w not in paired:
+                        paired[w] = bool(L.twins(lanes, w))
+                    if duet and paired[w]:
+                        out.append(Piece(exp, b, phase, 2 * w, (n + 1) // 2 * per_cell))
+                    else:
+                        out.append(Piece(exp, b, phase, w, n * per_cell))
     return out
+
+
+def pairing_of(cfg: dict) -> str:
+    """pairing of a resolved config; one recorded before the key existed takes the defaults'."""
+    return cfg.get("pairing", paths.defaults()["pairing"])
 
 
 def makespan(ps: list[Piece], n_lanes: int, datasets_s: list[float] = ()) -> float:
@@ -105,6 +119,13 @@ def makespan(ps: list[Piece], n_lanes: int, datasets_s: list[float] = ()) -> flo
             end = max(end, t)
         release.update(done)
     return end
+
+
+def area_bound(ps: list[Piece], n_lanes: int, datasets_s: list[float] = ()) -> float:
+    """A floor under any schedule's wall time on `n_lanes` lanes: every piece's lane-seconds
+    (its width x seconds) and the datasets' seconds, spread evenly over the lanes."""
+    work = sum(min(p.width, n_lanes) * p.seconds for p in ps) + sum(datasets_s)
+    return work / max(1, n_lanes)
 
 
 def distinct_lanes(lanes: L.Lanes) -> int:

@@ -116,7 +116,8 @@ def power_tex(level: float, path=None) -> str:
     sel, sizes = {}, {}   # (arm, min, max, true ratio) -> row; (min, max) -> block size
     for r in rows or []:
         if (r["method"].startswith("signed-rank:") and r.get("arm") in ARMS and r["cov"] == COV
-                and r["drift"] == DRIFT and abs(float(r["level"]) - level) < 1e-9):
+                and r["drift"] == DRIFT and abs(float(r["level"]) - level) < 1e-9
+                and r.get("lanes") in (None, "1") and r.get("pairing") in (None, "block")):   # one lane's
             sel[(r["arm"], int(r["min_blocks"]), int(r["max_blocks"]), r["true_ratio"])] = r
             sizes[(int(r["min_blocks"]), int(r["max_blocks"]))] = r["block_size"]
     lines += [r"\resizebox{\columnwidth}{!}{%",   # the arms' labels are long for a column
