@@ -92,7 +92,7 @@ def test_every_schema_key_is_present_after_merging_onto_default_yaml(profile):
     ed_schema = SCHEMA["$defs"]["experiment"]
     missing += _missing(ed_schema, out["experiment_defaults"], ("experiment_defaults",), skip=PER_EXPERIMENT)
     for exp, spec in out["experiments"].items():
-        uses = config.KIND_KEYS[spec["kind"]] | {"kind", "study"}
+        uses = config.kind_keys(spec["kind"]) | {"kind", "study"}
         props = {k: v for k, v in ed_schema["properties"].items() if k in uses}
         missing += _missing({"properties": props}, spec, ("experiments", exp), skip=("builds",))
     assert missing == [], f"keys without a value in config/default.yaml: {missing}"

@@ -129,19 +129,6 @@ def cmd_prepare_dataset(a):
                      corpus_dir=Path(a.corpus) if a.corpus else None)
 
 
-def cmd_corpus(a):
-    from harness.studies.a1 import corpus
-    if a.source == "standin":
-        info = corpus.generate(Path(a.out), rows=a.rows, seed=a.seed)
-    else:
-        archive = Path(a.archive) if a.archive else Path(a.out).parent / corpus.OHSUMED_ARCHIVE
-        size, sha = a.size or corpus.OHSUMED_SIZE, a.sha256 or corpus.OHSUMED_SHA256
-        if not archive.exists():
-            corpus.fetch_ohsumed(archive, a.url or corpus.OHSUMED_URL, size=size, sha256=sha)
-        info = corpus.parse_ohsumed(archive, Path(a.out), size=size, sha256=sha)  # verified first
-    print(f"corpus {a.out}: {info.get('rows', info.get('records'))} rows")
-
-
 def _cell_request(a) -> dict:
     """--cell-spec checked before anything starts: JSON, a known kind and its naming,
     a known workload or script, a source directory that holds a datadir."""
@@ -264,8 +251,7 @@ def cmd_reap(a):
     # containers labelled with the session/run (docker rm -f; a no-op without an engine)
     removed = docker_backend.reap(session=a.session, run_id=a.run)
     killed = procs.reap(a.run, a.session)
-    from harness.studies.c import legacy_pg as postgres
-    killed += postgres.reap(a.run, a.session)
+    killed += studies.reap(a.run, a.session)  # the studies' own labelled servers
     placement.remove_stale_cgroups()
     from harness.measure import frame
     import shutil
@@ -303,17 +289,25 @@ def cmd_resolved_config(a):
 
 
 # Commands whose module parses its own options: `python -m harness <name> ...` calls
-# <module>.main(argv): harness/__main__.py is the one module run as a program.
+# <module>.main(argv): harness/__main__.py is the one module run as a program. The studies
+# add their own (a study's COMMANDS, harness.registry.commands): own_parsers().
 OWN_PARSER = {
     "report": ("harness.report", "paper/generated/*.tex from tidy data"),
     "estimate": ("harness.plan.estimate", "the time and disk a profile's sweep needs"),
     "runinfo": ("harness.report.runinfo", "write the PDF's run facts, or check one profile throughout"),
     "artifact": ("harness.report.artifact", "the artifact appendix"),
     "published": ("harness.report.published", "every study's published marks as CSV"),
-    "fts-export": ("harness.studies.a1.fts_export", "study A1: the fulltext datasets' gate and load tables"),
-    "fts-counts": ("harness.studies.a1.fts_counts", "study A1: the keyword-count table (LaTeX) from the gate"),
     "host-packages": ("harness.builds.debian", "the host libraries the lock's Debian builds load (setup installs them)"),
 }
+
+
+def own_parsers() -> dict:
+    """OWN_PARSER and the studies' commands (one name, one command)."""
+    theirs = studies.commands()
+    clash = sorted(set(theirs) & set(OWN_PARSER))
+    if clash:
+        raise ValueError(f"command {clash[0]!r} is the harness's own; rename the study's COMMANDS entry")
+    return {**OWN_PARSER, **theirs}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -321,7 +315,6 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     lock = str(config.LOCK)
     d = config.defaults()  # the defaults layer's values, not copies of them
-    corpus = d["experiment_defaults"]["corpus"]
 
     s = sub.add_parser("check-config", help="validate a profile (one line on error)")
     s.add_argument("configfile", nargs="+")
@@ -385,22 +378,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--lock", default=lock)
     s.add_argument("--build-dir", required=True)
     s.add_argument("--template", required=True)
-    s.add_argument("--corpus", help="fulltext: the corpus directory")
+    s.add_argument("--corpus", help="the corpus directory (a dataset that loads one)")
     s.add_argument("--settings", required=True,
                    help="JSON: the run settings (harness.plan.cells.run_settings), as the pipeline passes them")
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_prepare_dataset)
-
-    s = sub.add_parser("corpus", help="the FTS corpus: generated stand-in or the parsed OHSUMED archive")
-    s.add_argument("--source", choices=["standin", "ohsumed"], default=corpus["source"])
-    s.add_argument("--rows", type=int, default=corpus["rows"])
-    s.add_argument("--seed", type=int, default=corpus["seed"])
-    s.add_argument("--archive", help="ohsumed: t9.filtering.tar.gz already on this machine")
-    s.add_argument("--url", help="ohsumed: where to download the archive from (default: NIST's)")
-    s.add_argument("--size", type=int, help="ohsumed: the archive's bytes (default: NIST's archive's)")
-    s.add_argument("--sha256", help="ohsumed: the archive's sha256 (default: NIST's archive's)")
-    s.add_argument("--out", required=True)
-    s.set_defaults(fn=cmd_corpus)
 
     s = sub.add_parser("run-cell", help="measure one cell, or a group of cells on one server start "
                                         "(harness.measure.cell)")
@@ -447,7 +429,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--extra-dir", help="also write <experiment>_{intervals,waits,explain,keycaches,status}.csv here")
     s.set_defaults(fn=cmd_tidy)
 
-    for name, (module, text) in OWN_PARSER.items():  # listed here, parsed by main(argv) of the module
+    for name, (module, text) in own_parsers().items():  # listed here, parsed by main(argv) of the module
         sub.add_parser(name, help=f"{text} ({module}; `{name} -h` for its options)", add_help=False)
 
     s = sub.add_parser("factor-table", help="harness.measure.factors as CSV, for the R scripts")
@@ -477,12 +459,26 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] and argv[0] in OWN_PARSER:  # the module's main(argv) parses the rest
+    own = own_parsers()
+    if argv[:1] and argv[0] in own:  # the module's main(argv) parses the rest
         import importlib
-        return importlib.import_module(OWN_PARSER[argv[0]][0]).main(argv[1:]) or 0
+        module = own[argv[0]][0]
+        if argv[0] not in OWN_PARSER:  # a study's command: its errors are one line, as ours
+            return run(lambda: importlib.import_module(module).main(argv[1:]) or 0)
+        return importlib.import_module(module).main(argv[1:]) or 0
     args = parser().parse_args(argv)
+    return run(lambda: _exit_0(args.fn(args)))
+
+
+def _exit_0(_) -> int:
+    """A command's return value is not its exit code: it ran, so 0."""
+    return 0
+
+
+def run(fn) -> int:
+    """fn()'s exit code, with the harness's errors as one line on stderr and a non-zero exit."""
     try:
-        args.fn(args)
+        return fn()
     except EXPECTED as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -497,4 +493,3 @@ def main(argv=None) -> int:
     except KeyboardInterrupt as e:
         print(f"interrupted ({e}); servers stopped, nothing half-written kept", file=sys.stderr)
         return 130
-    return 0

@@ -55,6 +55,23 @@ def step_scripts() -> dict:
     return _merged("STEP_SCRIPTS")
 
 
+def declared(attr: str) -> list:
+    """Every study's `attr`, in study order (those that declare it)."""
+    return [getattr(s, attr) for s in all_studies().values() if hasattr(s, attr)]
+
+
+def commands() -> dict:
+    """{command: (module, help)}: the studies' own `python -m harness <command>`s (a study's
+    COMMANDS), each run as <module>.main(argv) as harness.cli's own-parser commands are."""
+    return _merged("COMMANDS")
+
+
+def reap(run: str | None, session: str | None) -> list:
+    """The pids every study's `reap(run, session)` killed (the labelled servers of its own,
+    e.g. a second server a step script starts), for `python -m harness reap`."""
+    return [pid for s in all_studies().values() if hasattr(s, "reap") for pid in s.reap(run, session)]
+
+
 def package_dir(study) -> Path:
     return Path(study.__file__).resolve().parent
 

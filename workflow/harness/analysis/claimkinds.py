@@ -1,5 +1,5 @@
 """The kinds of published claim (Claim and its one gate; Comparison and its
-sides: EngineRatio, LevelRatio, BuildRatio, TablesRatio, ScalingRatio; Check;
+sides: EngineRatio, LevelRatio, BuildRatio, TablesRatio, CoresRatio, ScalingRatio; Check;
 Untestable: a published claim no host can test, with its reason),
 on the ground of harness.analysis.claimrules. harness.analysis.claims explains
 the verdict rule and re-exports these kinds.
@@ -312,6 +312,37 @@ class TablesRatio(Comparison):
     def absent(self, ctx, build, label):
         return missing("data", f"{self.experiment_name} {self.engine} needs {self.a} and {self.b} "
                                f"tables on the same cores")
+
+
+@dataclass(frozen=True)
+class CoresRatio(Comparison):
+    """One engine's best on `a` cores / its best on `b` cores (a=None: the most cores
+    measured above b). Both core counts must have been measured (cores: ...)."""
+    engine: str = ""
+    a: int | None = None
+    b: int = 0
+    load = ("users",)   # the sides differ in cores: peaks over the users both measured
+
+    def _cores(self, ctx, build):
+        return sorted({c.int("cores") for c in ctx.tidy.cells(self.experiment_name, build=build,
+                                                                engine=self.engine)})
+
+    def sides(self, ctx, build, settings):
+        cores = self._cores(ctx, build)
+        if not cores:
+            why = unsupported_reason(ctx, self.experiment_name, build, self.engine)
+            return missing("build", why) if why else self.absent(ctx, build, self.engine)
+        a = self.a if self.a is not None else next((c for c in reversed(cores) if c > self.b), None)
+        if self.b not in cores or a is None or a not in cores:
+            want = f"{self.b} and {self.a} cores" if self.a else f"{self.b} and more than {self.b} cores"
+            return missing("cores", f"scaling of {self.engine} needs mysqld on {want}; held on "
+                                      f"{fmt_cores(cores)} here (the host has too few)")
+        p = pool(ctx, self.experiment_name, build, settings, engine=self.engine, **self.where(settings))
+        return ((f"{self.engine} on {a} cores", [c for c in p if c.int("cores") == a]),
+                (f"on {self.b} cores", [c for c in p if c.int("cores") == self.b]))
+
+    def absent(self, ctx, build, label):
+        return missing("data", f"no {self.experiment_name} cells of {label}")
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,8 @@ from harness.analysis import tidydata as T
 # The names study packages use as C.<name>: the ground (claimrules), the kinds
 # of claim (claimkinds) and the wait-event claim (waits), re-exported here.
 from harness.analysis.claimkinds import (  # noqa: F401
-    BuildRatio, Check, Claim, Comparison, EngineRatio, LevelRatio, ScalingRatio, TablesRatio, Untestable,
-    gated)
+    BuildRatio, Check, Claim, Comparison, CoresRatio, EngineRatio, LevelRatio, ScalingRatio, TablesRatio,
+    Untestable, gated)
 from harness.analysis.claimrules import (  # noqa: F401
     CLOSE, CONTENTION, CROSS_CHECK, CSV_FIELDS, EQUIVALENT, INCONCLUSIVE, SETTINGS, STATED, METRIC,
     NEEDS_TEXT, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, Rule,

@@ -5,7 +5,11 @@ into one table per engine with a FULLTEXT index) serve throughput cells.
 
 Each dataset module gives `key(spec, cell) -> str`, `parse_key(key) -> dict`,
 `server_options(spec_or_params, family) -> dict` (options every server that
-serves it needs, at load and at measurement) and `load(srv, params, ...)`.
+serves it needs, at load and at measurement) and `load(srv, params, ...)`; and,
+where it needs them, what harness.plan.config checks of an experiment on it
+(`check_spec(spec, where)`, `WORKLOAD`: the one workload it serves, `TABLES`: its
+table counts, `SPEC_KEYS`: the experiment keys it reads) and `ROW_S` (seconds to
+load a row: harness.plan.estimate).
 """
 from __future__ import annotations
 

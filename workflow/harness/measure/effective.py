@@ -7,9 +7,10 @@ Schema instruments enabled and timed (performance_schema.setup_instruments),
 the MyISAM key caches the tables were assigned to (the key-cache capture, read
 back with @@<cache>.key_buffer_size), what the statement counters of the
 measured window prove (Com_stmt_execute > 0: prepared statements were executed;
-Com_begin and Com_commit > 0: transactions), and, for study C's PostgreSQL
-stand-in, its settings from SHOW ALL. Each factor of the factor table
-(harness.measure.factors) reads its value from that evidence (`Factor.read`); a
+Com_begin and Com_commit > 0: transactions), and a second server's settings as
+a step script's extra part shows them (a PostgreSQL's, under `postgres`). Each
+factor of the factor table (harness.measure.factors) reads its value from that
+evidence (`Factor.read`); a
 factor with nothing on the server to read (the A/A replica label) keeps its
 name's value, and the block says so (`source`).
 
@@ -26,8 +27,6 @@ VARIABLES = ("version", "autocommit", "performance_schema", "innodb_flush_log_at
              "metadata_locks_hash_instances", "myisam_use_mmap", "key_buffer_size")
 # the statement counters that prove prepared statements and transactions were used
 STATEMENT_COUNTERS = ("Com_stmt_prepare", "Com_stmt_execute", "Com_begin", "Com_commit", "Com_select")
-# PostgreSQL's (SHOW ALL) settings that say what the stand-in ran with
-PG_SETTINGS = ("server_version", "synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "jit")
 
 
 class EffectiveError(ValueError):

@@ -16,6 +16,7 @@ from harness.measure.server import ServerError
 
 VOLATILE = {"MEMORY", "MEMORY-BTREE"}
 DB = "sbtest"
+ROW_S = 1 / 50_000  # seconds to load a row, with its indexes (harness.plan.estimate)
 
 
 def key(spec: dict, cell: dict) -> str:

@@ -1,7 +1,7 @@
 """Measurement kind `steps`: a scripted sequence of timed SQL statements (and
 server restarts) in one cell, engines chained inside it (study C). One result
 row per (step, engine, metric): seconds, bytes, or pass/fail, from
-harness.measure.stepscript' Recorder; the script is one module of harness.studies.c.
+harness.measure.stepscript' Recorder; the script is a study's (its STEP_SCRIPTS).
 
 Cell name: <build>_<variant>_c<cores>_r<rep>.
 """
@@ -82,9 +82,10 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     steps.run(mod.run, ctx)
     server_version = fr.server.version()
     extra = mod.extra(fr, spec, rec, values) if hasattr(mod, "extra") else {}
-    for part in extra.values():  # a second server of the cell (study C's PostgreSQL stand-in)
+    evidence = getattr(mod, "EVIDENCE", {})  # {its extra part: the evidence key its settings go under}
+    for name, part in extra.items():  # a second server of the cell, its settings as it showed them
         if isinstance(part, dict) and part.get("effective"):
-            ev["postgres"] = part["effective"]
+            ev[evidence.get(name, name)] = part["effective"]
     (fr.tmp / "steps.tsv").write_text(rec.tsv())
     failed = [f"{r['step']}/{r['engine']}" for r in rec.rows
               if r.get("metric") == "check" and str(r.get("ok")).lower() in ("false", "0")]

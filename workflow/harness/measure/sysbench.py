@@ -99,15 +99,16 @@ def common_args(*, socket: Path, tables: int, table_size: int, engine: str | Non
     return args
 
 
-def fts_args(*, socket: Path, db: str, table: str) -> list[str]:
-    """Connection and table options of the FTS driver (workflow/lua/fts.lua)."""
-    return [f"--mysql-socket={socket}", "--mysql-user=root", f"--mysql-db={db}", f"--fts-table={table}"]
-
-
 def run_args(*, threads: int, duration: int, seed: int, rand_type: str, interval: int) -> list[str]:
     """Run options every measured run gets (prepared statements, transactions: harness.measure.factors)."""
     return [f"--threads={threads}", f"--time={duration}", f"--rand-type={rand_type}",
             f"--rand-seed={seed}", f"--report-interval={interval}", "--percentile=95"]
+
+
+def with_args(name: str, args: list[str]) -> list[str]:
+    """The options workload `name`'s script adds to `args` (its `with_args`: {an option it
+    is given: the options of its own that go with it}), in that order."""
+    return [x for given, adds in workload(name).get("with_args", {}).items() if given in args for x in adds]
 
 
 def command(name: str, common: list[str], extra: list[str], action: str) -> list[str]:

@@ -106,50 +106,15 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     kind's part of the manifest."""
     srv, tmp = fr.server, fr.tmp
     workload, users, engine = spec["workload"], d["users"], d["engine"]
-    captures: dict[str, str] = {}
-    caches = None
-    if spec["dataset"] == "sbtest":
-        if engine in sbtest.VOLATILE and not fr.state.get("filled"):
-            sbtest.fill(srv, engine=engine, tables=d["tables"], table_size=spec["table_size"],
-                        cpus=fr.client_cpus, run_id=fr.run_id)
-            fr.state["filled"] = True  # the group's later cells find the tables filled
-        captures["indexes.tsv"] = collect.tsv(["table", "key", "index_type"],
-                                              collect.index_types(srv, d["tables"]))
-        if engine == "MyISAM":
-            caches = collect.key_caches(srv, d["tables"], values["key_cache"])
-            captures["key_caches.tsv"] = collect.tsv(["table", "cache", "key_buffer_size", "load_index"], caches)
-        captures["explain.tsv"] = collect.tsv(*collect.explain(srv, workload))
+    captures, caches = _table_captures(fr, spec, d, values) if spec["dataset"] == "sbtest" else ({}, None)
     pfs = collect.pfs_enabled(srv)
-    common = _driver_common(spec, srv, d)
     seed = settings["seed"] + d["rep"]
     # docker on cgroup v1: sysbench's windows in the container's memory cgroup, charged with
     # mysqld as on a bare host (harness.measure.backends.Backend.client_memcg)
     memcg = srv.client_memcg()
     client_memcg = ("shared" if memcg is not None or
                     placement.memory_cgroup(srv.pid) == placement.memory_cgroup("self") else "apart")
-
-    def run(duration: int, run_seed: int):
-        extra = sysbench.run_args(threads=users, duration=duration, seed=run_seed,
-                                  rand_type=settings["rand_type"],
-                                  interval=settings["report_interval_s"])
-        extra += factors.driver_args(values)
-        if workload == "fts" and values.get("ps") == "on":
-            extra.append("--fts-ps=on")  # one server-side prepared statement, the word bound
-        argv = sysbench.command(workload, common, extra, "run")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        try:
-            text = sysbench.run(argv, cpus=fr.client_cpus, run_id=fr.run_id, timeout=duration + 300,
-                                memcg=memcg)
-        except sysbench.SysbenchError as e:
-            if not srv.alive():
-                raise ServerError(f"mysqld died during the run ({server_tail(srv)}); sysbench: {e}") from None
-            raise
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        if not srv.alive():
-            raise ServerError("mysqld died during the run")
-        return text, argv, cpu_s
-
+    run = _runner(fr, spec, d, values, settings, memcg)
     timing = fr.timing
     timing.update(warmup_s=settings["warmup_s"], duration_s=settings["duration_s"],
                   windows=[{"warmup_s": settings["warmup_s"], "duration_s": settings["duration_s"]}])
@@ -172,16 +137,8 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
         raise ServerError(f"sysbench reported {result['errors']} errors and {result['reconnects']} reconnects; "
                           f"the cell is not recorded")
     intervals = sysbench.parse_intervals(text, threads=users)
-    (tmp / "sysbench.out").write_text(text)
-    (tmp / "intervals.csv").write_text(_csv(intervals, sysbench.INTERVAL_FIELDS))
-    (tmp / "status_before.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in before))
-    (tmp / "status_after.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in after))
-    captures["status_delta.tsv"] = collect.tsv(["name", "before", "after", "delta"],
-                                               collect.status_delta(before, after))
-    for fname, body in captures.items():
-        (tmp / fname).write_text(body)
-    db = _dataset(spec).DB
-    memory = collect.memory_fit(srv, db, engine, delta)
+    _write_run(tmp, text, intervals, before, after, captures)
+    memory = collect.memory_fit(srv, _dataset(spec).DB, engine, delta)
     window = result["total_time_s"] or timing["duration_s"]
     util = client_cpu_s / (window * max(1, len(fr.client_cpus)))
     return {
@@ -202,3 +159,62 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
         "intervals": len(intervals),
         "memory": memory,
     }
+
+
+def _table_captures(fr, spec: dict, d: dict, values: dict) -> tuple[dict, list | None]:
+    """sbtest's tables before the run: filled (a volatile engine's, once per group), their
+    indexes, MyISAM's key caches, the workload's EXPLAIN; ({file: text}, the key caches)."""
+    srv, engine, caches, captures = fr.server, d["engine"], None, {}
+    if engine in sbtest.VOLATILE and not fr.state.get("filled"):
+        sbtest.fill(srv, engine=engine, tables=d["tables"], table_size=spec["table_size"],
+                    cpus=fr.client_cpus, run_id=fr.run_id)
+        fr.state["filled"] = True  # the group's later cells find the tables filled
+    captures["indexes.tsv"] = collect.tsv(["table", "key", "index_type"],
+                                          collect.index_types(srv, d["tables"]))
+    if engine == "MyISAM":
+        caches = collect.key_caches(srv, d["tables"], values["key_cache"])
+        captures["key_caches.tsv"] = collect.tsv(["table", "cache", "key_buffer_size", "load_index"], caches)
+    captures["explain.tsv"] = collect.tsv(*collect.explain(srv, spec["workload"]))
+    return captures, caches
+
+
+def _runner(fr, spec: dict, d: dict, values: dict, settings: dict, memcg):
+    """run(duration, seed) -> (sysbench's output, its argv, the client's CPU seconds): one
+    window of the workload on the cell's server, which must outlive it."""
+    srv, workload, users = fr.server, spec["workload"], d["users"]
+    common = _driver_common(spec, srv, d)
+
+    def run(duration: int, run_seed: int):
+        extra = sysbench.run_args(threads=users, duration=duration, seed=run_seed,
+                                  rand_type=settings["rand_type"],
+                                  interval=settings["report_interval_s"])
+        extra += factors.driver_args(values)
+        extra += sysbench.with_args(workload, extra)  # the workload's own options that go with them
+        argv = sysbench.command(workload, common, extra, "run")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            text = sysbench.run(argv, cpus=fr.client_cpus, run_id=fr.run_id, timeout=duration + 300,
+                                memcg=memcg)
+        except sysbench.SysbenchError as e:
+            if not srv.alive():
+                raise ServerError(f"mysqld died during the run ({server_tail(srv)}); sysbench: {e}") from None
+            raise
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        if not srv.alive():
+            raise ServerError("mysqld died during the run")
+        return text, argv, cpu_s
+    return run
+
+
+def _write_run(tmp: Path, text: str, intervals: list, before, after, captures: dict) -> None:
+    """The measured window's files: sysbench's output, its intervals, the status before and
+    after (and their delta, a capture), and every capture."""
+    (tmp / "sysbench.out").write_text(text)
+    (tmp / "intervals.csv").write_text(_csv(intervals, sysbench.INTERVAL_FIELDS))
+    (tmp / "status_before.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in before))
+    (tmp / "status_after.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in after))
+    captures["status_delta.tsv"] = collect.tsv(["name", "before", "after", "delta"],
+                                               collect.status_delta(before, after))
+    for fname, body in captures.items():
+        (tmp / fname).write_text(body)

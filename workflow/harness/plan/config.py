@@ -138,12 +138,24 @@ def _fill(node: dict, base: dict) -> dict:
     return node
 
 
-# Keys of an experiment each kind uses (experiment_defaults fills only these).
+# Keys of an experiment each kind uses (experiment_defaults fills only these), beside those
+# its dataset or step script brings (kind_keys).
 KIND_KEYS = {
-    "throughput": {"workload", "dataset", "corpus", "engines", "tables", "table_size", "cores", "users",
+    "throughput": {"workload", "dataset", "engines", "tables", "table_size", "cores", "users",
                    "repetitions", "variants", "builds", "enabled"},
-    "steps": {"script", "rows", "legacy", "legacy_build", "engines", "cores", "repetitions", "variants", "builds", "enabled"},
+    "steps": {"script", "rows", "engines", "cores", "repetitions", "variants", "builds", "enabled"},
 }
+
+
+def kind_keys(kind: str) -> set[str]:
+    """The keys an experiment of `kind` uses: KIND_KEYS', and those the datasets or step
+    scripts it may name read beside them (their SPEC_KEYS, e.g. a dataset's corpus)."""
+    from harness import registry
+    from harness.measure import datasets
+    own = KIND_KEYS.get(kind, set())
+    parts = {"dataset": datasets.all_datasets(), "script": registry.step_scripts()}
+    return own | {k for key, mods in parts.items() if key in own
+                  for m in mods.values() for k in getattr(m, "SPEC_KEYS", ())}
 
 
 def _factor_schema() -> dict:
@@ -190,7 +202,7 @@ def apply_experiment_defaults(cfg: dict) -> dict:
         if not isinstance(spec, dict):
             continue
         kind = spec["kind"] if "kind" in spec else defaults.get("kind")
-        keys = KIND_KEYS.get(kind, set()) | {"kind"}
+        keys = kind_keys(kind) | {"kind"}
         for k, v in defaults.items():
             if k not in keys:
                 continue
@@ -203,7 +215,7 @@ def apply_experiment_defaults(cfg: dict) -> dict:
 
 def check_dataset(spec: dict, where: str) -> None:
     """The dataset's own check of an experiment's keys (a dataset module's `check_spec`,
-    e.g. A1's corpus archive: present, its size and sha256), before anything runs."""
+    e.g. a corpus archive: present, its size and sha256), before anything runs."""
     from harness.measure import datasets
     check = getattr(datasets.all_datasets().get(spec["dataset"]), "check_spec", None)
     if check is not None:
@@ -257,18 +269,7 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
             topo: "cores_mod.Topology | None" = None, plan_only: bool = False) -> dict:
     """Defaults (config/default.yaml), schema check, then the checks that need the host and the lock.
     plan_only: for the plan and the estimate, which accept what a run cannot do yet (pairing: duet)."""
-    if not isinstance(cfg, dict) or not cfg:
-        raise ConfigError("<top level>: empty config; pass a profile, e.g. --configfile config/smoke.yaml")
-    cfg = with_defaults(cfg)
-    if isinstance(cfg.get("experiment_defaults"), dict):
-        allowed = set().union(*KIND_KEYS.values()) | {"kind"}
-        for k in cfg["experiment_defaults"]:
-            if k not in allowed:
-                raise ConfigError(f"experiment_defaults.{k}: unknown key; allowed: {', '.join(sorted(allowed))}")
-    lanes = cfg["placement"]["lanes"]
-    if lanes != "auto" and (not isinstance(lanes, int) or isinstance(lanes, bool) or lanes < 1):
-        raise ConfigError(f"placement.lanes: {lanes!r} is neither auto nor a positive number of lanes; "
-                          f"write lanes: auto (harness.plan.lanes) or e.g. lanes: 2")
+    cfg = _merged_profile(cfg)
     out = validate_schema(apply_experiment_defaults(cfg))
     check_pairing(out, plan_only)
     cpus_given = cpus is not None
@@ -276,52 +277,93 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
     if topo is not None:
         cpus = list(topo.ids)
     client = out["placement"]["client_cpus"]
-    room = len(cpus) - client
-    if not cpus_given and topo is None:
+    _check_cpus(cpus, client, slurm=not cpus_given and topo is None)
+    lock = _load_lock(lock_path)
+    topo = topo if topo is not None else topology(cpus if cpus_given else None)
+    host_plan = cores_mod.plan(topo, client_min=client)
+    _check_mems(out["placement"]["mems"], topo)
+    _check_builds(out, lock, lock_path)
+    _check_server_options(out, lock)
+    for exp, spec in out["experiments"].items():
+        _check_experiment(out, exp, cfg["experiments"][exp], lock, lock_path)
+        try:
+            spec["cores"] = plan_cores(spec["cores"], host_plan, topo, f"experiments.{exp}.cores", client)
+        except cores_mod.CoresError as e:
+            raise ConfigError(str(e)) from None
+    mark_unread(out, lock, topo)
+    out["host"] = {"cpus": len(cpus), "plan": host_plan.describe(), "counts": host_plan.counts}
+    return out
+
+
+def _merged_profile(cfg: dict) -> dict:
+    """The profile merged onto the defaults, its experiment_defaults' keys and placement.lanes
+    checked (before the schema, whose messages for them say less)."""
+    if not isinstance(cfg, dict) or not cfg:
+        raise ConfigError("<top level>: empty config; pass a profile, e.g. --configfile config/smoke.yaml")
+    cfg = with_defaults(cfg)
+    if isinstance(cfg.get("experiment_defaults"), dict):
+        allowed = set().union(*map(kind_keys, KIND_KEYS)) | {"kind"}
+        for k in cfg["experiment_defaults"]:
+            if k not in allowed:
+                raise ConfigError(f"experiment_defaults.{k}: unknown key; allowed: {', '.join(sorted(allowed))}")
+    lanes = cfg["placement"]["lanes"]
+    if lanes != "auto" and (not isinstance(lanes, int) or isinstance(lanes, bool) or lanes < 1):
+        raise ConfigError(f"placement.lanes: {lanes!r} is neither auto nor a positive number of lanes; "
+                          f"write lanes: auto (harness.plan.lanes) or e.g. lanes: 2")
+    return cfg
+
+
+def _check_cpus(cpus: list[int], client: int, slurm: bool) -> None:
+    """At least one CPU for mysqld and one for sysbench (and, in a SLURM step, all its node's)."""
+    if slurm:
         slurm_step_check(len(cpus))
     if len(cpus) < 2:
         raise ConfigError(f"placement: this host lets the pipeline use {len(cpus)} CPU; it needs at least 2 "
                           f"(one for mysqld, one for sysbench): run on a bigger host or widen the affinity")
-    if room < 1:
+    if len(cpus) - client < 1:
         raise ConfigError(
             f"placement.client_cpus: {client} leaves no CPU for mysqld on this host's {len(cpus)} CPUs; "
             f"use at most {len(cpus) - 1}")
+
+
+def _load_lock(lock_path: Path) -> dict:
     try:
-        lock = builds.load_lock(lock_path)
+        return builds.load_lock(lock_path)
     except builds.BuildError as e:
         raise ConfigError(str(e)) from None
-    def check_builds(names, where):
-        for i, name in enumerate(names):
-            if name not in lock:
-                raise ConfigError(
-                    f"{where}.{i}: '{name}' is not in {lock_path.name}; use one of: {', '.join(sorted(lock))}")
-            if lock[name].get("available_offline") is False and not (BUILDS / name).exists():
-                raise ConfigError(
-                    f"{where}.{i}: '{name}' is a download from the internet, not fetched yet; run "
-                    f"`python -m harness fetch-build --name {name} --out resources/builds/{name}` on a host with "
-                    f"internet (or add --artifact FILE for a file downloaded elsewhere), or remove it")
 
-    topo = topo if topo is not None else topology(cpus if cpus_given else None)
-    host_plan = cores_mod.plan(topo, client_min=client)
-    mems = out["placement"]["mems"]
-    if isinstance(mems, list):   # before any server starts: nodes this host (its plan's topology) allows
+
+def _check_mems(mems, topo) -> None:
+    """placement.mems, before any server starts: nodes this host (its plan's topology) allows."""
+    if isinstance(mems, list):
         try:
             placement.run_mems(mems, list(topo.mems) or None)
         except placement.PlacementError as e:
             raise ConfigError(str(e)) from None
-    check_builds(out["builds"], "builds")
+
+
+def _check_builds(out: dict, lock: dict, lock_path: Path) -> None:
+    """The profile's builds and each experiment's: in the lock, and fetched if a download."""
+    _check_build_names(out["builds"], "builds", lock, lock_path)
     for exp, spec in out["experiments"].items():
         if "builds" in spec:
-            check_builds(spec["builds"], f"experiments.{exp}.builds")
-    for exp, spec in out["experiments"].items():
-        if spec.get("legacy"):
-            name = spec["legacy_build"]
-            if name not in lock:
-                raise ConfigError(f"experiments.{exp}.legacy_build: '{name}' is not in {lock_path.name}; "
-                                  f"use postgresql-15")
-            if not str(lock[name]["family"]).startswith("postgresql"):
-                raise ConfigError(f"experiments.{exp}.legacy_build: {name} is a {lock[name]['family']} build, "
-                                  f"not PostgreSQL; use postgresql-15")
+            _check_build_names(spec["builds"], f"experiments.{exp}.builds", lock, lock_path)
+
+
+def _check_build_names(names, where: str, lock: dict, lock_path: Path) -> None:
+    for i, name in enumerate(names):
+        if name not in lock:
+            raise ConfigError(
+                f"{where}.{i}: '{name}' is not in {lock_path.name}; use one of: {', '.join(sorted(lock))}")
+        if lock[name].get("available_offline") is False and not (BUILDS / name).exists():
+            raise ConfigError(
+                f"{where}.{i}: '{name}' is a download from the internet, not fetched yet; run "
+                f"`python -m harness fetch-build --name {name} --out resources/builds/{name}` on a host with "
+                f"internet (or add --artifact FILE for a file downloaded elsewhere), or remove it")
+
+
+def _check_server_options(out: dict, lock: dict) -> None:
+    """server.options: none the harness sets itself, each a mysqld option of every build used."""
     used = set(out["builds"]) | {b for spec in out["experiments"].values() for b in spec.get("builds", out["builds"])}
     for key in out["server"]["options"]:
         if mycnf.reserved(key):
@@ -332,52 +374,79 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
                 raise ConfigError(
                     f"server.options.{key}: not a mysqld option of build family {family} ({name}); "
                     f"check the spelling against `mysqld --verbose --help` or remove it")
-    level, decide = out["claims"]["level"], out["claims"]["decide"]
-    for exp, spec in out["experiments"].items():
-        kind = spec["kind"]
-        raw = cfg["experiments"][exp]
-        where = (f"experiments.{exp}.repetitions" if "repetitions" in raw else
-                 "experiment_defaults.repetitions")
-        why = spec["enabled"] and repetitions.check(spec["repetitions"], level, where, decide)
-        if why:
-            raise ConfigError(why)
-        for key in raw:
-            if key not in KIND_KEYS[kind] | {"kind", "study"}:
-                raise ConfigError(f"experiments.{exp}.{key}: not a key of a {kind} experiment; remove it "
-                                  f"(a {kind} experiment uses: {', '.join(sorted(KIND_KEYS[kind]))})")
-        for name in spec["variants"]:
-            f = factors.FACTORS[name]
-            if kind == "steps" and not (f.engines is None or f.steps):
-                raise ConfigError(f"experiments.{exp}.variants.{name}: is not set in steps cells; remove it "
-                                  f"(steps cells take: {', '.join(factors.step_settings({}))})")
-            if f.workloads is not None and spec.get("workload") not in f.workloads:
-                raise ConfigError(f"experiments.{exp}.variants.{name}: means nothing for the "
-                                  f"{spec.get('workload', kind)} workload; remove it or use one of: "
-                                  f"{', '.join(f.workloads)}")
-            if f.engines is not None and not any(e.split("-")[0] in f.engines for e in spec["engines"]):
-                raise ConfigError(f"experiments.{exp}.variants.{name}: applies only to {', '.join(f.engines)}; "
-                                  f"add one to experiments.{exp}.engines or remove it")
-        if kind == "throughput":
-            if (spec["workload"] == "fts") != (spec["dataset"] == "fulltext"):
-                raise ConfigError(f"experiments.{exp}.dataset: the fts workload runs on the fulltext dataset "
-                                  f"and only it; set workload fts with dataset fulltext, or neither")
-            if spec["dataset"] == "fulltext" and spec["tables"] != [1]:
-                raise ConfigError(f"experiments.{exp}.tables: the fulltext dataset is one table per engine; "
-                                  f"remove tables")
-            check_dataset(spec, f"experiments.{exp}")
-        reps = spec["repetitions"]
-        if isinstance(reps, dict) and not (reps["min"] <= reps["max"] and
-                                           reps["looks"] <= max(1, reps["max"] - reps["min"] + 1)):
-            raise ConfigError(f"experiments.{exp}.repetitions: min {reps['min']}, max {reps['max']} and "
-                              f"looks {reps['looks']} do not fit (min <= max, at most max - min + 1 looks); "
-                              f"raise max or lower looks")
-        try:
-            spec["cores"] = plan_cores(spec["cores"], host_plan, topo, f"experiments.{exp}.cores", client)
-        except cores_mod.CoresError as e:
-            raise ConfigError(str(e)) from None
-    mark_unread(out, lock, topo)
-    out["host"] = {"cpus": len(cpus), "plan": host_plan.describe(), "counts": host_plan.counts}
-    return out
+
+
+def _check_experiment(out: dict, exp: str, raw: dict, lock: dict, lock_path: Path) -> None:
+    """One experiment: its repetitions decide at claims.level, its keys are its kind's, its
+    variants mean something for it, its dataset, workload or step script accept it."""
+    spec, kind, where = out["experiments"][exp], out["experiments"][exp]["kind"], f"experiments.{exp}"
+    claims = out["claims"]
+    reps_key = f"{where}.repetitions" if "repetitions" in raw else "experiment_defaults.repetitions"
+    why = spec["enabled"] and repetitions.check(spec["repetitions"], claims["level"], reps_key, claims["decide"])
+    if why:
+        raise ConfigError(why)
+    keys = kind_keys(kind)
+    for key in raw:
+        if key not in keys | {"kind", "study"}:
+            raise ConfigError(f"{where}.{key}: not a key of a {kind} experiment; remove it "
+                              f"(a {kind} experiment uses: {', '.join(sorted(keys))})")
+    for name in spec["variants"]:
+        _check_variant(spec, kind, exp, name)
+    _check_parts(spec, where, lock, lock_path)
+    _check_repetition_bounds(spec["repetitions"], f"{where}.repetitions")
+
+
+def _check_variant(spec: dict, kind: str, exp: str, name: str) -> None:
+    f, where = factors.FACTORS[name], f"experiments.{exp}.variants.{name}"
+    if kind == "steps" and not (f.engines is None or f.steps):
+        raise ConfigError(f"{where}: is not set in steps cells; remove it "
+                          f"(steps cells take: {', '.join(factors.step_settings({}))})")
+    if f.workloads is not None and spec.get("workload") not in f.workloads:
+        raise ConfigError(f"{where}: means nothing for the {spec.get('workload', kind)} workload; remove it "
+                          f"or use one of: {', '.join(f.workloads)}")
+    if f.engines is not None and not any(e.split("-")[0] in f.engines for e in spec["engines"]):
+        raise ConfigError(f"{where}: applies only to {', '.join(f.engines)}; "
+                          f"add one to experiments.{exp}.engines or remove it")
+
+
+def _check_parts(spec: dict, where: str, lock: dict, lock_path: Path) -> None:
+    """What the experiment's workload and dataset (a throughput experiment) or step script
+    (a steps one) say of it: a workload that runs on one dataset only, a dataset that serves
+    one workload or fixed tables, and their own checks (`check_spec`)."""
+    if "dataset" in spec:
+        _check_workload_dataset(spec, where)
+        check_dataset(spec, where)
+    if "script" in spec:
+        from harness import registry
+        check = getattr(registry.step_scripts().get(spec["script"]), "check_spec", None)
+        if check is not None:
+            try:
+                check(spec, where, lock, lock_path.name)
+            except ValueError as e:
+                raise ConfigError(str(e)) from None
+
+
+def _check_workload_dataset(spec: dict, where: str) -> None:
+    from harness.measure import datasets, sysbench
+    workload, dataset = spec["workload"], spec["dataset"]
+    wants = sysbench.all_workloads().get(workload, {}).get("dataset")
+    serves = getattr(datasets.all_datasets().get(dataset), "WORKLOAD", None)
+    for w, d in ((workload, wants), (serves, dataset)):
+        if w and d and (workload, dataset) != (w, d):
+            raise ConfigError(f"{where}.dataset: the {w} workload runs on the {d} dataset and only it; "
+                              f"set workload {w} with dataset {d}, or neither")
+    tables = getattr(datasets.all_datasets().get(dataset), "TABLES", None)
+    if tables is not None and spec["tables"] != tables:
+        what = "one table" if tables == [1] else f"tables {', '.join(map(str, tables))}"
+        raise ConfigError(f"{where}.tables: the {dataset} dataset is {what} per engine; remove tables")
+
+
+def _check_repetition_bounds(reps, where: str) -> None:
+    if isinstance(reps, dict) and not (reps["min"] <= reps["max"] and
+                                       reps["looks"] <= max(1, reps["max"] - reps["min"] + 1)):
+        raise ConfigError(f"{where}: min {reps['min']}, max {reps['max']} and "
+                          f"looks {reps['looks']} do not fit (min <= max, at most max - min + 1 looks); "
+                          f"raise max or lower looks")
 
 
 def check_pairing(cfg: dict, plan_only: bool) -> None:

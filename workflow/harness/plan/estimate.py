@@ -58,7 +58,7 @@ STEPS_FIT = {
     ("test_drive", "mariadb-10.11"): (2.9, 4.25e-04),   # 3,000,000 rows: 1,278 s (Aria 2,660 rows/s)
 }
 DEFAULT_DATASET_S = 3.0          # prepare one dataset: start a server, load, stop (the fixed part)
-DATASET_ROW_S = {"sbtest": 1 / 50_000, "fulltext": 1 / 5_000}  # and per row loaded (with its indexes)
+# and per row loaded (with its indexes): the dataset module's ROW_S (row_seconds)
 DEFAULT_CELL_BYTES = 400_000     # a raw cell: logs, captures, manifest, my.cnf
 ROW_BYTES = 250                  # an sbtest/fulltext row on disk, with its index
 DATADIR_BYTES = 120_000_000      # an initialised system datadir a dataset starts from
@@ -158,9 +158,14 @@ def dataset_rows(path: str) -> tuple[str, int]:
     return name, (mod.rows(key) if mod is not None else 0)
 
 
+def row_seconds(name: str) -> float:
+    """Seconds to load one row of dataset `name` (its module's ROW_S; 0 if it declares none)."""
+    return getattr(datasets.all_datasets().get(name), "ROW_S", 0.0)
+
+
 def dataset_seconds(path: str, ov: dict) -> float:
     name, rows = dataset_rows(path)
-    return ov["dataset_s"] + rows * DATASET_ROW_S.get(name, 0.0)
+    return ov["dataset_s"] + rows * row_seconds(name)
 
 
 def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
@@ -188,7 +193,7 @@ def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
         except ValueError:
             continue
         if s is not None:
-            fixed.append(max(0.0, s - rows * DATASET_ROW_S.get(name, 0.0)))
+            fixed.append(max(0.0, s - rows * row_seconds(name)))
     return {
         "cell_overhead_s": over,
         "cell_overhead_src": f"measured, median of {len(thr)} cells" if thr else "default",

@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from harness import paths
+from harness import registry as studies
 from harness.analysis import intervals as I
 from harness.plan import repetitions
 from harness.report.latex import GENERATED
@@ -43,18 +44,20 @@ def describe(level: float, decide: bool) -> str:
 
 
 def limits() -> str:
-    """What lies outside the stated coverage (macro IntervalLimits, in the appendix)."""
+    """What lies outside the stated coverage (macro IntervalLimits, in the appendix): the
+    method's, each study's note on its intervals (a study's INTERVAL_NOTE) and what each
+    leaves outside the coverage (OUTSIDE_COVERAGE)."""
+    notes = "".join(f" {n}" for n in studies.declared("INTERVAL_NOTE"))
+    outside = "; ".join(studies.declared("OUTSIDE_COVERAGE"))
     return ("No claim chooses a cell from the blocks it is judged on. A peak ratio max A / max B is "
             "the max over A's loads of the min over B's loads of A_l/B_m, so its interval is that "
             "max-min of the per-pair signed-rank intervals, the lower end's error split over A's loads "
             "and the upper end's over B's (Bonferroni), which holds for any shape of the two curves; "
             "a scaling claim is the same bound on the per-block products of its four groups (its "
             "ratio of ratios of peaks). The cost is power: each look's error is split over the loads, "
-            "so a peak over many loads needs more blocks to decide than one cell. A3's spin-delay "
-            "stability averages its coefficients of variation over the loads both delays measured. The figures' peaks (a cell of the highest median) are "
-            "descriptive and decide nothing. Outside the stated coverage: Study C's engine order "
-            "before it was drawn per block (steps cells without C1 position rows); the PostgreSQL "
-            "stand-in, last in every block.")
+            f"so a peak over many loads needs more blocks to decide than one cell.{notes} The figures' "
+            "peaks (a cell of the highest median) are descriptive and decide nothing."
+            + (f" Outside the stated coverage: {outside}." if outside else ""))
 
 
 def decidable(rows) -> list[dict]:

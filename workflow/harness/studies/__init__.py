@@ -27,10 +27,20 @@ and, where it brings its own measurement parts:
     TIDY_TABLES        {file: experiments} tidy tables of its own (data/tidy/<file>, made by its
                        rules.smk) the report reads when one of those experiments runs
     WORKLOADS          {name: {"script": path of a sysbench Lua driver, "args": [...],
-                       "statements": [...]}} beside the generic ones (harness.measure.sysbench)
+                       "statements": [...][, "dataset": the one it runs on][, "with_args":
+                       {a driver option: its own options that go with it}]}} beside the
+                       generic ones (harness.measure.sysbench)
     DATASETS           {name: dataset module} beside `sbtest` (harness.measure.datasets)
     STEP_SCRIPTS       {name: module with run(ctx)[, server_options(family, engines)]
-                       [, extra(frame, spec, recorder)]} for `steps` experiments
+                       [, extra(frame, spec, recorder)][, check_spec(spec, where, lock,
+                       lock_file)][, SPEC_KEYS][, EVIDENCE]} for `steps` experiments
+
+and, where it needs commands or clean-up of its own:
+
+    COMMANDS           {command: (module, help)}: `python -m harness <command>` runs
+                       <module>.main(argv) (e.g. A1's corpus and its tables)
+    reap(run, session) kills the labelled processes of its own (a second server) that
+                       `python -m harness reap` must end too; returns their pids
 
 and, where its results bear on the whole run (study AA's A/A controls):
 
@@ -39,6 +49,8 @@ and, where its results bear on the whole run (study AA's A/A controls):
     warnings(tidy)        lines the report prints on stderr (e.g. a host that was not quiet)
     deviations(tidy)      rows (aspect, the study, this artifact; plain text) the deviations
                           table computes from the run (e.g. A1's corpus statistics)
+    INTERVAL_NOTE         a sentence on its intervals, OUTSIDE_COVERAGE what its cells leave
+                          outside the stated coverage (the appendix: harness.report.method.limits)
 
 Adding a study: a new folder here (or on $MYSQLBENCH_STUDY_PATH), its experiment
 block in a config, and its paper section.
@@ -116,7 +128,8 @@ def __getattr__(name: str):
 # the accessors live in harness.registry (the base stage), which the generic stages ask;
 # this package provides it with its studies
 from harness import registry  # noqa: E402
-from harness.registry import (annotate, claims, codes, datasets, deviations, figure_script,  # noqa: E402,F401
-                              package_dir, section_path, step_scripts, tidy_tables, warnings, workloads)
+from harness.registry import (annotate, claims, codes, commands, datasets, deviations,  # noqa: E402,F401
+                              figure_script, package_dir, reap, section_path, step_scripts, tidy_tables,
+                              warnings, workloads)
 
 registry.provide(all_studies)

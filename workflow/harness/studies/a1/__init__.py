@@ -10,7 +10,6 @@ here*, its reason naming the cores.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from harness.analysis import claims as C
 from harness.analysis import marks as _marks
@@ -20,10 +19,16 @@ from harness.studies.a1.ohsumed import OHSUMED_RECORDS
 NAME = "a1"
 CODES = ("A1",)
 
-# A1's load: each user loops over the 30 keywords in order (fts.lua, beside this file)
+# A1's load: each user loops over the 30 keywords in order (fts.lua: fts_dataset.DRIVER)
 # its dataset: the corpus loaded into one FULLTEXT-indexed table per engine
 DATASETS = {"fulltext": fts_dataset}
-WORKLOADS = {"fts": {"script": str(Path(__file__).resolve().parent / "fts.lua"), "args": [], "statements": []}}
+WORKLOADS = {fts_dataset.WORKLOAD: fts_dataset.DRIVER}
+# its commands (python -m harness <command>: <module>.main(argv)), which its rules.smk runs
+COMMANDS = {
+    "corpus": ("harness.studies.a1.corpus_cli", "study A1: the FTS corpus, generated stand-in or parsed OHSUMED"),
+    "fts-export": ("harness.studies.a1.fts_export", "study A1: the fulltext datasets' gate and load tables"),
+    "fts-counts": ("harness.studies.a1.fts_counts", "study A1: the keyword-count table (LaTeX) from the gate"),
+}
 TITLE = "Study A1: full-text search, InnoDB vs MyISAM"
 SECTION = "section.tex"
 
@@ -66,37 +71,6 @@ class EngineAtCores(C.EngineRatio):
             return C.missing("cores", f"the published factor is on {self.cores} cores; mysqld was held "
                                       f"on {C.fmt_cores(measured)} here (the host has too few)")
         return super().absent(ctx, build, label.split(" on ")[0])
-
-
-@dataclass(frozen=True)
-class CoresRatio(C.Comparison):
-    """One engine's best on `a` cores / its best on `b` cores (a=None: the most cores
-    measured above b). Both core counts must have been measured (cores: ...)."""
-    engine: str = ""
-    a: int | None = None
-    b: int = 0
-    load = ("users",)   # the sides differ in cores: peaks over the users both measured
-
-    def _cores(self, ctx, build):
-        return sorted({c.int("cores") for c in ctx.tidy.cells(self.experiment_name, build=build,
-                                                                engine=self.engine)})
-
-    def sides(self, ctx, build, settings):
-        cores = self._cores(ctx, build)
-        if not cores:
-            why = C.unsupported_reason(ctx, self.experiment_name, build, self.engine)
-            return C.missing("build", why) if why else self.absent(ctx, build, self.engine)
-        a = self.a if self.a is not None else next((c for c in reversed(cores) if c > self.b), None)
-        if self.b not in cores or a is None or a not in cores:
-            want = f"{self.b} and {self.a} cores" if self.a else f"{self.b} and more than {self.b} cores"
-            return C.missing("cores", f"scaling of {self.engine} needs mysqld on {want}; held on "
-                                      f"{C.fmt_cores(cores)} here (the host has too few)")
-        p = C.pool(ctx, self.experiment_name, build, settings, engine=self.engine, **self.where(settings))
-        return ((f"{self.engine} on {a} cores", [c for c in p if c.int("cores") == a]),
-                (f"on {self.b} cores", [c for c in p if c.int("cores") == self.b]))
-
-    def absent(self, ctx, build, label):
-        return C.missing("data", f"no {self.experiment_name} cells of {label}")
 
 
 def _best_at(ctx, experiment, engine, cores):
@@ -176,7 +150,7 @@ CLAIMS = [
         needs=C.CONTENTION, mechanism=LOCKS, min_cores=cores, cores_why=f"the study's figure on {cores} cores",
         macro=macro, experiments=("fts",), experiment_name="fts", a="InnoDB", b="MyISAM", cores=cores)
       for cores, pub, macro in ((8, 1.5, "FtsEightCores"), (4, 2.0, "FtsFourCores"))],
-    CoresRatio(
+    C.CoresRatio(
         id="A1-FTS-MyISAM-stops-at-8", study="A1",
         statement="Full-text search, MyISAM: loses throughput beyond 8 cores (best on the most cores "
                   "measured above 8 ÷ best on 8)",
@@ -184,20 +158,20 @@ CLAIMS = [
         rule=C.below(1.0, "'regression with more cores': below 1"),
         mechanism="MyISAM's LOCK_status mutex", **A1_GATE, macro="FtsMyISAMStops",
         experiments=("fts",), experiment_name="fts", engine="MyISAM", a=None, b=8),
-    CoresRatio(
+    C.CoresRatio(
         id="A1-FTS-MyISAM-4-to-8", study="A1",
         statement="Full-text search, MyISAM: scales from 4 to 8 cores (best on 8 ÷ best on 4)",
         published="MyISAM scales only from 4 to 8 cores", rule=C.above(1.0, "'scales': above 1"),
         mechanism="MyISAM's LOCK_status mutex", **A1_GATE, macro="FtsMyISAMFourEight",
         experiments=("fts",), experiment_name="fts", engine="MyISAM", a=8, b=4),
-    CoresRatio(
+    C.CoresRatio(
         id="A1-FTS-InnoDB-scales-4-16", study="A1",
         statement="Full-text search, InnoDB: scales from 4 to 16 cores (best on 16 ÷ best on 4)",
         published="InnoDB scales 4→16 cores (best 13,000 QPS on 24–32)",
         rule=C.above(1.0, "'scales': above 1"),
         mechanism="InnoDB's dictionary mutex limits it beyond 16", **A1_GATE, macro="FtsInnoDBScales",
         experiments=("fts",), experiment_name="fts", engine="InnoDB", a=16, b=4),
-    CoresRatio(
+    C.CoresRatio(
         id="A1-FTS-InnoDB-no-regression-32", study="A1",
         statement="Full-text search, InnoDB: no regression up to 32 cores (best on 32 ÷ best on 16)",
         published="InnoDB does not regress up to 32 cores (best 13,000 QPS on 24 or 32)",

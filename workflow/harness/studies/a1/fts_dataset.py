@@ -13,11 +13,22 @@ import os
 import re
 from pathlib import Path
 
-from harness.measure import sysbench
 from harness.studies.a1 import corpus
 from harness.studies.a1 import fts_server as fulltext
 
 DB = "fts"
+# what harness.plan.config checks of an experiment on it: the one workload it serves (the
+# workload's `dataset` says the converse), its tables, and the keys it reads beside a
+# throughput experiment's own (kind_keys)
+WORKLOAD = "fts"
+TABLES = [1]
+SPEC_KEYS = ("corpus",)
+ROW_S = 1 / 5_000  # seconds to load a row, its FULLTEXT index included (harness.plan.estimate)
+# the workload (its sysbench driver, fts.lua beside this file): `dataset`, the one it runs on;
+# `with_args` {a driver option: fts.lua's options that go with it}: with sysbench's prepared
+# statements, one server-side statement with the word bound
+DRIVER = {"script": str(Path(__file__).resolve().parent / "fts.lua"), "args": [], "statements": [],
+          "dataset": "fulltext", "with_args": {"--db-ps-mode=auto": ["--fts-ps=on"]}}
 
 
 def corpus_key(corpus: dict) -> str:
@@ -94,7 +105,8 @@ def unsupported(cell: dict, entry: dict) -> str | None:
 
 
 def driver_args(spec: dict, cell: dict, socket) -> list[str]:
-    return sysbench.fts_args(socket=socket, db=DB, table=table(cell["engine"]))
+    return [f"--mysql-socket={socket}", "--mysql-user=root", f"--mysql-db={DB}",  # fts.lua's connection
+            f"--fts-table={table(cell['engine'])}"]                               # and its table
 
 
 def rows(key: str) -> int:

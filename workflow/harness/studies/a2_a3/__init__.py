@@ -14,13 +14,15 @@ from harness.analysis import claims as C
 from harness.analysis import tidydata as T
 from harness.analysis import marks as _marks
 from harness.analysis.claimrules import interval_text
-from harness.studies.a1 import CoresRatio
 
 NAME = "a2_a3"
 CODES = ("A2", "A3")
 TITLE = "Study A: InnoDB vs MyISAM on MySQL 5.6 (sysbench parts A2, A3)"
 SECTION = "section.tex"
 
+# its sentence in the appendix's interval limits (harness.report.method.limits)
+INTERVAL_NOTE = ("A3's spin-delay stability averages its coefficients of variation over the loads both "
+                 "delays measured.")
 EXPERIMENTS = {
     "point_select": ("A2, A3, B4", "Point-Selects, 1 vs 8 tables"),
     "oltp_ro": ("A2, A3, B2, B4", "OLTP_RO, transactions on vs off"),
@@ -150,7 +152,7 @@ HT = ("A3's 64 are 32 cores with both hardware threads (Hyper-Threading); the co
 
 
 @dataclass(frozen=True)
-class SmtRatio(CoresRatio):
+class SmtRatio(C.CoresRatio):
     """Best on `a` pure cores / best on `b` hardware threads, b the study's SMT point (32
     cores with both threads). The study's claim is about Hyper-Threading: judged only on
     cells placed on SMT siblings (`smt`: the gate; off, the ratio of whatever cells carry
@@ -290,7 +292,7 @@ CLAIMS = [
         mechanism=READ_VIEWS, **GATE, macro="PsThirtyTwo",
         experiments=("point_select",), experiment_name="point_select", engine="InnoDB", tables=8,
         a=32, b=64),
-    *[CoresRatio(
+    *[C.CoresRatio(
         id=f"A3-PS-scale-well-{engine}", study="A3",
         statement=f"Point-Selects, {engine}, 8 tables: scales with cores (best on the most cores "
                   f"measured above 16 ÷ best on 16)",

@@ -9,7 +9,7 @@ the first-named engine took longer). The engines run in one cell, in a random or
 per repetition, so a repetition holds both sides of a ratio: paired by repetition (a
 step timed several times counts once, by its median) and judged like every ratio claim
 (harness.analysis.blockverdict); too few repetitions: inconclusive, saying how many.
-Published numbers are those of docs/studies.md (Study C).
+Published numbers: docs/studies.md (Study C). `reap`: its labelled stand-ins (`harness reap`).
 """
 from __future__ import annotations
 
@@ -17,13 +17,11 @@ import re
 import statistics
 from dataclasses import dataclass
 
-from harness.analysis import claims as C
-from harness.analysis import tidydata as T
-from harness.analysis import blockverdict as BV
-from harness.analysis import intervals as I
+from harness.analysis import blockverdict as BV, claims as C, intervals as I, tidydata as T
 from harness.analysis import marks as _marks
 from harness.analysis.claimrules import interval_text
 from harness.studies.c import percommit, test_drive
+from harness.studies.c.legacy_pg import reap  # noqa: F401
 
 NAME = "c"
 CODES = ("C1",)
@@ -32,6 +30,8 @@ SECTION = "section.tex"
 
 EXPERIMENT = "test_drive"
 STEP_SCRIPTS = {test_drive.SCRIPT: test_drive}
+OUTSIDE_COVERAGE = ("Study C's engine order before it was drawn per block (steps cells without C1 position "
+                    "rows); the PostgreSQL stand-in, last in every block")  # report.method.limits
 EXPERIMENTS = {
     EXPERIMENT: ("C1--C4", "stored-procedure inserts, scans, conversions, ARCHIVE size, pluggability "
                            "(+ PostgreSQL as the legacy stand-in)"),

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from harness import builds, paths
 from harness.measure import mycnf
-from harness.measure.effective import PG_SETTINGS
 
 from harness.measure.datasets import scratch
 from harness.measure import factors
@@ -75,6 +74,9 @@ def scan_plan(pg: PgServer) -> str:
 # -- the legacy row of a steps cell (the kind calls test_drive.extra) -------------------
 
 LEGACY_ENGINE = "PostgreSQL (legacy stand-in)"
+# its settings (SHOW ALL) that say what it ran with: the manifest's legacy.effective and the
+# cell's effective.postgres (test_drive.EVIDENCE), where the durability factor reads them
+PG_SETTINGS = ("server_version", "synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "jit")
 
 
 def _enterable_by_others(path: Path) -> bool:
@@ -113,9 +115,23 @@ def synchronous_commit(values: dict, family: str) -> str:
 
 def settings(pg: PgServer) -> dict:
     """The stand-in's settings that say how it ran (SHOW ALL, the names of
-    harness.measure.effective.PG_SETTINGS)."""
+    PG_SETTINGS)."""
     rows = {r[0]: r[1] for r in pg.query("SHOW ALL") if len(r) >= 2}
     return {n: rows[n] for n in PG_SETTINGS if n in rows}
+
+
+def check_spec(spec: dict, where: str, lock: dict, lock_file: str) -> None:
+    """A steps experiment's legacy row, before anything runs (harness.plan.config, as the
+    test_drive script's check): its legacy_build is a PostgreSQL build of the lock.
+    Raises ValueError naming the key and the fix."""
+    if not spec.get("legacy"):
+        return
+    name = spec["legacy_build"]
+    if name not in lock:
+        raise ValueError(f"{where}.legacy_build: '{name}' is not in {lock_file}; use postgresql-15")
+    if not str(lock[name]["family"]).startswith("postgresql"):
+        raise ValueError(f"{where}.legacy_build: {name} is a {lock[name]['family']} build, "
+                         f"not PostgreSQL; use postgresql-15")
 
 
 def legacy_build(name: str, lock: Path | None = None) -> tuple[dict, Path]:

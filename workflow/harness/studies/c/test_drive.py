@@ -37,6 +37,7 @@ import pymysql
 
 from harness.measure.stepscript import StepContext, cursor
 from harness.studies.c import legacy_pg
+from harness.studies.c.legacy_pg import check_spec  # noqa: F401 - the config check of its legacy keys
 from harness.studies.c.drivebase import (  # noqa: F401 - names of the script (C.params, C.STUDY_ENGINES, ...)
     ARCHIVE_PLUGIN, COLUMNS, CONVERSIONS, DB, ER_ILLEGAL_HA, KNOBS, PAPER_ROWS, SCAN, SCRIPT,
     STUDY_ENGINES, STUDY_ROW, TABLE, durability_options, ensure_engine, expected_matches,
@@ -46,6 +47,12 @@ from harness.studies.c.pluggability import c4_features, c4_show_engines, c4_skip
 
 
 # -- the script ---------------------------------------------------------------------------
+# the experiment keys it reads beside a steps experiment's own (harness.plan.config.kind_keys)
+SPEC_KEYS = ("legacy", "legacy_build")
+# its extra part's settings go into the cell's effective evidence as `postgres` (harness.measure.steps)
+EVIDENCE = {"legacy": "postgres"}
+
+
 def run(ctx: StepContext) -> None:
     p = params(ctx.params)
     ctx.server.query(f"DROP DATABASE IF EXISTS {DB}")
