@@ -58,7 +58,7 @@ def key_row(m: dict) -> dict:
     without that block, or whose server showed another value than its name says, is
     refused (EffectiveError: one line naming the cell and the fix)."""
     kind, f = kind_of(m), m["factors"]
-    shown = effective.check(m)
+    shown = effective.check(m, kinds.named(m))
     row = {}
     for k in kind.KEY_HEAD:
         row[k] = m[k] if k in ("study", "experiment") else f.get(k, "base" if k == "variant" else "")

@@ -87,7 +87,7 @@ def run_cells(*, experiment: str, spec: dict, cells: list[str], entry: dict, bui
             manifest["server"]["version"] = part.pop("server_version", "")
             manifest.update(part)
             try:  # a server that ran other settings than the name says is no measurement of it
-                effective.check(manifest)
+                effective.check(manifest, kinds.named(manifest))
             except effective.EffectiveError as e:
                 raise ServerError(str(e)) from None
             (fr.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")

@@ -38,10 +38,14 @@ def all_datasets() -> dict:
     return {**GENERIC, **studies.datasets()}
 
 
-def for_cell(spec: dict, cell: dict) -> tuple[str, str] | None:
-    """(dataset kind, key) a throughput cell copies its datadir from; None for steps cells."""
-    if spec["kind"] != "throughput":
-        return None
+def scale_key(spec: dict) -> str | None:
+    """The spec key of a dataset's scale (its module's SCALE_KEY; None: it has none)."""
+    return getattr(all_datasets().get(spec.get("dataset")), "SCALE_KEY", None)
+
+
+def for_cell(spec: dict, cell: dict) -> tuple[str, str]:
+    """(dataset kind, key) a cell of a kind that copies a dataset (its DATASET) copies its
+    datadir from."""
     ds = spec["dataset"]
     return ds, all_datasets()[ds].key(spec, cell)
 

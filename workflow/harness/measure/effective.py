@@ -109,18 +109,9 @@ def mismatches(named: dict, eff: dict) -> list[str]:
             for n, v in named.items() if text(got.get(n)) != text(v)]
 
 
-def named(manifest: dict) -> dict:
-    """The factor values a cell's name says (its variant, engine and workload), each factor's
-    baseline where the name does not vary it: what its server must show."""
-    f = manifest.get("factors") or {}
-    variant = factors.parse(str(f.get("variant", "base")))
-    if (manifest.get("kind") or "throughput") == "throughput":  # schema 1: throughput
-        return factors.settings(variant, str(f.get("engine", "")), f.get("workload"))
-    return factors.step_settings(variant)
-
-
-def check(manifest: dict, where: str = "") -> dict:
-    """The manifest's effective factor values, or EffectiveError naming the cell and the fix."""
+def check(manifest: dict, named: dict, where: str = "") -> dict:
+    """The manifest's effective factor values, or EffectiveError naming the cell and the fix;
+    `named`: what its name says (harness.measure.kinds.named, its kind's own settings)."""
     cell = manifest.get("cell", "?")
     at = f" ({where})" if where else ""
     fix = "re-measure it (delete the cell's directory and run the pipeline again)"
@@ -128,7 +119,7 @@ def check(manifest: dict, where: str = "") -> dict:
     if not isinstance(eff, dict) or not isinstance(eff.get("factors"), dict):
         raise EffectiveError(f"cell {cell}{at} has no effective settings in its manifest (measured "
                              f"before the server's settings were read back); {fix}")
-    bad = mismatches(named(manifest), eff)
+    bad = mismatches(named, eff)
     if bad:
         raise EffectiveError(f"cell {cell}{at}: its server ran other settings than its name says "
                              f"({'; '.join(bad)}); {fix}")

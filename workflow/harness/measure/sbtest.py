@@ -17,6 +17,8 @@ from harness.measure.server import ServerError
 VOLATILE = {"MEMORY", "MEMORY-BTREE"}
 DB = "sbtest"
 ROW_S = 1 / 50_000  # seconds to load a row, with its indexes (harness.plan.estimate)
+SCALE_KEY = "table_size"  # the spec key of its scale: rows per table (the deviations table, the estimate)
+TABLE_CAPTURES = True  # a cell reads its tables' statistics and key caches (harness.measure.throughput)
 
 
 def key(spec: dict, cell: dict) -> str:

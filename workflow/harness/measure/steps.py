@@ -22,6 +22,13 @@ from harness.measure.naming import CellName
 NAMING = CellName("{build}_{variant}_c{cores}_r{rep}")
 SYSBENCH = False  # its cells run a step script (their cost is in rows), no sysbench driver
 NAMED_BY = "script"  # the spec key naming its step script (a study's STEP_SCRIPTS)
+DATASET = False   # its script builds its own tables from the empty template
+SCALE_KEY = "rows"  # the spec key of its scale
+
+
+def named_settings(variant: dict, f: dict) -> dict:
+    """What its server must show: the variant's step settings (engines vary inside the script)."""
+    return factors.step_settings(variant)
 
 KEY_HEAD = ["study", "experiment", "script", "build", "variant"]
 KEY_TAIL = ["cores"]

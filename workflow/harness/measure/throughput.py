@@ -34,6 +34,13 @@ NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_u{users}_r{rep}
 GROUP_BY = "users"
 SYSBENCH = True   # its cells run a sysbench driver for warmup_s + duration_s
 NAMED_BY = "workload"  # the spec key naming its driver (harness.measure.sysbench.all_workloads)
+DATASET = True    # its cells copy a prepared dataset's datadir (harness.measure.datasets.for_cell)
+SCALE_KEY = None  # its scale is its dataset's (the dataset module's SCALE_KEY)
+
+
+def named_settings(variant: dict, f: dict) -> dict:
+    """What its server must show: the variant's settings for the cell's engine and workload."""
+    return factors.settings(variant, str(f.get("engine", "")), f.get("workload"))
 GROUP_NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_r{rep}")
 CLIENT_SATURATED = 0.9  # a load generator busier than this on its CPUs may measure itself
 WARMUP_SEED_OFFSET = 100003  # the warm-up's seed: far from every measured seed (seed + rep)
@@ -106,7 +113,8 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     kind's part of the manifest."""
     srv, tmp = fr.server, fr.tmp
     workload, users, engine = spec["workload"], d["users"], d["engine"]
-    captures, caches = _table_captures(fr, spec, d, values) if spec["dataset"] == "sbtest" else ({}, None)
+    captures, caches = _table_captures(fr, spec, d, values) if getattr(datasets.all_datasets()[spec["dataset"]], "TABLE_CAPTURES", False) \
+        else ({}, None)
     pfs = collect.pfs_enabled(srv)
     seed = settings["seed"] + d["rep"]
     # docker on cgroup v1: sysbench's windows in the container's memory cgroup, charged with

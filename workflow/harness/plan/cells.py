@@ -138,10 +138,9 @@ def dataset_path(cfg: dict, exp: str, name: str, root: str = "data/datasets") ->
     """The prepared dataset a cell copies its datadir from (None: the empty template)."""
     spec = cfg["experiments"][exp]
     d = kind_of(cfg, exp).parse(name)
-    ds = datasets.for_cell(spec, d)
-    if ds is None:
+    if not kind_of(cfg, exp).DATASET:
         return None
-    dkind, key = ds
+    dkind, key = datasets.for_cell(spec, d)
     return f"{root}/{d['build']}/{dkind}/{key}"
 
 

@@ -20,7 +20,7 @@ from harness import builds
 
 from harness.measure import cores as cores_mod
 
-from harness.measure import factors
+from harness.measure import factors, kinds
 
 from harness.plan import repetitions
 
@@ -398,7 +398,7 @@ def _check_experiment(out: dict, exp: str, raw: dict, lock: dict, lock_path: Pat
 
 def _check_variant(spec: dict, kind: str, exp: str, name: str) -> None:
     f, where = factors.FACTORS[name], f"experiments.{exp}.variants.{name}"
-    if kind == "steps" and not (f.engines is None or f.steps):
+    if not kinds.KINDS[kind].SYSBENCH and not (f.engines is None or f.steps):
         raise ConfigError(f"{where}: is not set in steps cells; remove it "
                           f"(steps cells take: {', '.join(factors.step_settings({}))})")
     if f.workloads is not None and spec.get("workload") not in f.workloads:

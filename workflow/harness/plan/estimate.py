@@ -270,20 +270,21 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
                      "measure_s": n * per, "overhead_s": n * over,
                      "total_s": n * (per + over), "worst_s": n_max * (per + over), "todo_s": todo * (per + over),
                      "disk_bytes": n * cb, "disk_max_bytes": n_max * cb})
-    datasets = plan.datasets_needed(cfg, lock)
-    ds_todo = [d for d in datasets if not os.path.isdir(os.path.join(root, d))]
-    ds_s = sum(dataset_seconds(d, ov) for d in datasets)
+    needed = plan.datasets_needed(cfg, lock)
+    ds_todo = [d for d in needed if not os.path.isdir(os.path.join(root, d))]
+    ds_s = sum(dataset_seconds(d, ov) for d in needed)
     ds_todo_s = sum(dataset_seconds(d, ov) for d in ds_todo)
     ds_bytes = 0
     for exp, spec in plan.experiments(cfg).items():
-        if spec.get("dataset") == "sbtest":
+        key = datasets.scale_key(spec) if kinds.KINDS[spec["kind"]].DATASET else None
+        if key:
             tables = max(spec.get("tables") or [1])
-            ds_bytes += int(spec.get("table_size") or 0) * tables * ROW_BYTES * len(plan.builds_of(cfg, exp))
-    ds_bytes += len(datasets) * DATADIR_BYTES
-    lanes = _lanes(cfg, lock, rows, topo, [dataset_seconds(d, ov) for d in datasets])
+            ds_bytes += int(spec.get(key) or 0) * tables * ROW_BYTES * len(plan.builds_of(cfg, exp))
+    ds_bytes += len(needed) * DATADIR_BYTES
+    lanes = _lanes(cfg, lock, rows, topo, [dataset_seconds(d, ov) for d in needed])
     return {"profile": cfg.get("profile"), "rows": rows, "overheads": ov, "cell_bytes_src": cb_src,
             **lanes,
-            "datasets": len(datasets), "datasets_todo": len(ds_todo),
+            "datasets": len(needed), "datasets_todo": len(ds_todo),
             "dataset_s": ds_s, "dataset_todo_s": ds_todo_s,
             "dataset_bytes": ds_bytes,
             "total_s": sum(r["total_s"] for r in rows) + ds_s,

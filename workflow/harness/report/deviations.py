@@ -13,7 +13,7 @@ from collections import Counter
 
 from harness import registry as studies
 from harness.analysis import tidydata as T
-from harness.measure import datasets, mycnf
+from harness.measure import datasets, kinds, mycnf
 from harness.measure import factors
 from harness.report.latex import GENERATED, NA, distinct, fmt_int, fmt_num, join_words, tex_escape, tex_tt
 
@@ -90,12 +90,21 @@ def _by_experiment(tidy, pick) -> str:
                                             for v in order[1:]])
 
 
+def _kind(spec):
+    return kinds.KINDS.get(spec.get("kind"))  # None: no spec (an empty tidy table)
+
+
 def _sbtest_rows(spec):
-    return spec.get("table_size") if spec.get("kind") == "throughput" and spec.get("dataset") == "sbtest" else None
+    """Rows per table of a kind whose scale is its dataset's (sbtest's table_size)."""
+    k = _kind(spec)
+    key = datasets.scale_key(spec) if k is not None and k.SCALE_KEY is None else None
+    return spec.get(key) if key else None
 
 
 def _steps_rows(spec):
-    return spec.get("rows") if spec.get("kind") == "steps" else None
+    """Rows of a kind with a scale of its own (a step script's rows)."""
+    key = getattr(_kind(spec), "SCALE_KEY", None)
+    return spec.get(key) if key else None
 
 
 def _counts(tidy, col, words) -> str:
