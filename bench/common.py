@@ -36,6 +36,20 @@ def pinned_build(name: str = BUILD) -> tuple[dict, Path, Path]:
     return entry, build_dir, template
 
 
+def sbtest_datasets(sc: dict, build: tuple, work: Path, engines) -> dict:
+    """{engine: a prepared sbtest dataset at the scale sc (tables, table_size, settings)}, made
+    under work/datasets once and reused."""
+    from harness.measure import datasets
+    entry, build_dir, template = build
+    out = {}
+    for e in engines:
+        out[e] = work / "datasets" / f"{e}_t{sc['tables']}_n{sc['table_size']}"
+        if not out[e].exists():
+            datasets.prepare("sbtest", out[e].name, name=BUILD, entry=entry, build_dir=build_dir,
+                             template=template, out=out[e], settings=sc["settings"])
+    return out
+
+
 def per_start(units: dict, level: float = 0.9):
     """The ratio A/B when the independent unit is a server start, not a window.
 

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import BUILD, ROOT, pinned_build  # noqa: E402
+from common import BUILD, ROOT, pinned_build, sbtest_datasets  # noqa: E402
 from variance_components import profile_scale  # noqa: E402
 
 ENGINES = ("InnoDB", "MyISAM", "MEMORY")
@@ -67,18 +67,6 @@ def one_start(sc: dict, engine: str, users: list[int], rep: int, build: tuple, d
     return got
 
 
-def _datasets(sc: dict, build: tuple, work: Path) -> dict:
-    from harness.measure import datasets
-    entry, build_dir, template = build
-    out = {}
-    for e in ENGINES:
-        out[e] = work / "datasets" / f"{e}_t{sc['tables']}_n{sc['table_size']}"
-        if not out[e].exists():
-            datasets.prepare("sbtest", out[e].name, name=BUILD, entry=entry, build_dir=build_dir,
-                             template=template, out=out[e], settings=sc["settings"])
-    return out
-
-
 def block_plan(users: list[int], rng: random.Random) -> list[tuple[str, str, list[int]]]:
     """The block's starts, (mode, engine, users in order), in a seeded order."""
     starts = []
@@ -94,7 +82,7 @@ def block_plan(users: list[int], rng: random.Random) -> list[tuple[str, str, lis
 def measure(sc: dict, users: list[int], blocks: int, rng: random.Random, work: Path) -> list[dict]:
     from harness.measure import hostlock
     build = pinned_build()
-    ds = _datasets(sc, build, work)
+    ds = sbtest_datasets(sc, build, work, ENGINES)
     rows = []
     for b in range(1, blocks + 1):
         with hostlock.measuring(f"bench group_vs_fresh {sc['profile']} block {b}"):

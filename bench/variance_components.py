@@ -47,7 +47,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import BUILD, ROOT, per_start, per_start_text, pinned_build, run_settings  # noqa: E402
+from common import BUILD, ROOT, per_start, per_start_text, pinned_build, run_settings, sbtest_datasets  # noqa: E402
 
 ENGINES = ("InnoDB", "MyISAM")
 LEVEL = 0.90
@@ -111,15 +111,9 @@ def one_start(sc: dict, engine: str, windows: int, rep: int, build: tuple, ds: P
 
 def measure(sc: dict, blocks: int, starts: int, windows: int, rng: random.Random, work: Path) -> dict:
     """{(block, start, engine): one_start(...)} over the whole design, and the load averages."""
-    from harness.measure import datasets, hostlock
+    from harness.measure import hostlock
     build = pinned_build()
-    entry, build_dir, template = build
-    ds = {}
-    for e in ENGINES:
-        ds[e] = work / "datasets" / f"{e}_t{sc['tables']}_n{sc['table_size']}"
-        if not ds[e].exists():
-            datasets.prepare("sbtest", ds[e].name, name=BUILD, entry=entry, build_dir=build_dir,
-                             template=template, out=ds[e], settings=sc["settings"])
+    ds = sbtest_datasets(sc, build, work, ENGINES)
     data, load, waited = {}, [], 0.0
     for b in range(1, blocks + 1):
         t0 = time.monotonic()

@@ -213,6 +213,18 @@ POINT_SELECT = {"study": "A3", "kind": "throughput", "workload": "point_select",
                 "variants": {}}
 
 
+# The recorded hwloc topologies of real many-core hosts (tests/fixtures/topology/hwloc/)
+HWLOC = ROOT / "tests" / "fixtures" / "topology" / "hwloc"
+RECORDED = ["32em64t-2n8c2t-pci-noio", "192em64t-12gr2n8c2t", "96em64t-4n4d3ca2co-pci",
+            "16em64t-4s2c2t-offlines", "16amd64-8n2c-cpusets", "24em64t-2n6c2t-pci"]
+
+
+def recorded_topology(name: str):
+    """One recorded host's topology, by its file's stem."""
+    from harness.measure.topology import Topology
+    return Topology.from_hwloc(HWLOC / f"{name}.xml")
+
+
 def run_settings(**over) -> dict:
     """Run settings as the pipeline passes them (harness.plan.cells.run_settings: every key,
     config/default.yaml's values), on the host backend unless `over` says otherwise."""

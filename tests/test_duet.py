@@ -14,14 +14,7 @@ from harness import builds
 from harness.measure.topology import Topology
 from harness.plan import config, coreplan, estimate, lanes as L, schedule
 
-ROOT = Path(__file__).resolve().parents[1]
-HW = ROOT / "tests" / "fixtures" / "topology" / "hwloc"
-ALL = ["32em64t-2n8c2t-pci-noio", "192em64t-12gr2n8c2t", "96em64t-4n4d3ca2co-pci",
-       "16em64t-4s2c2t-offlines", "16amd64-8n2c-cpusets", "24em64t-2n6c2t-pci"]
-
-
-def topo(name):
-    return Topology.from_hwloc(HW / f"{name}.xml")
+from conftest import HWLOC as HW, RECORDED as ALL, ROOT, recorded_topology as topo  # noqa: E402
 
 
 def cuts(t):
