@@ -274,13 +274,20 @@ class Frame:
         """The data/ folder the cell's output is in (data/raw/<study>/<experiment>/<cell>)."""
         return self.out.parents[3]
 
+    def _whole_host(self) -> dict:
+        """The lane of a cell run without lanes (a cluster node, a direct run-cell): the host
+        (its memory nodes listed, as a lane's, only on a host of several)."""
+        topo = self.host_plan.topology
+        mems = sorted(topo.mems) if len(set(topo.nodes) | set(topo.mems)) > 1 else []
+        return {"id": 0, "lanes": [0], "count": 1, "cpus": placement.cpulist(sorted(c.cpu for c in topo.cpus)),
+                "mems": mems, "oversubscribed": False}
+
     def _lane_part(self) -> dict:
         """lane, concurrent (the other lanes busy during this cell's window), oversubscribed."""
-        if not self.lane:
-            return {}
-        ln = self.lane
+        ln = self.lane or self._whole_host()
         return {"lane": {k: ln[k] for k in ("id", "lanes", "count", "cpus", "mems")},
-                "concurrent": lanebusy.concurrent(self._data, ln["lanes"], self._epoch0, time.time()),
+                "concurrent": lanebusy.concurrent(self._data, ln["lanes"], self._epoch0, time.time())
+                if self.lane else [],
                 "oversubscribed": bool(ln["oversubscribed"])}
 
     def manifest(self, *, kind: str, study: str, experiment: str, factors: dict) -> dict:
