@@ -1,7 +1,7 @@
-"""One measurement on the host at a time, whichever pipeline asks.
+"""One measurement per lane (or one on the whole host) at a time, whichever pipeline asks.
 
-Inside one pipeline Snakemake's `bench` resource already runs one server at a
-time; a second pipeline (another clone, another profile, a test run) knows
+Inside one pipeline Snakemake's `lane<i>` resources already run one server per
+lane at a time; a second pipeline (another clone, another profile, a test run) knows
 nothing of it and would measure on the same cores. Every step that starts a
 server to measure or to load (the cell frame, dataset preparation) therefore
 holds an exclusive `flock` on one host-wide lock file for its whole life. A
