@@ -9,6 +9,7 @@ import yaml
 
 from harness import builds
 from harness.plan import config, estimate, lanes as L, reads
+from harness.measure.placement import parse_cpulist
 from harness.measure.topology import Topology
 
 from conftest import HWLOC as HW, RECORDED as ALL, ROOT, recorded_topology as topo  # noqa: E402
@@ -229,3 +230,31 @@ def test_the_schedule_is_close_to_the_floor_of_its_lanes_work(name, tmp_path):
     for worst, wall in ((False, est["wall_s"]), (True, est["wall_worst_s"])):
         floor = schedule.area_bound(schedule.pieces(r, lock, est["rows"], lanes, worst), n)
         assert floor <= wall <= 1.1 * floor
+
+
+def test_a_block_runs_on_one_lane_and_a_wide_cell_holds_the_span_with_it():
+    t = topo("192em64t-12gr2n8c2t")
+    four = L.cut(t, 4, share_l3=True)
+    exps = ["x", "y"]
+    assert [L.block_lane(exps, "x", r, 3) for r in (1, 2, 3, 4)] == [0, 1, 2, 0]
+    assert [L.block_lane(exps, "y", r, 3) for r in (1, 2, 3, 4)] == [1, 2, 0, 1]
+    base = 5  # a block on lane 5: its 4-core cells there, its 8-core ones on lanes 4-5, 16 on 4-7
+    for n, held in ((4, [5]), (8, [4, 5]), (16, [4, 5, 6, 7])):
+        job = L.job_lane(four, base, n)
+        assert job["id"] == base and job["lanes"] == held and job["count"] == four.count
+        cpus = {x for i in held for x in four.lanes[i].cpus}
+        assert set(parse_cpulist(job["server_cpus"])) | set(parse_cpulist(job["client_cpus"])) <= cpus
+        assert not job["oversubscribed"]
+
+
+def test_on_two_cpus_two_lanes_share_them_and_a_cell_no_lane_holds_takes_both():
+    two_cpus = Topology.from_hwloc(HW / "16em64t-4s2c2t-offlines.xml", allowed={0, 1})
+    lanes = L.for_count(two_cpus, 2, [1])
+    one = [L.job_lane(lanes, b, 1) for b in (0, 1)]
+    assert [j["lanes"] for j in one] == [[0], [1]] and all(j["oversubscribed"] for j in one)
+
+
+def test_a_cell_no_span_places_holds_every_lane():
+    lanes = L.cut(topo("32em64t-2n8c2t-pci-noio"), 4, share_l3=False)
+    wide = next(n for n in (8, 12, 16) if lanes.width(n) == lanes.count)
+    assert L.job_lane(lanes, lanes.count - 1, wide)["lanes"] == list(range(lanes.count))

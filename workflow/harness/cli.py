@@ -196,7 +196,7 @@ def cmd_run_cell(a):
     entry = _lock_entry(a.lock, names.pop())
     ms = cell.run_cells(experiment=req["experiment"], spec=req["spec"], cells=a.cell, entry=entry,
                         build_dir=Path(a.build_dir), source=Path(a.source), settings=req["settings"],
-                        outs=[Path(o) for o in a.out], block=block)
+                        outs=[Path(o) for o in a.out], block=block, lane=cell.lane_arg(a.lane))
     for m in ms:
         res = m.get("result", {})
         print(f"{m['cell']}: " + ", ".join(f"{k}={v}" for k, v in res.items()))
@@ -393,8 +393,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--lock", default=lock)
     s.add_argument("--build-dir", required=True)
     s.add_argument("--source", required=True, help="dataset (or template) dir holding datadir/")
-    s.add_argument("--block", help="JSON from harness.plan.blocks.info: the (first) cell's block, "
-                                   "recorded in its manifest")
+    s.add_argument("--block", help="JSON of harness.plan.blocks.info: the (first) cell's block, for its manifest")
+    s.add_argument("--lane", help="JSON of harness.plan.lanes.job_lane: its lanes and CPUs")
     s.add_argument("--out", required=True, nargs="+", help="the cell's output directory (one per --cell)")
     s.set_defaults(fn=cmd_run_cell)
 

@@ -1,12 +1,44 @@
 # Datasets and measured cells (harness.plan.cells names them; harness.measure.kinds measures).
-# `bench=1` keeps one server on the host at a time. Blocks (harness.plan.blocks):
-# repetition r of an experiment is block r; block r opens after block r-1 is done,
+# Lanes (harness.plan.lanes, placement.lanes): each lane is a Snakemake resource `lane<i>`
+# of 1, so one job per lane at a time; a block runs wholly on its lane (a wider cell holds
+# the span of lanes it takes, a dataset every lane), blocks on different lanes side by
+# side. Blocks (harness.plan.blocks):
+# repetition r of an experiment is block r; block r opens after block r-<lanes> is done,
 # and inside it every cell runs once, each after its predecessor in the block's
 # seeded order (a group's cells together: one job, one server start, run_group_*).
 # An interrupted block is re-run whole. On a cluster (profiles/slurm) a block
 # is one job (group `block_<experiment>_r<rep>`): its cells run back to back on one node.
 # Looks (checkpoint `look`): blocks beyond `repetitions.min` are planned only while the
 # experiment is not decided.
+
+
+# The lanes this run measures on (none on a cluster: there a job holds a whole node).
+_CLUSTER = bool(getattr(workflow.resource_settings, "overwrite_resources", None) and
+                any("slurm" in str(k) for m in workflow.resource_settings.overwrite_resources.values()
+                    for k in dict(m or {})))
+LANES = None if REPLOT or _CLUSTER else hestimate.run_lanes(CFG, LOCK)
+for _i in range(LANES.count if LANES else 0):
+    workflow.register_resource(f"lane{_i}", 1)
+
+
+def cell_lane(experiment, first):
+    """harness.plan.lanes.job_lane of the job measuring cell `first` (and its group)."""
+    if LANES is None:
+        return None
+    cell = hplan.parse_cell(CFG, experiment, first)
+    base = hlanes.block_lane(EXPERIMENTS, experiment, cell["rep"], LANES.count)
+    return hlanes.job_lane(LANES, base, int(cell.get("cores") or 1))
+
+
+def lane_resources(held):
+    """Snakemake resources of a job: lane<i>=1 for each lane `held(wc)` gives, and `lane`,
+    run-cell's --lane (a string resource: not a params, so a change of lanes re-runs nothing)."""
+    res = {f"lane{i}": (lambda wc, i=i: int(i in held(wc)["lanes"])) for i in range(LANES.count if LANES else 0)}
+    res["lane"] = lambda wc: f"--lane '{json.dumps(held(wc))}'" if LANES else ""
+    return res
+
+
+ALL_LANES = {"lanes": list(range(LANES.count if LANES else 0))}
 
 
 def dataset_inputs(wc):
@@ -32,7 +64,7 @@ rule dataset:
         settings=json.dumps(hplan.run_settings(CFG), sort_keys=True),
         corpus=lambda wc, input: f"--corpus {input.corpus}" if "corpus" in input.keys() else "",
     resources:
-        bench=1,
+        **{k: v for k, v in lane_resources(lambda wc: ALL_LANES).items() if k != "lane"},
     shell:
         "{HARNESS} prepare-dataset --dataset {wildcards.dataset} --key {wildcards.key} --name {wildcards.build}"
         " --build-dir {input.build} --template {input.template} {params.corpus}"
@@ -107,9 +139,9 @@ rule run_cell:
     group:
         block_group
     resources:
-        bench=1,
+        **lane_resources(lambda wc: cell_lane(wc.experiment, wc.cell)),
     shell:
-        "{HARNESS} run-cell --cell {wildcards.cell} --cell-spec '{params.spec}' --block '{params.block}'"
+        "{HARNESS} run-cell --cell {wildcards.cell} --cell-spec '{params.spec}' --block '{params.block}' {resources.lane}"
         " --build-dir {input.build} --source {input.source} --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
@@ -171,9 +203,9 @@ for _users in sorted({tuple(CFG["experiments"][x]["users"]) for x in GROUPED}):
         group:
             block_group
         resources:
-            bench=1,
+            **lane_resources(lambda wc: cell_lane(wc.experiment, group_run(wc)[0][0])),
         shell:
-            "{HARNESS} run-cell --cell {params.cells} --cell-spec '{params.spec}' --block '{params.block}'"
+            "{HARNESS} run-cell --cell {params.cells} --cell-spec '{params.spec}' --block '{params.block}' {resources.lane}"
             " --build-dir {input.build} --source {input.source} --out {params.outs} > {log} 2>&1"
             " || (tail -3 {log}; exit 1)"
 
@@ -190,8 +222,9 @@ rule cell_measured:
 
 
 def open_inputs(wc):
-    rep = int(wc.rep)
-    return [ancient(hblocks.done_path(wc.experiment, rep - 1))] if rep > 1 else []
+    """Block r opens when block r-n is done, n the lanes: n blocks of an experiment at a time."""
+    rep, n = int(wc.rep), LANES.count if LANES else 1
+    return [ancient(hblocks.done_path(wc.experiment, rep - n))] if rep > n else []
 
 
 def open_params(wc):

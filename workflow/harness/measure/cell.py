@@ -11,6 +11,7 @@ from harness.measure import factors
 
 from harness.measure import effective, kinds
 from harness.measure.frame import Frame
+from harness.measure.placement import PlacementError
 from harness.measure.server import ServerError
 
 
@@ -26,6 +27,24 @@ def run_cell(*, experiment: str, spec: dict, cell: str, entry: dict, build_dir: 
                      source=source, settings=settings, outs=[out], block=block)[0]
 
 
+LANE_KEYS = ("id", "lanes", "count", "cpus", "mems", "server_cpus", "client_cpus", "oversubscribed")
+
+
+def lane_arg(text: str | None) -> dict | None:
+    """run-cell's --lane, checked before anything starts: the JSON of harness.plan.lanes.job_lane."""
+    if not text:
+        return None
+    try:
+        lane = json.loads(text)
+        ok = isinstance(lane, dict) and all(k in lane for k in LANE_KEYS) and bool(lane["lanes"])
+    except ValueError:
+        ok = False
+    if not ok:
+        raise PlacementError(f"--lane: {text!r} is not the JSON of harness.plan.lanes.job_lane "
+                         f"({', '.join(LANE_KEYS)}); let the pipeline pass it")
+    return lane
+
+
 def max_users(spec: dict, ds: list[dict]) -> int:
     """The most users any cell of the experiment runs: its server's max_connections is
     sized from it (+ 64 for the harness's own sessions), so a cell's my.cnf is the same
@@ -35,10 +54,12 @@ def max_users(spec: dict, ds: list[dict]) -> int:
 
 
 def run_cells(*, experiment: str, spec: dict, cells: list[str], entry: dict, build_dir: Path,
-              source: Path, settings: dict, outs: list[Path], block: dict | None = None) -> list[dict]:
+              source: Path, settings: dict, outs: list[Path], block: dict | None = None,
+              lane: dict | None = None) -> list[dict]:
     """Measure `cells` (a group: the same setting but for their users,
     harness.plan.cells.grouped) on one server start, in the order given, cell i into
-    outs[i]; `block` is the first cell's (the others follow it in the block). Each cell
+    outs[i]; `block` is the first cell's (the others follow it in the block); `lane`
+    (harness.plan.lanes.job_lane) the lanes it holds and its CPUs there. Each cell
     appears at its path, with its manifest, only when the whole group succeeded.
     Returns the manifests."""
     kind_name = spec["kind"]
@@ -66,7 +87,7 @@ def run_cells(*, experiment: str, spec: dict, cells: list[str], entry: dict, bui
     manifests = []
     with Frame(outs=[Path(o) for o in outs], name=d0["build"], entry=entry, build_dir=build_dir,
                source=source, cores=d0["cores"], settings=settings, options=options,
-               max_connections=users + 16 + 48) as fr:
+               max_connections=users + 16 + 48, lane=lane) as fr:
         for i, d in enumerate(ds):
             fr.select(i)
             part = kind.measure(fr, spec, d, values, settings)

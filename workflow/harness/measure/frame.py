@@ -29,6 +29,8 @@ from harness.measure import hostinfo
 
 from harness.measure import hostlock
 
+from harness.measure import lanebusy
+
 from harness import paths
 
 from harness.measure import placement
@@ -81,7 +83,7 @@ class Frame:
 
     def __init__(self, *, name: str, entry: dict, build_dir: Path, source: Path,
                  cores: int, settings: dict, options: dict, max_connections: int = 200,
-                 out: Path | None = None, outs: list[Path] | None = None):
+                 out: Path | None = None, outs: list[Path] | None = None, lane: dict | None = None):
         self.outs = [Path(o) for o in (outs or [out])]
         self.out = self.outs[0]
         self.state: dict = {}
@@ -93,11 +95,13 @@ class Frame:
         # the client disjoint and sized from the server's cores
         self.host_plan = cores_mod.plan(cores_mod.Topology.live(),
                                         client_min=settings["client_cpus"])
-        self.server_cpus, self.client_cpus = cores_mod.cpus_for(cores, self.host_plan)
+        # on lanes (harness.plan.lanes): the CPUs and memory nodes the plan gave the cell in its span
+        self.lane = lane
+        cell = cores_mod.cell_for(cores, self.host_plan) if not lane else _lane_cell(lane)
+        self.server_cpus, self.client_cpus = list(cell.server), list(cell.client)
         # its memory on the plan's nodes (placement.mems), checked against the nodes this
         # process may use before any server starts
-        self.server_mems = placement.run_mems(
-            cores_mod.mems_for(settings["mems"], cores_mod.cell_for(cores, self.host_plan)))
+        self.server_mems = placement.run_mems(cores_mod.mems_for(settings["mems"], cell))
         self.run_id = f"{self.out.name}-{os.getpid()}"
         self.server: Server | None = None
         self.observed: list[int] = []
@@ -176,10 +180,12 @@ class Frame:
     def __enter__(self):
         # one measurement on the host at a time, across pipelines (waits, saying so)
         what = f"cell {self.out.name}" + (f" and {len(self.outs) - 1} more on one server" if len(self.outs) > 1 else "")
-        self._lock = hostlock.measuring(what)
+        self._lock = hostlock.measuring(what, lanes=self.lane and self.lane["lanes"])
         self._lock.__enter__()
         self.timing["started"] = now()  # the wait for the lock is not part of the cell
-        self._t0 = time.monotonic()
+        self._t0, self._epoch0 = time.monotonic(), time.time()
+        if self.lane:  # the lanes' busy record: other lanes' cells read it (manifest `concurrent`)
+            lanebusy.start(self._data, self.lane["lanes"], self.outs[0].name)
         self._stagings, self.tmps = [], []
         try:
             for o in self.outs:
@@ -215,6 +221,8 @@ class Frame:
                 self._scratch.__exit__(exc_type, exc, tb)
                 self._exit_stagings(exc_type, exc, tb)
             finally:
+                if self.lane:
+                    lanebusy.end(self._data, self.lane["lanes"], self.outs[0].name)
                 self._lock.__exit__(exc_type, exc, tb)
         return False
 
@@ -247,7 +255,7 @@ class Frame:
         self.out, self.tmp = self.outs[i], self.tmps[i]
         if i:
             self.timing = {"started": now(), "phases": _phases()}
-            self._t0 = time.monotonic()
+            self._t0, self._epoch0 = time.monotonic(), time.time()
 
     def finish(self) -> None:
         """End the server once the kind has measured and captured everything (its my.cnf
@@ -260,6 +268,27 @@ class Frame:
             raise ServerError("mysqld is gone before the end of the cell")
         self._stop(failed=False, discard=True)
         self.timing["phases"]["end"] = "killed after the measurement (its datadir copy is discarded)"
+
+    @property
+    def _data(self) -> Path:
+        """The data/ folder the cell's output is in (data/raw/<study>/<experiment>/<cell>)."""
+        return self.out.parents[3]
+
+    def _whole_host(self) -> dict:
+        """The lane of a cell run without lanes (a cluster node, a direct run-cell): the host
+        (its memory nodes listed, as a lane's, only on a host of several)."""
+        topo = self.host_plan.topology
+        mems = sorted(topo.mems) if len(set(topo.nodes) | set(topo.mems)) > 1 else []
+        return {"id": 0, "lanes": [0], "count": 1, "cpus": placement.cpulist(sorted(c.cpu for c in topo.cpus)),
+                "mems": mems, "oversubscribed": False}
+
+    def _lane_part(self) -> dict:
+        """lane, concurrent (the other lanes busy during this cell's window), oversubscribed."""
+        ln = self.lane or self._whole_host()
+        return {"lane": {k: ln[k] for k in ("id", "lanes", "count", "cpus", "mems")},
+                "concurrent": lanebusy.concurrent(self._data, ln["lanes"], self._epoch0, time.time())
+                if self.lane else [],
+                "oversubscribed": bool(ln["oversubscribed"])}
 
     def manifest(self, *, kind: str, study: str, experiment: str, factors: dict) -> dict:
         """The manifest's common part; the kind adds its own keys before it is written."""
@@ -284,7 +313,17 @@ class Frame:
                           "client_cpus": placement.cpulist(self.client_cpus),
                           "plan_rule": self.host_plan.rule(),
                           "image": getattr(self, "image", None), **getattr(self, "backend_extra", {})},
+            **self._lane_part(),
             "host": hostinfo.host(),
             "timing": self.timing,
             "harness": {"git_commit": hostinfo.git_commit()},
         }
+
+
+def _lane_cell(lane: dict) -> cores_mod.Cell:
+    """The Cell the plan placed in the lane's span (--lane's server_cpus, client_cpus, mems)."""
+    server = tuple(placement.parse_cpulist(lane["server_cpus"]))
+    return cores_mod.Cell(cores=len(server), server=server,
+                          client=tuple(placement.parse_cpulist(lane["client_cpus"])),
+                          threads_per_core=1, sockets=(), nodes=(), client_on_siblings=0,
+                          mems=tuple(lane.get("cell_mems") or ()))

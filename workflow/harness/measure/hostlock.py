@@ -1,13 +1,19 @@
-"""One measurement on the host at a time, whichever pipeline asks.
+"""One measurement per lane (or one on the whole host) at a time, whichever pipeline asks.
 
-Inside one pipeline Snakemake's `bench` resource already runs one server at a
-time; a second pipeline (another clone, another profile, a test run) knows
+Inside one pipeline Snakemake's `lane<i>` resources already run one server per
+lane at a time; a second pipeline (another clone, another profile, a test run) knows
 nothing of it and would measure on the same cores. Every step that starts a
 server to measure or to load (the cell frame, dataset preparation) therefore
 holds an exclusive `flock` on one host-wide lock file for its whole life. A
 second one waits, saying once on stderr who holds the lock, and starts when
 the first ends. The kernel drops the lock when its holder exits, however it
 exits (SIGKILL included), so no stale lock is ever left to clean up.
+
+Lanes (harness.plan.lanes): a cell that runs on lanes holds the host lock shared and
+each of its lanes' locks (`<lock>.lane<i>`, in ascending order) exclusively, so cells
+of one lane never overlap while cells of different lanes may; a step on the whole host
+(a dataset, a cell without lanes) holds the host lock exclusively and so waits for
+every lane, and every lane waits for it.
 """
 from __future__ import annotations
 
@@ -73,10 +79,29 @@ def _open(path: Path) -> tuple[int, bool]:
         return os.open(path, os.O_RDONLY | os.O_CLOEXEC), False
 
 
+def lane_path(lane: int, path: Path | None = None) -> Path:
+    """Lane `lane`'s lock file, beside the host's."""
+    path = Path(path or lock_path())
+    return path.with_name(f"{path.name}.lane{lane}")
+
+
+def _take(fd: int, mode: int, path: Path, what: str, out, lane: int | None = None) -> None:
+    """flock `fd` in `mode`, saying once on `out` who holds it while waiting."""
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        who = holder(path) or "another process"
+        whose, where = ("the host's", "this host") if lane is None else (f"lane {lane}'s", f"lane {lane}")
+        print(f"waiting for {whose} measurement lock {path} (held by {who}): one measurement on "
+              f"{where} at a time; this {what} starts when that one ends", file=out or sys.stderr, flush=True)
+        fcntl.flock(fd, mode)
+
+
 @contextlib.contextmanager
-def measuring(what: str, out=None):
-    """Hold the host's measurement lock for the block; wait (one line on `out`,
-    stderr by default) while another process holds it. Re-entrant in one process."""
+def measuring(what: str, out=None, lanes=None):
+    """Hold the host's measurement lock for the block (exclusive; with `lanes`, shared, and
+    those lanes' locks exclusive); wait (one line on `out`, stderr by default) while another
+    process holds it. Re-entrant in one process."""
     global _depth
     if _depth:
         _depth += 1
@@ -86,16 +111,17 @@ def measuring(what: str, out=None):
             _depth -= 1
         return
     path = lock_path()
-    fd, writable = _open(path)
+    fds = []
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            who = holder(path) or "another process"
-            print(f"waiting for the host's measurement lock {path} (held by {who}): one measurement "
-                  f"on this host at a time; this {what} starts when that one ends",
-                  file=out or sys.stderr, flush=True)
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        fd, writable = _open(path)
+        fds.append(fd)
+        _take(fd, fcntl.LOCK_SH if lanes else fcntl.LOCK_EX, path, what, out)
+        if lanes:  # the host lock is shared: the holder line goes in the lane's file
+            for lane in sorted(set(lanes)):
+                lp = lane_path(lane, path)
+                fd, writable = _open(lp)
+                fds.append(fd)
+                _take(fd, fcntl.LOCK_EX, lp, what, out, lane)
         if writable:
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()} {what}\n".encode(), 0)
@@ -108,4 +134,5 @@ def measuring(what: str, out=None):
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, 0)
     finally:
-        os.close(fd)  # releases the flock
+        for fd in reversed(fds):
+            os.close(fd)  # releases the flock

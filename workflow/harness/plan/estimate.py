@@ -397,3 +397,13 @@ def main(argv=None) -> int:
     est.pop("lanes_obj", None)
     print(json.dumps(est, indent=1, default=str) if a.json else render(est))
     return 0
+
+
+def run_lanes(cfg: dict, lock: dict):
+    """The lanes a run's measurement jobs hold on this host: `placement.lanes` N, or (auto)
+    the estimate's choice (harness.plan.schedule.choose)."""
+    from harness.plan import schedule
+    from harness.measure.topology import Topology
+    if schedule.lanes_of(cfg) != "auto":
+        return schedule.choose(cfg, lock, [], Topology.live(), [])
+    return estimate(cfg, lock)["lanes_obj"]

@@ -319,3 +319,36 @@ def describe_twins(lanes: Lanes, widths=(1,)) -> list[str]:
         out.append(f"  cells on {w} lane{'s' if w > 1 else ''}: twins {where or 'none (no two spans alike)'}"
                    + (f"; without a twin (run as blocks): {', '.join(alone)}" if alone else ""))
     return out
+
+
+def block_lane(experiments, experiment: str, rep: int, count: int) -> int:
+    """The lane block `rep` of `experiment` starts on: round robin over the blocks of each
+    experiment, each experiment starting one lane further, so blocks of one experiment and
+    of different experiments spread over the lanes. A block is never split: its cells
+    all run on this lane (or on the span of it that a wider cell takes)."""
+    return (list(experiments).index(experiment) + rep - 1) % max(1, count)
+
+
+def job_span(lanes: Lanes, base: int, cores: int) -> tuple[int, tuple[Lane, ...]]:
+    """(span number, its lanes) a cell on `cores` CPUs of a block on lane `base` holds:
+    the span of its width that holds lane `base`; every lane when no span places it."""
+    w = lanes.width(cores)
+    spans = lanes.spans(w)
+    if not spans:
+        return 0, lanes.lanes
+    i = min(base // w, len(spans) - 1)
+    return i, spans[i]
+
+
+def job_lane(lanes: Lanes, base: int, cores: int) -> dict:
+    """What a cell's job holds and where it runs (run-cell's --lane; its manifest's `lane`):
+    the lane its block is on (`id`), the lanes it holds (`lanes`), their CPUs and memory
+    nodes, mysqld's and sysbench's CPUs there (the core plan's rules on the span), and
+    whether lanes share CPUs (`oversubscribed`)."""
+    i, span = job_span(lanes, base, cores)
+    cell = lanes.place(cores, i)
+    return {"id": base, "lanes": [lane.id for lane in span], "count": lanes.count,
+            "cpus": cpulist(sorted({x for lane in span for x in lane.cpus})),
+            "mems": sorted({m for lane in span for m in lane.mems}),
+            "server_cpus": cpulist(cell.server), "client_cpus": cpulist(cell.client),
+            "cell_mems": list(cell.mems), "oversubscribed": lanes.oversubscribed}

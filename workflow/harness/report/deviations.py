@@ -267,7 +267,21 @@ def deviation_rows(tidy) -> list[tuple[str, str, str]]:
         "warm-up and window" if sb.get("users_on_one_server") else
         "one per cell: every users value on a server started for it alone")))
     rows.append(("data in memory", "not stated", tex_escape(memory_sentence(tidy))))
+    lanes = lanes_sentence((tidy.provenance or {}).get("placement") or [])
+    if lanes:
+        rows.append(("cells side by side", "one at a time", tex_escape(lanes)))
     return rows
+
+
+def lanes_sentence(placements: list[dict]) -> str:
+    """How the run's cells shared the host (harness.plan.lanes), from the manifests' lanes."""
+    counts = sorted({p["lanes"] for p in placements if p.get("lanes")})
+    if not counts or counts == [1]:
+        return ""
+    over = any(p.get("oversubscribed") for p in placements)
+    return (f"blocks on {' or '.join(map(str, counts))} lanes at once, each block wholly on one lane"
+            + ("; oversubscribed: the lanes shared CPUs, so cells on different lanes competed for "
+               "them during their windows" if over else "; the lanes share no physical core"))
 
 
 def deviations_tex(tidy) -> str:
