@@ -20,6 +20,11 @@ own with 1 s intermediate reports. Log QPS is split into (nested, method of mome
 
 Bias of short windows: the claim-like ratio InnoDB/MyISAM from the first window after
 the warm-up (and from its first s seconds) against the same start pair's later windows.
+Shorter cells: every candidate warm-up W' and window T' (CANDIDATES) cut from each start's
+recorded seconds (the warm-up run, then window 1), its ratio against the same start
+pair's later windows (exact signed-rank interval over start pairs) and its model
+saving; a candidate is eligible when that interval lies inside +-3 % and it saves
+>= 1.15x at both ends of b's interval; the eligible one saving most is printed.
 
 Recommendation: Var(log ratio per block) ~= 2 (s2_within / n_eff(T) + s2_window + s2_start)
 (the block's own offset cancels in a pair); blocks needed at equal power scale with it;
@@ -429,6 +434,80 @@ def empirical_ratio_sd(run: dict) -> tuple[float, int]:
     return (math.sqrt(sum(x * x for x in dev) / dof) if dof else float("nan")), dof
 
 
+# -- shorter cells: warm-up W' and window T' cut from the recorded seconds ----------------
+CANDIDATES = [(w, t) for w in (5, 10, 15, 20, 30) for t in (10, 15, 20, 30, 60)]
+EQUIV = 0.03   # a short cell's ratio must be shown within +-3 % of the long windows' (as bench/group_vs_fresh.py)
+
+
+def timeline(v: dict) -> list[float]:
+    """A start's per-second QPS from the server's start: the warm-up run, then window 1."""
+    return list(v["seconds"].get(0, [])) + list(v["seconds"].get(1, []))
+
+
+def short_ratio(run: dict, windows: int, w: int, t: int) -> dict | None:
+    """Per start pair (b, s): (log InnoDB/MyISAM over seconds [w, w + t) of the timeline,
+    the same over windows 2..K: the reference, later than any candidate's seconds); None if
+    a start's timeline is shorter than w + t."""
+    data, out = run["data"], {}
+    for b, s in sorted({(b, s) for b, s, _ in data}):
+        x, y = data[(b, s, "InnoDB")], data[(b, s, "MyISAM")]
+        tx, ty = timeline(x), timeline(y)
+        if min(len(tx), len(ty)) < w + t:
+            return None
+        ref = [statistics.fmean(v["qps"][k] for k in range(2, windows + 1)) for v in (x, y)]
+        out[(b, s)] = (math.log(statistics.fmean(tx[w:w + t]) / statistics.fmean(ty[w:w + t])),
+                       math.log(ref[0] / ref[1]))
+    return out
+
+
+def pair_sd(pairs: dict) -> float:
+    """sd over start pairs of a short cell's log ratio, each block's mean removed (what a
+    block's pair of cells sees: the block's offset cancels)."""
+    by: dict = {}
+    for (b, _), (lr, _) in pairs.items():
+        by.setdefault(b, []).append(lr)
+    dev = [x - statistics.fmean(v) for v in by.values() for x in v]
+    dof = sum(len(v) - 1 for v in by.values())
+    return math.sqrt(sum(x * x for x in dev) / dof) if dof else float("nan")
+
+
+def shorter_cells(sc: dict, run: dict, windows: int, m: dict, c: float) -> list[dict]:
+    """Each candidate (W', T'): its bias against the later windows (exact signed-rank over
+    start pairs), its ratio's sd over start pairs, its model saving against the profile's
+    (W, T) at b's point and interval ends, and whether it is eligible: saving >= 1.15x at
+    both ends and the bias interval inside +-EQUIV."""
+    w0, t0, out = sc["warmup_s"], sc["duration_s"], []
+    for w, t in CANDIDATES:
+        pairs = short_ratio(run, windows, w, t)
+        if not pairs:
+            continue
+        ci = bias_interval([lr - ref for lr, ref in pairs.values()])
+        saves = [relative_cost(t0, w0, c, m["a"], b) / relative_cost(t, w, c, m["a"], b)
+                 for b in (m["b_lo"], m["b"], m["b_hi"])]
+        ok = bool(ci and -EQUIV <= ci[1] and ci[2] <= EQUIV and all(x == x and x >= 1.15 for x in saves))
+        out.append({"w": w, "t": t, "bias": ci, "sd": pair_sd(pairs), "saves": saves, "eligible": ok})
+    return out
+
+
+def print_shorter(sc: dict, rows: list[dict], c: float) -> dict | None:
+    """The candidates' table and the choice: the eligible one with the largest saving at b's point."""
+    print(f"  shorter cells, cut from each start's recorded seconds (warm-up run + window 1) against its "
+          f"later windows; cell = c + W' + T' with c = {c:.2f} s; eligible: bias interval inside "
+          f"+-{EQUIV:.0%} and >= 1.15x saving at both ends of b's interval")
+    for r in rows:
+        b = r["bias"]
+        bias = f"{b[0]:+.2%} [{b[1]:+.2%}, {b[2]:+.2%}] ({b[3]:.1%})" if b else "n/a (< 6 start pairs)"
+        lo, mid, hi = (f"{x:.2f}x" if x == x else "n/a" for x in r["saves"])
+        print(f"    W' {r['w']:>2} s, T' {r['t']:>2} s: {c + r['w'] + r['t']:5.1f} s a cell; ratio bias {bias}; "
+              f"ratio sd over start pairs {r['sd']:.2%}; saving {mid} ({lo} .. {hi})"
+              + ("  eligible" if r["eligible"] else ""))
+    best = max((r for r in rows if r["eligible"]), key=lambda r: r["saves"][1], default=None)
+    print("  shorter cell: " + (f"W' {best['w']} s + T' {best['t']} s ({best['saves'][1]:.2f}x less wall time at "
+                                 f"equal power at b's point)" if best else
+                                 f"none eligible: keep {sc['warmup_s']} s + {sc['duration_s']} s"))
+    return best
+
+
 def write_tsv(path: Path, runs: dict) -> None:
     """Raw figures: one row per 1 s interval (window 0 = the warm-up), per window
     (second = 'window'), per start's frame phase (window = 'phase', second = its name),
@@ -522,6 +601,7 @@ def main() -> int:
               f"{ph['stop_s']:.2f} s (backend {sc['settings']['backend']}); c = {c:.2f} s"
               + (" (--cell-overhead)" if a.cell_overhead is not None else " (these three)"))
         recommend(sc, m, c, bias, a.bias_tol)
+        print_shorter(sc, shorter_cells(sc, run, a.windows, m, c), c)
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import statistics
 import random
 import sys
 
@@ -100,3 +101,40 @@ def test_chi2_quantiles_and_the_optimal_window():
     c, w, a, b = 4.0, 3.0, 0.004, 0.0005
     best = min(range(1, 200), key=lambda t: VC.relative_cost(t, w, c, a, b))
     assert VC.optimal_window(c + w, a, b, 600) == pytest.approx(best, abs=1)
+
+
+def _starts(seed: int, pairs: int, slow_s: int, slow: float, sd: float = 0.01):
+    """A run of `pairs` start pairs (2 blocks): every start's warm-up run (30 s) and window 1
+    (60 s) per second, then windows 2-3 (their means only); InnoDB's first `slow_s` seconds
+    run `slow` below its level (a warm-up transient the short cells must see)."""
+    rng = random.Random(seed)
+    data = {}
+    for i in range(pairs):
+        b, s = 1 + i % 2, 1 + i // 2
+        for e, level in (("InnoDB", 1.0), ("MyISAM", 1.25)):
+            secs = [level * math.exp(rng.gauss(0, sd)) * ((1 - slow) if e == "InnoDB" and k < slow_s else 1.0)
+                    for k in range(90)]
+            data[(b, s, e)] = {"seconds": {0: secs[:30], 1: secs[30:]},
+                               "qps": {0: statistics.fmean(secs[:30]), 1: statistics.fmean(secs[30:]),
+                                       2: level, 3: level}}
+    return {"data": data}
+
+
+def test_shorter_cells_see_a_warm_up_transient_and_choose_a_cell_after_it():
+    sc = {"warmup_s": 30, "duration_s": 60}
+    m = {"a": 1e-4, "b": 1e-4, "b_lo": 5e-5, "b_hi": 2e-4}
+    rows = {(r["w"], r["t"]): r for r in VC.shorter_cells(sc, _starts(1, 8, 12, 0.5), 3, m, c=2.0)}
+    assert not rows[(5, 10)]["eligible"] and rows[(5, 10)]["bias"][2] < -0.03   # inside the transient
+    assert rows[(15, 15)]["bias"][1] > -0.03 and rows[(15, 15)]["eligible"]     # after it
+    best = VC.print_shorter(sc, list(rows.values()), 2.0)
+    assert best["w"] >= 15 and best["saves"][1] >= 1.15
+
+
+def test_no_shorter_cell_without_enough_start_pairs_or_when_every_one_is_biased():
+    sc = {"warmup_s": 30, "duration_s": 60}
+    m = {"a": 1e-4, "b": 1e-4, "b_lo": 5e-5, "b_hi": 2e-4}
+    few = VC.shorter_cells(sc, _starts(2, 4, 0, 0.0), 3, m, c=2.0)
+    assert few and not any(r["eligible"] for r in few)          # 4 pairs: no interval, nothing chosen
+    slow = VC.shorter_cells(sc, _starts(3, 8, 90, 0.2), 3, m, c=2.0)
+    assert not any(r["eligible"] for r in slow)                 # biased throughout against the later windows
+    assert VC.print_shorter(sc, slow, 2.0) is None
