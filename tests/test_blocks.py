@@ -24,14 +24,17 @@ from harness.plan import cells as plan
 from harness.plan import config
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-EXP = "point_select"
+# a profile's own experiment (no claim or figure names it): every block holds all its cells, the
+# block machinery alone (blocks after the first look holding fewer: tests/test_lookcells.py)
+EXP = "ps_blocks"
 
 
 def profile(reps) -> dict:
-    """A small profile on top of config/default.yaml: point_select only, 2 engines x 2 table counts."""
+    """A small profile on top of config/default.yaml: point_select's workload only, 2 engines x 2 table counts."""
     d = yaml.safe_load((ROOT / "config/default.yaml").read_text())
     exps = {k: {"enabled": False} for k in d["experiments"]}
-    exps[EXP] = {"engines": ["InnoDB", "MyISAM"], "tables": [1, 8], "cores": "max", "users": [4]}
+    exps[EXP] = {"study": "A3", "workload": "point_select", "engines": ["InnoDB", "MyISAM"], "tables": [1, 8],
+                 "cores": "max", "users": [4]}
     # the block machinery, not the verdicts: a few blocks need not reach claims.level here
     return {"profile": "blocks", "experiment_defaults": {"table_size": 1000, "repetitions": reps},
             "claims": {"decide": False}, "experiments": exps}
@@ -282,7 +285,7 @@ def test_a_group_is_one_job_and_one_server_setting_changes_nothing_else(work, lo
     res = subprocess.run([SNAKEMAKE, f"data/tidy/{EXP}_summary.csv", "-n", "--cores", "1",
                           "--configfile", "blocks.yaml"], cwd=work, capture_output=True, text=True)
     lines = [m.split(", ") for m in re.findall(r"^\s*output: (.+)$", res.stdout + res.stderr, re.M)]
-    groups = [ls for ls in lines if all("/point_select/" in x for x in ls) and len(ls) > 1]
+    groups = [ls for ls in lines if all(f"/{EXP}/" in x for x in ls) and len(ls) > 1]
     # 4 groups x 2 blocks, each one job whose outputs are its two cells (users 1 and 4)
     assert len(groups) == 8 and all(len(g) == 2 and g[0].replace("_u1_", "_u4_") == g[1] for g in groups)
     assert {x for g in groups for x in g} == {plan.cell_dir(cfg, EXP, n)

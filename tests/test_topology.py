@@ -356,8 +356,8 @@ def test_plan_command_on_a_recorded_host(capsys):
             "this host has 32, 0 of them on cores mysqld leaves free") in out
     assert ("    8 cores: mysqld on cpus 0-7 (socket 0, NUMA node 0, memory on node 0); "
             "sysbench on cpus 8-11 (socket 1, NUMA node 1)") in out
-    assert "  point_select (A3, throughput; cores: auto): 3456 cells at most" in out
-    assert "    kept (cells at most) 1 (864), 2 (864), 4 (864), 8 (864); dropped 16, 24, 32: do not fit" in out
+    assert "  point_select (A3, throughput; cores: auto): 1512 cells at most" in out
+    assert "    kept (cells at most) 1 (216), 2 (216), 4 (540), 8 (540); dropped 16, 24, 32: do not fit" in out
     assert "dropped 1, 2, 4: cores: max keeps only the largest count that fits" in out
 
 
@@ -370,10 +370,13 @@ def test_plan_command_json_and_estimate(capsys):
     ps = next(e for e in d["experiments"] if e["experiment"] == "point_select")
     assert list(ps["kept"]) == ["4", "8", "16", "24", "32"] and ps["estimate_s"] > 0
     assert ps["dropped"]["1"].startswith("not needed")
-    # expected: repetitions.min blocks; worst case: max blocks (harness.plan.estimate's rows)
+    # expected: repetitions.min blocks; worst case: max blocks, those after the first look
+    # with only the cells claims read (harness.plan.estimate's rows)
     lo, hi = ps["blocks"]
-    assert lo < hi and ps["cells_expected"] * hi == ps["cells"] * lo
-    assert ps["worst_s"] == pytest.approx(ps["estimate_s"] * hi / lo)
+    row = next(r for r in d["experiments"] if r["experiment"] == "point_select")
+    assert lo < hi and ps["cells_expected"] * hi > ps["cells"] * lo
+    assert ps["worst_s"] == pytest.approx(ps["estimate_s"] * ps["cells"] / ps["cells_expected"])
+    assert row["late"].startswith(f"blocks {lo + 1}-{hi}: only the ")
     assert d["estimate"]["worst_s"] > d["estimate"]["total_s"]
 
 

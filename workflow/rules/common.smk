@@ -75,10 +75,14 @@ def planned_blocks(experiment):
     """Blocks 1..n the DAG measures: n = repetitions.min (the first look), then each look
     that found the experiment not decided adds the blocks up to the next (checkpoint
     `look`: an unanswered look raises Snakemake's IncompleteCheckpointException, so the
-    DAG is re-evaluated once it has run). Replotting: every block, never a look."""
+    DAG is re-evaluated once it has run). Replotting: every block, never a look. An
+    experiment no measurable claim reads: blocks 1..repetitions.figures only (later
+    blocks would have no cell: hplan.last_block), never a look."""
     sched = look_schedule(experiment)
     if REPLOT:
         return sched[-1]
+    if not hplan.claim_read(CFG, LOCK, experiment):
+        return hplan.last_block(CFG, LOCK, experiment, sched[0])
     n = sched[0]
     for k in range(1, len(sched)):
         with open(checkpoints.look.get(experiment=experiment, look=k).output[0]) as f:
@@ -124,7 +128,9 @@ def block_state(experiment, rep):
 
 def _replot_missing(x):
     """Cells a replot lacks: of blocks 1..min, and of any later block that has some cells
-    (blocks after a decided look were never planned: not missing)."""
+    (blocks after a decided look were never planned: not missing). A block's cells are its
+    own (hplan.cells of rep r): figure-only cells of blocks after repetitions.figures are
+    never planned, so never missing."""
     lo, hi, _ = hplan.repetition_bounds(EXPERIMENTS[x])
     out = []
     for r in range(1, hi + 1):

@@ -363,6 +363,14 @@ def min_blocks(level=0.9, looks: int = 1, method: str = "signed-rank") -> int:
 
 
 KEYS = ("min", "max", "looks")
+OPTIONAL = ("figures",)   # blocks that measure the figures' cells too (default: min)
+
+
+def figures(value) -> int:
+    """`figures` of a `repetitions` value: the blocks that measure every read cell; later
+    blocks measure only the cells claims read. Unset (or an int n): min."""
+    lo = bounds(value)[0]
+    return value.get("figures", lo) if isinstance(value, dict) else lo
 
 
 def bounds(value) -> tuple[int, int, int]:

@@ -47,29 +47,49 @@ def repetition_bounds(spec: dict) -> tuple[int, int, int]:
 def cell_names(cfg: dict, lock: dict, exp: str, rep: int | None = None,
                blocks: int | None = None) -> list[str]:
     """Cell names of an experiment: of repetition `rep` if given, else of repetitions
-    1..`blocks` (default: the most the experiment may run, its max)."""
+    1..`blocks` (default: the most the experiment may run, its max); each block's
+    cells are read_combos(rep) (blocks after figure_blocks: only what claims read)."""
     spec = cfg["experiments"][exp]
     kind = kinds.KINDS[spec["kind"]]
     reps = [rep] if rep is not None else range(1, (blocks or repetitions.bounds(spec["repetitions"])[1]) + 1)
-    read = read_combos(cfg, lock, exp)
-    return [kind.name({**d, "rep": r}) for r in reps for d in read]
+    return [kind.name({**d, "rep": r}) for r in reps for d in read_combos(cfg, lock, exp, r)]
+
+
+def figure_blocks(spec: dict) -> int:
+    """F: the blocks that measure every read cell (figures' too): `repetitions.figures`
+    if set, else its min (the first look). Later blocks measure only what claims read."""
+    return repetitions.figures(spec["repetitions"])
 
 
 _READ: dict = {}
 
 
-def read_combos(cfg: dict, lock: dict, exp: str) -> list[dict]:
+def read_combos(cfg: dict, lock: dict, exp: str, rep: int | None = None) -> list[dict]:
     """The cells (without repetition) of an experiment that run and that a figure or a
-    claim this host can decide reads (harness.plan.reads); the others are not planned."""
-    key = (id(cfg), id(cfg.get("experiments")), id(lock), exp)
+    claim this host can decide reads (harness.plan.reads); the others are not planned.
+    Of block `rep` > figure_blocks: only the cells a measurable claim reads."""
+    late = rep is not None and rep > figure_blocks(cfg["experiments"][exp])
+    key = (id(cfg), id(cfg.get("experiments")), id(lock), exp, late)
     hit = _READ.get(key)
     if hit is not None and hit[0] is cfg:
         return hit[1]
     from harness.plan import reads
-    sels = reads.readers_cached(cfg, lock)["selectors"].get(exp, [])
+    who = reads.readers_cached(cfg, lock)
+    sels = who["claim_selectors" if late else "selectors"].get(exp, [])
     out = [d for d, reason in combos(cfg, lock, exp) if reason is None and reads.kept(sels, d)]
     _READ[key] = (cfg, out)
     return out
+
+
+def claim_read(cfg: dict, lock: dict, exp: str) -> bool:
+    """Whether a measurable claim reads any cell of the experiment (else its blocks after
+    figure_blocks are empty and never planned)."""
+    return bool(read_combos(cfg, lock, exp, figure_blocks(cfg["experiments"][exp]) + 1))
+
+
+def last_block(cfg: dict, lock: dict, exp: str, n: int) -> int:
+    """The last of blocks 1..n that has cells: n, or figure_blocks when no claim reads it."""
+    return n if claim_read(cfg, lock, exp) else min(n, figure_blocks(cfg["experiments"][exp]))
 
 
 def dropped_combos(cfg: dict, lock: dict, exp: str) -> list[dict]:

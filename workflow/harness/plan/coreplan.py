@@ -82,6 +82,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                      "dropped": {str(k): v for k, v in drop.items()},
                      "cells": sum(per_count.values()), "blocks": est_rows.get(exp, {}).get("blocks"),
                      "cells_expected": est_rows.get(exp, {}).get("cells"),
+                     "late": late_blocks(est_rows.get(exp)),
                      "estimate_s": est_rows.get(exp, {}).get("total_s"),
                      "worst_s": est_rows.get(exp, {}).get("worst_s")})
     return {"profile": resolved.get("profile"), "topology": topo.summary(), "source": topo.source,
@@ -102,6 +103,18 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                                                   "assumptions": est["assumptions"] + (
                                                       f"; {schedule.DUET}" if schedule.pairing_of(resolved) == "duet"
                                                       else "")}}
+
+
+def late_blocks(row: dict | None) -> str:
+    """What the blocks after repetitions.figures measure, when fewer cells than the first:
+    e.g. "blocks 7-24: only the 344 cells claims read" ("" when every block is alike)."""
+    if not row or row["cells_late"] >= row["cells_block"] or row["figures"] >= row["blocks"][1]:
+        return ""
+    span = f"blocks {row['figures'] + 1}-{row['blocks'][1]}"
+    if not row["cells_late"]:
+        return f"{span}: none (no measurable claim reads it; figures read blocks 1-{row['figures']})"
+    return (f"{span}: only the {row['cells_late']} cells claims read "
+            f"(of {row['cells_block']} per block in blocks 1-{row['figures']})")
 
 
 def schedule_widths(cfg: dict, lock: dict, exp: str, est: dict) -> dict:
@@ -175,6 +188,8 @@ def render(p: dict) -> str:
                          for why, ns in by_why.items()) or "none"
         lines.append(f"  {e['experiment']} ({e['study']}, {e['kind']}; cores: {asked}): {e['cells']} cells at most{est}")
         lines.append(f"    kept (cells at most) {kept}; dropped {drop}")
+        if e.get("late"):
+            lines.append(f"    {e['late']}")
         if e["whole"]:
             lines.append("    named by no claim or figure of any study (a profile's own experiment): kept whole")
         else:

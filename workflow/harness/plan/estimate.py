@@ -3,7 +3,8 @@
     python -m harness estimate --configfile config/smoke.yaml   (on top of config/default.yaml)
 
 Per experiment: cells x (warm-up + duration) x blocks is the measurement
-time the profile asks for, expected (repetitions.min blocks: decided at the first
+time the profile asks for (blocks after repetitions.figures, default min: only the
+cells a measurable claim reads, harness.plan.cells.read_combos), expected (repetitions.min blocks: decided at the first
 look) and in the worst case (max blocks: undecided at every look); each cell also costs a per-cell overhead (datadir
 copy, server start and stop, captures; a group of g cells on one server start,
 harness.plan.cells.grouped, costs one cell's overhead plus g-1 times a further cell's)
@@ -267,6 +268,8 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
             over = fixed + int(spec.get("rows") or 0) * row_s
         rows.append({"experiment": exp, "study": spec["study"], "kind": spec["kind"],
                      "cells": n, "cells_max": n_max, "blocks": [lo, hi], "todo": todo, "per_cell_s": per,
+                     "figures": plan.figure_blocks(spec), "cells_block": len(plan.read_combos(cfg, lock, exp, 1)),
+                     "cells_late": len(plan.read_combos(cfg, lock, exp, plan.figure_blocks(spec) + 1)),
                      "measure_s": n * per, "overhead_s": n * over,
                      "total_s": n * (per + over), "worst_s": n_max * (per + over), "todo_s": todo * (per + over),
                      "disk_bytes": n * cb, "disk_max_bytes": n_max * cb})
@@ -318,6 +321,8 @@ def on_nodes(est: dict, nodes: int, worst: bool = False) -> float:
     left = {}
     for r in est["rows"]:
         n = r["blocks"][1 if worst else 0]
+        if not r.get("cells_late", 1):   # no claim reads it: blocks 1..figures only
+            n = min(n, r.get("figures", n))
         if n and r["worst_s" if worst else "total_s"] > 0:
             left[r["experiment"]] = [n, r["worst_s" if worst else "total_s"] / n]
     start = est["dataset_s"] / min(nodes, max(1, est["datasets"]))

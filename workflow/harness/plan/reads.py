@@ -234,7 +234,8 @@ def _build_reason(claim, cfg, lock) -> str:
 
 def readers(cfg: dict, lock: dict, topology=None, claims=None, figures=None) -> dict:
     """{"claims": [Verdict], "by_experiment": {exp: {"claims": [...], "figures": [...]}},
-    "selectors": {exp: [Selector]}}: the measurable claims' and the figures' selectors."""
+    "selectors": {exp: [Selector]}, "claim_selectors": {exp: [Selector]}}: the measurable
+    claims' and the figures' selectors, and the claims' alone (blocks after the first look)."""
     if claims is None:
         from harness import registry as studies
         claims = studies.claims()
@@ -250,17 +251,19 @@ def readers(cfg: dict, lock: dict, topology=None, claims=None, figures=None) -> 
         if exp not in named and isinstance(spec, dict) and spec["enabled"]:
             by_exp[exp] = {"claims": [], "figures": [], "whole": True}
             sels[exp] = [Selector(exp)]
+    claim_sels = {e: list(ss) for e, ss in sels.items()}   # a profile's own experiment: all blocks
     for c, v in zip(claims, verdicts):
         if not v.measurable:
             continue
         for s in claim_selectors(c, cfg):
             by_exp.setdefault(s.experiment, {"claims": [], "figures": []})["claims"].append(c.id)
             sels.setdefault(s.experiment, []).append(s)
+            claim_sels.setdefault(s.experiment, []).append(s)
     for name, ss in figure_selectors(figures, cfg).items():
         for s in ss:
             by_exp.setdefault(s.experiment, {"claims": [], "figures": []})["figures"].append(name)
             sels.setdefault(s.experiment, []).append(s)
-    return {"claims": verdicts, "by_experiment": by_exp, "selectors": sels}
+    return {"claims": verdicts, "by_experiment": by_exp, "selectors": sels, "claim_selectors": claim_sels}
 
 
 _CACHE: dict = {}

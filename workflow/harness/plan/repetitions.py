@@ -1,7 +1,8 @@
 """An experiment's `repetitions`: how many blocks it measures and when its claims are looked at.
 
-`repetitions: {min, max, looks}` (config/default.yaml): blocks 1..min first, then
-more up to max, the claims looked at after each count of
+`repetitions: {min, max, looks, figures}` (config/default.yaml): blocks 1..min first, then
+more up to max; blocks 1..figures (optional, default min) measure every read cell, later
+blocks only the cells a measurable claim reads (harness.plan.cells.read_combos); the claims looked at after each count of
 harness.analysis.intervals.look_schedule(min, max, looks) and frozen at the first
 look that decides them. An integer n is accepted as {min: n, max: n, looks: 1}.
 
@@ -17,7 +18,7 @@ from harness.analysis import intervals
 
 # a `repetitions` value's parse lives with the looks it feeds (harness.analysis.intervals,
 # a stage below): the verdicts read it too
-from harness.analysis.intervals import KEYS, bounds  # noqa: E402,F401
+from harness.analysis.intervals import KEYS, OPTIONAL, bounds, figures  # noqa: E402,F401
 
 
 def schedule(value) -> list[int]:
@@ -35,6 +36,10 @@ def check(value, level: float, key: str, decide: bool = True) -> str | None:
     except ValueError:
         return (f"{key}: {looks} looks do not fit between {lo} and {hi} blocks; use at most "
                 f"{hi - lo + 1} looks, or a larger max")
+    fig = value.get("figures", lo) if isinstance(value, dict) else lo
+    if isinstance(fig, bool) or not isinstance(fig, int) or not 1 <= fig <= lo:
+        return (f"{key}.figures: {fig!r} must be an integer with 1 <= figures <= min ({lo}); "
+                f"set it between 1 and {lo}, or remove it (default: min)")
     if not decide:
         return None
     need = intervals.min_blocks(level, looks)

@@ -2,6 +2,7 @@
 
 Assumptions (printed with the plan):
 - A block piece is a block's cells of one width (the lanes a cell's core count takes);
+  a block after repetitions.figures has only the cells claims read, none when no claim does;
   it runs wholly on one aligned span of that many lanes, its cells back to back. The
   pieces of one block, the blocks of one experiment and those of different experiments
   run at the same time on different spans.
@@ -58,11 +59,12 @@ def _phases(spec: dict, worst: bool) -> list[tuple[int, int]]:
     return out
 
 
-def widths(cfg: dict, lock: dict, exp: str, lanes: L.Lanes) -> Counter:
-    """{width: cells of one block} of an experiment on these lanes."""
+def widths(cfg: dict, lock: dict, exp: str, lanes: L.Lanes, rep: int = 1) -> Counter:
+    """{width: cells of block `rep`} of an experiment on these lanes (a block after
+    repetitions.figures: only the cells claims read)."""
     memo: dict = {}
     out: Counter = Counter()
-    for d in plan.read_combos(cfg, lock, exp):
+    for d in plan.read_combos(cfg, lock, exp, rep):
         n = int(d.get("cores") or 1)
         if n not in memo:
             memo[n] = lanes.width(n)
@@ -77,10 +79,11 @@ def pieces(cfg: dict, lock: dict, rows: list[dict], lanes: L.Lanes, worst: bool)
         exp = r["experiment"]
         spec = cfg["experiments"][exp]
         per_cell = r["total_s"] / r["cells"] if r["cells"] else 0.0
-        by_width = widths(cfg, lock, exp, lanes)
+        fig = plan.figure_blocks(spec)
+        by_width = {late: widths(cfg, lock, exp, lanes, fig + late) for late in (0, 1)}
         for phase, (first, last) in enumerate(_phases(spec, worst)):
             for b in range(first, last + 1):
-                for w, n in sorted(by_width.items()):
+                for w, n in sorted(by_width[b > fig].items()):
                     if duet and w not in paired:
                         paired[w] = bool(L.twins(lanes, w))
                     if duet and paired[w]:
