@@ -281,3 +281,24 @@ def harness_env() -> dict:
 
 def run(cmd, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+# -- a study kept outside the repository ($MYSQLBENCH_STUDY_PATH), for pipeline tests ---------
+def outside_study(work: Path, package: str, text: str) -> Path:
+    """Write study `package` (its __init__.py `text`, an empty section) under work/extra-studies;
+    the folder to put on the study path."""
+    d = work / "extra-studies" / package
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "__init__.py").write_text(text)
+    (d / "section.tex").write_text("")
+    return d.parent
+
+
+def run_outside(work: Path, study_dir: Path, configfile: str, targets: list[str], *args) -> str:
+    """Snakemake on `targets` in `work` with the outside study on the path; its output (asserted rc 0)."""
+    snakemake = str(Path(sys.executable).with_name("snakemake"))
+    res = subprocess.run([snakemake, *targets, "--cores", "all", "--configfile", configfile, *args],
+                         cwd=work, capture_output=True, text=True,
+                         env={**os.environ, studies.PATH_VAR: str(study_dir)})
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return res.stdout + res.stderr

@@ -16,21 +16,18 @@ is re-run whole on the next run, the cell it had set aside under data/partial/."
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import copy_checkout
+from conftest import copy_checkout, outside_study, run_outside
 from harness import builds, studies
 from harness.plan import blocks as B
 from harness.plan import cells as plan
 from harness.plan import config
 
 pytestmark = pytest.mark.e2e
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 PENDING = "blocks_pending"
 TARGETS = [f"data/tidy/{PENDING}_summary.csv", "data/tidy/blocks_free_summary.csv"]
 SELECT = {"workload": "point_select", "engines": ["InnoDB"], "tables": [1], "cores": "max",
@@ -82,19 +79,11 @@ def profile(work: Path) -> dict:
 
 
 def study_path(work: Path) -> Path:
-    d = work / "extra-studies"
-    (d / "zz_pending").mkdir(parents=True, exist_ok=True)
-    (d / "zz_pending" / "__init__.py").write_text(STUDY)
-    (d / "zz_pending" / "section.tex").write_text("")
-    return d
+    return outside_study(work, "zz_pending", STUDY)
 
 
 def snakemake(work: Path, *args) -> str:
-    env = {**os.environ, studies.PATH_VAR: str(study_path(work))}
-    res = subprocess.run([SNAKEMAKE, *TARGETS, "--cores", "all", "--configfile", "blocks.yaml", *args],
-                         cwd=work, capture_output=True, text=True, env=env)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    return res.stdout + res.stderr
+    return run_outside(work, study_path(work), "blocks.yaml", TARGETS, *args)
 
 
 @pytest.fixture(scope="module")

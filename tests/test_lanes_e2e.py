@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import copy_checkout
+from conftest import copy_checkout, outside_study
 from harness import studies
 
 pytestmark = pytest.mark.e2e
@@ -69,11 +69,7 @@ def profile(work: Path) -> dict:
 
 
 def study_path(work: Path) -> Path:
-    d = work / "extra-studies" / "zz_lanes"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "__init__.py").write_text(STUDY)
-    (d / "section.tex").write_text("")
-    return d.parent
+    return outside_study(work, "zz_lanes", STUDY)
 
 
 def env(work: Path) -> dict:

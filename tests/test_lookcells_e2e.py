@@ -11,21 +11,17 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import copy_checkout
+from conftest import copy_checkout, outside_study, run_outside
 from harness import builds, studies
 from harness.plan import blocks as B
 from harness.plan import cells as plan
 from harness.plan import config
 
 pytestmark = pytest.mark.e2e
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 EXP = "lc_pending"
 TARGETS = [f"data/tidy/{EXP}_summary.csv", "paper/generated/claims.csv"]
 STUDY = '''"""A study whose claim reads only InnoDB cells and stays undecided until max blocks."""
@@ -75,19 +71,11 @@ def profile(work: Path) -> dict:
 
 
 def study_path(work: Path) -> Path:
-    d = work / "extra-studies"
-    (d / "zz_lookcells").mkdir(parents=True, exist_ok=True)
-    (d / "zz_lookcells" / "__init__.py").write_text(STUDY)
-    (d / "zz_lookcells" / "section.tex").write_text("")
-    return d
+    return outside_study(work, "zz_lookcells", STUDY)
 
 
 def snakemake(work: Path, *args) -> str:
-    env = {**os.environ, studies.PATH_VAR: str(study_path(work))}
-    res = subprocess.run([SNAKEMAKE, *TARGETS, "--cores", "all", "--configfile", "lookcells.yaml", *args],
-                         cwd=work, capture_output=True, text=True, env=env)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    return res.stdout + res.stderr
+    return run_outside(work, study_path(work), "lookcells.yaml", TARGETS, *args)
 
 
 @pytest.fixture(scope="module")
