@@ -77,12 +77,12 @@ def planned_blocks(experiment):
     `look`: an unanswered look raises Snakemake's IncompleteCheckpointException, so the
     DAG is re-evaluated once it has run). Replotting: every block, never a look. An
     experiment no measurable claim reads: blocks 1..repetitions.figures only (later
-    blocks would have no cell: hplan.last_block), never a look."""
+    blocks would have no cell), never a look."""
     sched = look_schedule(experiment)
     if REPLOT:
         return sched[-1]
     if not hplan.claim_read(CFG, LOCK, experiment):
-        return hplan.last_block(CFG, LOCK, experiment, sched[0])
+        return min(sched[0], hplan.figure_blocks(EXPERIMENTS[experiment]))
     n = sched[0]
     for k in range(1, len(sched)):
         with open(checkpoints.look.get(experiment=experiment, look=k).output[0]) as f:

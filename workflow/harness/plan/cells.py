@@ -87,11 +87,6 @@ def claim_read(cfg: dict, lock: dict, exp: str) -> bool:
     return bool(read_combos(cfg, lock, exp, figure_blocks(cfg["experiments"][exp]) + 1))
 
 
-def last_block(cfg: dict, lock: dict, exp: str, n: int) -> int:
-    """The last of blocks 1..n that has cells: n, or figure_blocks when no claim reads it."""
-    return n if claim_read(cfg, lock, exp) else min(n, figure_blocks(cfg["experiments"][exp]))
-
-
 def dropped_combos(cfg: dict, lock: dict, exp: str) -> list[dict]:
     """The cells of an experiment that could run but nobody reads (not planned)."""
     read = read_combos(cfg, lock, exp)
