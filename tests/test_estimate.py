@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness import builds
 
 from harness.plan import config
@@ -130,18 +132,26 @@ def test_artifact_measured_time_sums_cell_and_tidy_benchmarks(tmp_path):
     assert artifact.measured_time("A3", "oltp_ro", str(b)) == (0, 0)
 
 
-def test_wall_clock_on_nodes_is_bounded_by_the_longest_chain_of_blocks():
-    """on_nodes: an experiment's blocks run in turn, experiments side by side, datasets first."""
-    est = {"rows": [{"experiment": "long", "blocks": [4, 8], "total_s": 400.0, "worst_s": 800.0},
+def test_wall_clock_on_nodes_runs_the_blocks_between_looks_side_by_side():
+    """on_nodes: the blocks of one phase (between two looks) run side by side on as many
+    nodes as are free, a look waits for every block before it, experiments side by side,
+    datasets first."""
+    est = {"rows": [{"experiment": "long", "blocks": [4, 8], "looks": [4, 8], "total_s": 400.0, "worst_s": 800.0},
                     {"experiment": "a", "blocks": [2, 4], "total_s": 100.0, "worst_s": 200.0},
                     {"experiment": "b", "blocks": [2, 4], "total_s": 100.0, "worst_s": 200.0},
                     {"experiment": "off", "blocks": [2, 4], "total_s": 0.0, "worst_s": 0.0}],
            "dataset_s": 20.0, "datasets": 4}
     assert E.on_nodes(est, 1) == 20 + 600  # one node: everything in turn
     assert E.on_nodes(est, 1, worst=True) == 20 + 1200
-    assert E.on_nodes(est, 2) == 10 + 400  # the chain of `long` on one node, a and b on the other
-    # more nodes than chains: the longest chain bounds it (datasets over at most 4 nodes)
-    assert E.on_nodes(est, 3) == 20 / 3 + 400 and E.on_nodes(est, 8) == 20 / 4 + 400
+    assert E.on_nodes(est, 2) == 10 + 300  # 600 s of blocks over two nodes, none idle
+    assert E.on_nodes(est, 3) == pytest.approx(20 / 3 + 200)
+    # a node per block: the longest block bounds it (datasets over at most 4 nodes) ...
+    assert E.on_nodes(est, 8) == 20 / 4 + 100
+    # ... and in the worst case `long`'s second phase waits for its look after block 4
+    assert E.on_nodes(est, 8, worst=True) == 20 / 4 + 100 + 100
+    assert E.on_nodes(est, 16, worst=True) == 20 / 4 + 100 + 100
+    no_looks = {**est, "rows": [{**r, "looks": []} for r in est["rows"]]}
+    assert E.on_nodes(no_looks, 16, worst=True) == 20 / 4 + 100  # one phase: every block at once
     try:
         E.on_nodes(est, 0)
     except ValueError as e:
@@ -186,3 +196,24 @@ def test_a_hosts_own_steps_cells_give_the_rate_beyond_the_fits_fixed_part(tmp_pa
     cfg = E.load_profile([str(ROOT / "config" / "paper.yaml")], ROOT)
     fixed, row_s, src = E.steps_cost(cfg, "test_drive", ov)
     assert row_s == ov["steps_row_s"]["test_drive"] and src.startswith("measured on this host")
+
+
+def test_wall_clock_on_nodes_runs_the_later_smaller_blocks_as_shorter_jobs():
+    """Blocks after repetitions.figures hold only the cells claims read: on nodes, each block
+    job lasts its own cells' time, so a chain of big first blocks and small later ones ends
+    where its blocks' sum does, and another experiment fills the node a small block frees."""
+    row = {"experiment": "x", "blocks": [4, 8], "figures": 2, "cells_block": 10, "cells_late": 2,
+           "total_s": (2 * 10 + 2 * 2) * 5.0, "worst_s": (2 * 10 + 6 * 2) * 5.0}
+    assert E.block_seconds(row) == [50.0, 50.0, 10.0, 10.0]
+    assert E.block_seconds(row, worst=True) == [50.0, 50.0] + [10.0] * 6
+    none_late = {**row, "cells_late": 0, "total_s": 100.0, "worst_s": 100.0}
+    assert E.block_seconds(none_late) == [50.0, 50.0]  # no claim reads it: blocks 1..figures only
+    other = {"experiment": "y", "blocks": [1, 1], "total_s": 90.0, "worst_s": 90.0}
+    est = {"rows": [row, other], "dataset_s": 0.0, "datasets": 0}
+    assert E.on_nodes(est, 1) == 120 + 90
+    # two nodes: x's 50 and y's 90 first, x's other 50 at 50, its 10s when nodes free up
+    assert E.on_nodes(est, 2) == 110
+    assert E.on_nodes(est, 4) == 90  # every block at once: y's the longest
+    alone = {**est, "rows": [row]}  # no looks: x's two 50s on two nodes, its six 10s on the other two
+    assert E.on_nodes(alone, 4, worst=True) == 50
+    assert E.on_nodes(alone, 3, worst=True) == 60  # 50, 50, then 10s: 50 + 10 on the busiest

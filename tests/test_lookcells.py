@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from harness.plan import cells as plan, config, estimate, reads, schedule
+from harness.plan import cells as plan, config, coreplan, estimate, reads, schedule
 
 from conftest import ROOT  # noqa: E402
-from test_lanes import paper  # noqa: E402
+from test_lanes import paper, topo  # noqa: E402
 
 BIG = ["192em64t-12gr2n8c2t", "96em64t-4n4d3ca2co-pci"]
 
@@ -37,11 +37,12 @@ def test_later_blocks_hold_only_the_cells_claims_read(name, first, late):
 def test_an_experiment_only_figures_read_has_blocks_up_to_figures_only():
     t, r, lock = paper("32em64t-2n8c2t-pci-noio")
     assert not plan.claim_read(r, lock, "ps_pfs") and plan.claim_read(r, lock, "point_select")
-    assert plan.last_block(r, lock, "ps_pfs", 6) == 6 and plan.cells(r, lock, "ps_pfs", 7) == []
+    assert plan.cells(r, lock, "ps_pfs", 6) and plan.cells(r, lock, "ps_pfs", 7) == []
     r["experiments"]["ps_pfs"]["repetitions"] = {"min": 6, "max": 24, "looks": 2, "figures": 2}
     plan._READ.clear()
-    assert plan.last_block(r, lock, "ps_pfs", 6) == 2 and plan.cells(r, lock, "ps_pfs", 3) == []
-    assert plan.last_block(r, lock, "point_select", 6) == 6
+    assert plan.figure_blocks(r["experiments"]["ps_pfs"]) == 2
+    assert plan.cells(r, lock, "ps_pfs", 2) and plan.cells(r, lock, "ps_pfs", 3) == []
+    assert plan.cells(r, lock, "point_select", 24)  # a claim reads it: every block has cells
 
 
 def _with_figures(fig, where="experiment_defaults"):
@@ -101,3 +102,19 @@ def test_figures_below_min_shortens_the_expected_time(tmp_path):
     assert less["total_s"] < full["total_s"] and less["worst_s"] < full["worst_s"]
     row = {x["experiment"]: x for x in less["rows"]}["point_select"]
     assert row["cells"] == 3 * row["cells_block"] + 3 * row["cells_late"]
+
+
+def test_the_plan_without_its_estimate_still_says_what_later_blocks_hold(tmp_path):
+    """`./artifact plan --no-estimate` prints the same later-blocks line per experiment as
+    the plan with its estimate (coreplan.block_counts stands in for the estimate's row)."""
+    t = topo("32em64t-2n8c2t-pci-noio")
+    cfg = {}
+    for f in ("default.yaml", "paper.yaml"):
+        config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / f).read_text()))
+    kw = dict(lock_path=config.LOCK, root=str(ROOT), bench_dir=str(tmp_path / "b"), raw=str(tmp_path / "r"))
+    full, bare = (coreplan.build(cfg, t, with_estimate=w, **kw) for w in (True, False))
+    lines = {e["experiment"]: e["late"] for e in full["experiments"]}
+    assert lines == {e["experiment"]: e["late"] for e in bare["experiments"]}
+    assert lines["oltp_ro"].startswith("blocks 7-24: only the ") and lines["pfs_instruments"].startswith(
+        "blocks 7-24: none")
+    assert "blocks 7-24" in coreplan.render(bare) and bare["estimate"] is None

@@ -3,7 +3,8 @@
 # of 1, so one job per lane at a time; a block runs wholly on its lane (a wider cell holds
 # the span of lanes it takes, a dataset every lane), blocks on different lanes side by
 # side. Blocks (harness.plan.blocks):
-# repetition r of an experiment is block r; block r opens after block r-<lanes> is done,
+# repetition r of an experiment is block r; block r opens after block r-<lanes> is done
+# (on a cluster at once: each block a job of its own node),
 # and inside it every cell runs once, each after its predecessor in the block's
 # seeded order (a group's cells together: one job, one server start, run_group_*).
 # An interrupted block is re-run whole. On a cluster (profiles/slurm) a block
@@ -222,7 +223,13 @@ rule cell_measured:
 
 
 def open_inputs(wc):
-    """Block r opens when block r-n is done, n the lanes: n blocks of an experiment at a time."""
+    """Block r opens when block r-n is done, n the lanes: n blocks of an experiment at a time.
+    On a cluster every block opens at once: a block is a job of a whole node, the blocks
+    between two looks run side by side on as many nodes as are free (those after a look are
+    planned only once it has run), and a block's pairs are compared inside it, so a node's
+    own offset cancels as a lane's does."""
+    if _CLUSTER:
+        return []
     rep, n = int(wc.rep), LANES.count if LANES else 1
     return [ancient(hblocks.done_path(wc.experiment, rep - n))] if rep > n else []
 
@@ -233,7 +240,7 @@ def open_params(wc):
     return {"seed": seed, "order": " ".join(names), "cells": " ".join(hplan.cells(CFG, LOCK, wc.experiment, rep))}
 
 
-# A block opens after the block before it is done; an interrupted block is opened again
+# A block opens after block r-<lanes> is done (on a cluster at once); an interrupted block is opened again
 # as its next attempt, the cells the interrupted one left set aside under data/partial/.
 rule block_open:
     input:

@@ -82,7 +82,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                      "dropped": {str(k): v for k, v in drop.items()},
                      "cells": sum(per_count.values()), "blocks": est_rows.get(exp, {}).get("blocks"),
                      "cells_expected": est_rows.get(exp, {}).get("cells"),
-                     "late": late_blocks(est_rows.get(exp)),
+                     "late": late_blocks(est_rows.get(exp) or block_counts(resolved, lock, exp)),
                      "estimate_s": est_rows.get(exp, {}).get("total_s"),
                      "worst_s": est_rows.get(exp, {}).get("worst_s")})
     return {"profile": resolved.get("profile"), "topology": topo.summary(), "source": topo.source,
@@ -103,6 +103,15 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                                                   "assumptions": est["assumptions"] + (
                                                       f"; {schedule.DUET}" if schedule.pairing_of(resolved) == "duet"
                                                       else "")}}
+
+
+def block_counts(cfg: dict, lock: dict, exp: str) -> dict:
+    """What late_blocks reads of an estimate row, without the estimate (plan --no-estimate)."""
+    spec = cfg["experiments"][exp]
+    fig = plan.figure_blocks(spec)
+    return {"blocks": list(plan.repetition_bounds(spec)[:2]), "figures": fig,
+            "cells_block": len(plan.read_combos(cfg, lock, exp, 1)),
+            "cells_late": len(plan.read_combos(cfg, lock, exp, fig + 1))}
 
 
 def late_blocks(row: dict | None) -> str:
@@ -136,15 +145,14 @@ def twin_lines(cfg: dict, est: dict, exps: list[dict]) -> list[str]:
             + L.describe_twins(est["lanes_obj"], widths))
 
 
-NODES = (1, 2, 4, 8, 16)
+NODES = (1, 2, 4, 8, 16, 32, 64)
 
 
 def nodes_table(est: dict) -> list[dict]:
     """The sweep's wall clock on a SLURM cluster of n nodes like this host (estimate.on_nodes),
-    for the usual n and for one node per experiment (beyond that, more nodes change nothing)."""
-    most = sum(1 for r in est["rows"] if r["cells"])
+    for the usual n (past the blocks of the first look, more nodes change nothing)."""
     return [{"nodes": n, "expected_s": estimate.on_nodes(est, n), "worst_s": estimate.on_nodes(est, n, worst=True)}
-            for n in sorted({*NODES, max(1, most)})]
+            for n in NODES]
 
 
 def _where(sockets, nodes, mems=None) -> str:
@@ -218,8 +226,8 @@ def render(p: dict) -> str:
                      f"every look: max blocks); measurement {estimate.hms(est['measure_s'])} of the expected, "
                      f"{est['datasets']} datasets {estimate.hms(est['dataset_s'])}; "
                      f"`python -m harness estimate` breaks it down")
-        lines.append("on a SLURM cluster of such nodes (profiles/slurm: a block one job, an experiment's blocks "
-                     "in turn, experiments side by side), wall clock expected / worst case:")
+        lines.append("on a SLURM cluster of such nodes (profiles/slurm: a block one job of a whole node, the "
+                     "blocks between two looks and the experiments side by side), wall clock expected / worst case:")
         lines.append("  " + "; ".join(f"{r['nodes']} node{'s' if r['nodes'] > 1 else ''} "
                                       f"{estimate.hms(r['expected_s'])} / {estimate.hms(r['worst_s'])}"
                                       for r in est["nodes"]))

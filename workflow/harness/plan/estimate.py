@@ -43,6 +43,7 @@ from harness.measure import datasets, kinds
 from harness.plan import config
 
 from harness.plan import cells as plan
+from harness.plan import repetitions
 DEFAULT_CELL_OVERHEAD_S = 2.0    # a throughput cell's job beyond its windows: copy, start, captures, stop (smoke, 2-CPU VM, docker, 2026-11-26: median 1.84 s of 85 cells)
 DEFAULT_GROUP_CELL_S = 0.3      # each further cell of a group (one server start): its captures and queries
 DEFAULT_STEPS_ROW_S = 0.005      # a steps cell without a measured fit below, per row of its script beyond
@@ -270,6 +271,7 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
                      "cells": n, "cells_max": n_max, "blocks": [lo, hi], "todo": todo, "per_cell_s": per,
                      "figures": plan.figure_blocks(spec), "cells_block": len(plan.read_combos(cfg, lock, exp, 1)),
                      "cells_late": len(plan.read_combos(cfg, lock, exp, plan.figure_blocks(spec) + 1)),
+                     "looks": repetitions.schedule(spec["repetitions"]),
                      "measure_s": n * per, "overhead_s": n * over,
                      "total_s": n * (per + over), "worst_s": n_max * (per + over), "todo_s": todo * (per + over),
                      "disk_bytes": n * cb, "disk_max_bytes": n_max * cb})
@@ -309,35 +311,68 @@ def _lanes(cfg, lock, rows, topo, ds) -> dict:
             "assumptions": schedule.ASSUMPTIONS}
 
 
+def block_seconds(row: dict, worst: bool = False) -> list[float]:
+    """The seconds of each of an experiment's blocks 1..n (n: repetitions.min, or max for the
+    worst case): blocks 1..repetitions.figures hold every read cell (`cells_block`), later
+    ones only the cells claims read (`cells_late`; none when no claim reads it, so those
+    blocks are not run). Every cell of an experiment costs alike (the row's total over its
+    cells); a row without per-block counts has blocks alike."""
+    n = row["blocks"][1 if worst else 0]
+    total = row["worst_s" if worst else "total_s"]
+    if not n or total <= 0:
+        return []
+    if "cells_block" not in row:
+        return [total / n] * n
+    fig = min(n, row["figures"])
+    sizes = [row["cells_block"]] * fig + [row["cells_late"]] * (n - fig)
+    cells = sum(sizes)
+    return [total * k / cells for k in sizes if k] if cells else []
+
+
+def phases(row: dict, worst: bool = False) -> list[list[float]]:
+    """An experiment's blocks (block_seconds) cut at its looks: the expected case is one
+    phase, blocks 1..min; the worst case one phase per look (row `looks`: the block counts
+    looked at; a row without them: one phase)."""
+    blocks = block_seconds(row, worst)
+    marks = [m for m in row.get("looks") or [] if m < len(blocks)] if worst else []
+    out, first = [], 0
+    for m in marks + [len(blocks)]:
+        if m > first:
+            out.append(blocks[first:m])
+            first = m
+    return out
+
+
 def on_nodes(est: dict, nodes: int, worst: bool = False) -> float:
     """The wall-clock seconds of the sweep on `nodes` identical nodes of a cluster
-    (profiles/slurm): each block is one job of its experiment's block time, an
-    experiment's blocks run one after another (block r opens once r-1 is done),
-    experiments side by side; a free node takes the next block of the ready experiment
-    with the most work left. Datasets first, spread over the nodes. Expected
-    (repetitions.min blocks) or worst case (max blocks)."""
+    (profiles/slurm): each block is one job of its own cells' time (block_seconds: the
+    blocks after repetitions.figures hold fewer cells); the blocks between two looks of an
+    experiment run side by side, as many as nodes are free, and those after a look wait
+    until every block before it is done (phases); experiments side by side. A free node
+    takes the longest waiting block of the ready experiment with the most work left.
+    Datasets first, spread over the nodes. Expected (repetitions.min blocks) or worst case
+    (max blocks)."""
     if nodes < 1:
         raise ValueError("nodes: at least 1")
-    left = {}
-    for r in est["rows"]:
-        n = r["blocks"][1 if worst else 0]
-        if not r.get("cells_late", 1):   # no claim reads it: blocks 1..figures only
-            n = min(n, r.get("figures", n))
-        if n and r["worst_s" if worst else "total_s"] > 0:
-            left[r["experiment"]] = [n, r["worst_s" if worst else "total_s"] / n]
+    left = {r["experiment"]: [sorted(p, reverse=True) for p in ph]
+            for r in est["rows"] if (ph := phases(r, worst))}
     start = est["dataset_s"] / min(nodes, max(1, est["datasets"]))
     free = [start] * nodes  # when each node is next free
-    ready = {x: start for x in left}  # when each experiment's next block may open
+    ready = {x: start for x in left}  # when the experiment's current phase may start
+    done = {x: start for x in left}   # when the blocks of its current phase launched so far end
     end = start
     while left:
         i = min(range(nodes), key=free.__getitem__)
         t = max(free[i], min(ready.values()))
-        x = max((x for x in left if ready[x] <= t), key=lambda x: left[x][0] * left[x][1])
-        ready[x] = free[i] = end_x = t + left[x][1]
+        x = max((x for x in left if ready[x] <= t), key=lambda x: sum(map(sum, left[x])))
+        free[i] = end_x = t + left[x][0].pop(0)
+        done[x] = max(done[x], end_x)
         end = max(end, end_x)
-        left[x][0] -= 1
-        if not left[x][0]:
-            del left[x], ready[x]
+        if not left[x][0]:  # the phase's last block launched: the next waits for the look
+            left[x].pop(0)
+            ready[x] = done[x]
+            if not left[x]:
+                del left[x], ready[x]
     return end
 
 
