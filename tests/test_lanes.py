@@ -259,3 +259,26 @@ def test_a_cell_no_span_places_holds_every_lane():
     lanes = L.cut(topo("32em64t-2n8c2t-pci-noio"), 4, share_l3=False)
     wide = next(n for n in (8, 12, 16) if lanes.width(n) == lanes.count)
     assert L.job_lane(lanes, lanes.count - 1, wide)["lanes"] == list(range(lanes.count))
+
+
+@pytest.mark.parametrize("name,n", [("32em64t-2n8c2t-pci-noio", 8), ("192em64t-12gr2n8c2t", 38)])
+def test_the_plan_names_the_faster_shared_l3_cut_it_did_not_take(name, n, tmp_path):
+    """`auto` keeps an L3 per lane's server; when lanes that share L3 caches would be faster,
+    the plan names them as `placement.lanes: N` with their times, and those are exactly the
+    times the plan gives when a profile asks for N lanes."""
+    t, r, lock = paper(name)
+    kw = dict(bench_dir=str(tmp_path / "b"), raw=str(tmp_path / "r"), topo=t)
+    est = estimate.estimate(r, lock, **kw)
+    alt = est["shared_l3"]
+    assert alt and alt["lanes"] == n and alt["lanes"] > est["lanes"]["count"]
+    assert alt["wall_s"] < est["wall_s"] and not any(lane["shares_l3"] for lane in est["lanes"]["lanes"])
+    r["placement"]["lanes"] = n
+    asked = estimate.estimate(r, lock, **kw)
+    assert asked["lanes"]["count"] == n and any(lane["shares_l3"] for lane in asked["lanes"]["lanes"])
+    assert (asked["wall_s"], asked["wall_worst_s"]) == (alt["wall_s"], alt["wall_worst_s"])
+    assert asked["shared_l3"] is None   # asked for: nothing left to offer
+
+
+def test_no_shared_l3_offer_where_every_lane_already_has_its_own():
+    t, r, lock = paper("96em64t-4n4d3ca2co-pci")
+    assert estimate.estimate(r, lock, topo=t, bench_dir="/nonexistent/b", raw="/nonexistent/r")["shared_l3"] is None

@@ -100,6 +100,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                                                   "pairing": schedule.pairing_of(resolved),
                                                   "twin_lines": twin_lines(resolved, est, exps),
                                                   "wall_s": est["wall_s"], "wall_worst_s": est["wall_worst_s"],
+                                                  "shared_l3": est.get("shared_l3"),
                                                   "assumptions": est["assumptions"] + (
                                                       f"; {schedule.DUET}" if schedule.pairing_of(resolved) == "duet"
                                                       else "")}}
@@ -221,6 +222,13 @@ def render(p: dict) -> str:
         lines += est["lane_lines"] + est.get("twin_lines", [])
         lines.append(f"wall time on these lanes: expected {estimate.hms(est['wall_s'])}, worst case "
                      f"{estimate.hms(est['wall_worst_s'])} (assumed: {est['assumptions']})")
+        if est.get("shared_l3"):
+            alt = est["shared_l3"]
+            lines.append(f"  not taken: `placement.lanes: {alt['lanes']}` ({alt['lanes']} lanes of {alt['size']} server "
+                         f"core{'s' if alt['size'] > 1 else ''}, their servers sharing L3 caches) would take "
+                         f"{estimate.hms(alt['wall_s'])} expected, {estimate.hms(alt['wall_worst_s'])} worst case; "
+                         f"`auto` keeps an L3 per lane's server, since shared-cache interference cancels in a "
+                         f"block's pairs only while it is steady")
         lines.append(f"one cell at a time: expected {estimate.hms(est['total_s'])} (every experiment decided at its first "
                      f"look: repetitions.min blocks), worst case {estimate.hms(est['worst_s'])} (undecided at "
                      f"every look: max blocks); measurement {estimate.hms(est['measure_s'])} of the expected, "

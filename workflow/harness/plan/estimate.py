@@ -308,6 +308,7 @@ def _lanes(cfg, lock, rows, topo, ds) -> dict:
     return {"lanes": lanes.to_dict(), "lanes_obj": lanes,
             "wall_s": schedule.wall_time(cfg, lock, rows, lanes, ds, worst=False),
             "wall_worst_s": schedule.wall_time(cfg, lock, rows, lanes, ds, worst=True),
+            "shared_l3": schedule.shared_l3(cfg, lock, rows, topo, ds, lanes),
             "assumptions": schedule.ASSUMPTIONS}
 
 

@@ -155,6 +155,29 @@ def choose(cfg: dict, lock: dict, rows: list[dict], topo, datasets_s) -> L.Lanes
     return best if best is not None else L.for_count(topo, 1, counts or [1], **kw)
 
 
+def shared_l3(cfg: dict, lock: dict, rows: list[dict], topo, datasets_s, chosen: L.Lanes) -> dict | None:
+    """When `auto` kept one L3 per lane's server (a host with two L3 domains or more): the
+    fastest cut whose lanes' servers may share an L3, if it has more lanes and a shorter
+    expected time ({lanes, size, wall_s, wall_worst_s}); else None. The plan prints it as an
+    option (`placement.lanes: N`), never takes it: shared L3 is interference a block's
+    pairing cancels only while it is steady."""
+    if lanes_of(cfg) != "auto" or L.l3_domains(topo) < 2:
+        return None
+    kw = dict(client_min=cfg["placement"]["client_cpus"])
+    counts = sorted({n for e, spec in plan.experiments(cfg).items() for n in spec.get("cores") or []}) or [1]
+    mine = wall_time(cfg, lock, rows, chosen, datasets_s, worst=False)
+    best = None
+    for s in counts:
+        cand = L.cut(topo, s, share_l3=True, **kw)
+        if cand.count <= chosen.count:
+            continue
+        t = wall_time(cfg, lock, rows, cand, datasets_s, worst=False)
+        if t < mine - 1e-6 and (best is None or t < best["wall_s"] - 1e-6):
+            best = {"lanes": cand.count, "size": cand.size, "wall_s": t,
+                    "wall_worst_s": wall_time(cfg, lock, rows, cand, datasets_s, worst=True)}
+    return best
+
+
 def lanes_of(cfg: dict):
     """placement.lanes of a resolved config; a config recorded before lanes existed (a run's
     config.resolved.yaml) takes the defaults layer's value."""
