@@ -5,6 +5,7 @@ under a path with a space, starts on the docker and the host backend and answers
 its log under the run's logs/ and its one-line error quotes initdb's own reason."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -13,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, ROOT, server_pids
+from conftest import BUILD, ROOT, copy_checkout, server_pids
 from test_postgres_e2e import docker_engine  # noqa: F401  (the fixture)
 
 from harness import builds, keptlogs
@@ -183,3 +184,20 @@ def test_failed_bootstrap_keeps_its_log(build_dir, lock_entry, tmp_path, monkeyp
     kept = Path(m.group(2))
     assert kept.is_relative_to(tmp_path / "logs" / "failed") and kept.is_file()
     assert m.group(1) in kept.read_text() and not (tmp_path / "tpl").exists()
+
+
+def test_the_pipeline_runs_from_a_clone_whose_path_holds_a_space(spaced):
+    """Snakemake spawns a `run:` job (block_open) through a shell with its Python's path
+    unquoted, and that path is the clone's .venv: from "my clone" it ran `/tmp/…/my` and
+    the sweep stopped at its first block. The profiles run such jobs in threads, and the
+    rules quote the Python they call: the block opens, its order written."""
+    copy_checkout(spaced)
+    (spaced / ".venv").symlink_to(ROOT / ".venv")   # the clone's own venv path, with the space
+    py = spaced / ".venv" / "bin" / "python"
+    target = "data/order/point_select.r1.a1.open"
+    res = subprocess.run([str(py), "-m", "snakemake", "--cores", "1", "--configfile", "config/smoke.yaml",
+                          "--", target], cwd=spaced, capture_output=True, text=True, timeout=900)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0 and "not found" not in out, out[-3000:]
+    opened = json.loads((spaced / target).read_text())
+    assert opened["experiment"] == "point_select" and opened["order"], opened

@@ -4,6 +4,7 @@
 import atexit
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -25,7 +26,7 @@ try:
 except hconfig.ConfigError as e:
     sys.exit(f"config error: {e}")
 
-PY = sys.executable
+PY = shlex.quote(sys.executable)  # a shell word: the clone's path may hold a space (.venv/bin/python)
 RUN_STARTED = time.time()  # reset in onstart
 ESTIMATE_S = None  # the estimate onstart prints
 HARNESS = f"{PY} -m harness"
