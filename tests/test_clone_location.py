@@ -201,3 +201,20 @@ def test_the_pipeline_runs_from_a_clone_whose_path_holds_a_space(spaced):
     assert res.returncode == 0 and "not found" not in out, out[-3000:]
     opened = json.loads((spaced / target).read_text())
     assert opened["experiment"] == "point_select" and opened["order"], opened
+
+
+def test_slurm_from_a_clone_whose_path_holds_a_space_is_refused_in_one_line(spaced):
+    """Snakemake's SLURM executor writes each job's command with the clone's Python path
+    unquoted, so a cluster run from such a path would fail on the nodes, job by job: the
+    workflow refuses it before anything is submitted, naming the fix."""
+    copy_checkout(spaced)
+    (spaced / ".venv").symlink_to(ROOT / ".venv")
+    env = {**os.environ, "MYSQLBENCH_NODE_CPUS": str(os.cpu_count())}
+    res = subprocess.run([str(spaced / ".venv" / "bin" / "python"), "-m", "snakemake", "--profile", "profiles/slurm",
+                          "--configfile", "config/smoke.yaml", "-n"], cwd=spaced, capture_output=True, text=True,
+                         env=env, timeout=600)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0, out[-2000:]
+    lines = [x for x in out.splitlines() if x.startswith("config error: profiles/slurm:")]
+    assert len(lines) == 1 and "clone to a path without spaces" in lines[0], out[-2000:]
+    assert not (spaced / "data" / "raw").exists()

@@ -17,6 +17,10 @@
 _CLUSTER = bool(getattr(workflow.resource_settings, "overwrite_resources", None) and
                 any("slurm" in str(k) for m in workflow.resource_settings.overwrite_resources.values()
                     for k in dict(m or {})))
+if _CLUSTER and any(c.isspace() for c in sys.executable):
+    # the SLURM executor writes its job command with this Python's path unquoted
+    sys.exit(f"config error: profiles/slurm: the clone's path holds a space ({sys.executable!r}), which "
+             f"Snakemake's SLURM executor does not quote in its job command; clone to a path without spaces")
 LANES = None if REPLOT or _CLUSTER else hestimate.run_lanes(CFG, LOCK)
 for _i in range(LANES.count if LANES else 0):
     workflow.register_resource(f"lane{_i}", 1)
