@@ -294,6 +294,28 @@ def outside_study(work: Path, package: str, text: str) -> Path:
     return d.parent
 
 
+def outside_pipeline(tmp_path_factory, name: str, package: str, study_text: str, profile, targets: list[str]):
+    """A module fixture's body for a pipeline test with an outside study: a copy of the
+    checkout, `profile(work)` written as <name>.yaml, Snakemake on `targets` with study
+    `package` (outside_study) on the path; yields (work, the resolved config, the lock)
+    with the study path set, as the plan in the test needs it."""
+    import yaml
+    work = copy_checkout(tmp_path_factory.mktemp(f"{name}-e2e"))
+    prof = profile(work)
+    (work / f"{name}.yaml").write_text(yaml.safe_dump(prof))
+    study_dir = outside_study(work, package, study_text)
+    run_outside(work, study_dir, f"{name}.yaml", targets)
+    cfg: dict = {}
+    for part in (yaml.safe_load((work / "config/default.yaml").read_text()), prof):
+        config.deep_merge(cfg, part)
+    mp = pytest.MonkeyPatch()
+    mp.setenv(studies.PATH_VAR, str(study_dir))
+    try:
+        yield work, config.resolve(cfg), builds.load_lock(config.LOCK)
+    finally:
+        mp.undo()
+
+
 def run_outside(work: Path, study_dir: Path, configfile: str, targets: list[str], *args) -> str:
     """Snakemake on `targets` in `work` with the outside study on the path; its output (asserted rc 0)."""
     snakemake = str(Path(sys.executable).with_name("snakemake"))

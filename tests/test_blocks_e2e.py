@@ -21,11 +21,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import copy_checkout, outside_study, run_outside
-from harness import builds, studies
+from conftest import outside_pipeline, outside_study, run_outside
 from harness.plan import blocks as B
 from harness.plan import cells as plan
-from harness.plan import config
 
 pytestmark = pytest.mark.e2e
 PENDING = "blocks_pending"
@@ -87,20 +85,8 @@ def snakemake(work: Path, *args) -> str:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    work = copy_checkout(tmp_path_factory.mktemp("blocks-e2e"))
-    prof = profile(work)
-    (work / "blocks.yaml").write_text(yaml.safe_dump(prof))
-    snakemake(work)
-    cfg: dict = {}
-    for part in (yaml.safe_load((work / "config/default.yaml").read_text()), prof):
-        config.deep_merge(cfg, part)
-    mp = pytest.MonkeyPatch()
-    mp.setenv(studies.PATH_VAR, str(study_path(work)))  # the plan here knows study Z8 too
-    try:
-        yield work, config.resolve(cfg), builds.load_lock(config.LOCK)
-    finally:
-        mp.undo()
+def run(tmp_path_factory):  # the plan here knows study Z8 too
+    yield from outside_pipeline(tmp_path_factory, "blocks", "zz_pending", STUDY, profile, TARGETS)
 
 
 def manifests(work: Path, exp: str) -> list[dict]:

@@ -15,11 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import copy_checkout, outside_study, run_outside
-from harness import builds, studies
+from conftest import outside_pipeline, outside_study, run_outside
 from harness.plan import blocks as B
 from harness.plan import cells as plan
-from harness.plan import config
 
 pytestmark = pytest.mark.e2e
 EXP = "lc_pending"
@@ -80,19 +78,7 @@ def snakemake(work: Path, *args) -> str:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    work = copy_checkout(tmp_path_factory.mktemp("lookcells-e2e"))
-    prof = profile(work)
-    (work / "lookcells.yaml").write_text(yaml.safe_dump(prof))
-    snakemake(work)
-    cfg: dict = {}
-    for part in (yaml.safe_load((work / "config/default.yaml").read_text()), prof):
-        config.deep_merge(cfg, part)
-    mp = pytest.MonkeyPatch()
-    mp.setenv(studies.PATH_VAR, str(study_path(work)))
-    try:
-        yield work, config.resolve(cfg), builds.load_lock(config.LOCK)
-    finally:
-        mp.undo()
+    yield from outside_pipeline(tmp_path_factory, "lookcells", "zz_lookcells", STUDY, profile, TARGETS)
 
 
 def manifests(work: Path) -> list[dict]:
