@@ -106,7 +106,7 @@ def test_figures_below_min_shortens_the_expected_time(tmp_path):
 
 def test_the_plan_without_its_estimate_still_says_what_later_blocks_hold(tmp_path):
     """`./artifact plan --no-estimate` prints the same later-blocks line per experiment as
-    the plan with its estimate (coreplan.block_counts stands in for the estimate's row)."""
+    the plan with its estimate (cells.block_counts stands in for the estimate's row)."""
     t = topo("32em64t-2n8c2t-pci-noio")
     cfg = {}
     for f in ("default.yaml", "paper.yaml"):

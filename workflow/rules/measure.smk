@@ -14,6 +14,9 @@
 
 
 # The lanes this run measures on (none on a cluster: there a job holds a whole node).
+# A cluster run is known by the slurm profile's resources (set-resources with slurm_* keys):
+# the executor plugin is not chosen yet while the Snakefile is read (workflow.executor_plugin
+# is None then, with --executor slurm too), so run clusters with --profile profiles/slurm.
 _CLUSTER = bool(getattr(workflow.resource_settings, "overwrite_resources", None) and
                 any("slurm" in str(k) for m in workflow.resource_settings.overwrite_resources.values()
                     for k in dict(m or {})))

@@ -87,6 +87,13 @@ def claim_read(cfg: dict, lock: dict, exp: str) -> bool:
     return bool(read_combos(cfg, lock, exp, figure_blocks(cfg["experiments"][exp]) + 1))
 
 
+def block_counts(cfg: dict, lock: dict, exp: str) -> dict:
+    """{figures: F, cells_block: read cells of a block 1..F, cells_late: of a later block}."""
+    fig = figure_blocks(cfg["experiments"][exp])
+    return {"figures": fig, "cells_block": len(read_combos(cfg, lock, exp, 1)),
+            "cells_late": len(read_combos(cfg, lock, exp, fig + 1))}
+
+
 def dropped_combos(cfg: dict, lock: dict, exp: str) -> list[dict]:
     """The cells of an experiment that could run but nobody reads (not planned)."""
     read = read_combos(cfg, lock, exp)

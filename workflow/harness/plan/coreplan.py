@@ -72,6 +72,8 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
         drop = dropped(host_plan, asked, spec["cores"])
         missing.update({n: why.split(": ", 1)[1] for n, why in drop.items() if why.startswith("does not fit")})
         readers = who["by_experiment"].get(exp, {"claims": [], "figures": []})
+        # what late_blocks reads of the estimate's row, when there is none (plan --no-estimate)
+        counts = {"blocks": list(plan.repetition_bounds(spec)[:2]), **plan.block_counts(resolved, lock, exp)}
         exps.append({"experiment": exp, "study": spec["study"], "kind": spec["kind"], "asked": asked,
                      "claims": readers["claims"], "figures": readers["figures"],
                      "whole": bool(readers.get("whole")),
@@ -82,7 +84,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                      "dropped": {str(k): v for k, v in drop.items()},
                      "cells": sum(per_count.values()), "blocks": est_rows.get(exp, {}).get("blocks"),
                      "cells_expected": est_rows.get(exp, {}).get("cells"),
-                     "late": late_blocks(est_rows.get(exp) or block_counts(resolved, lock, exp)),
+                     "late": late_blocks(est_rows.get(exp) or counts),
                      "estimate_s": est_rows.get(exp, {}).get("total_s"),
                      "worst_s": est_rows.get(exp, {}).get("worst_s")})
     return {"profile": resolved.get("profile"), "topology": topo.summary(), "source": topo.source,
@@ -104,15 +106,6 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                                                   "assumptions": est["assumptions"] + (
                                                       f"; {schedule.DUET}" if schedule.pairing_of(resolved) == "duet"
                                                       else "")}}
-
-
-def block_counts(cfg: dict, lock: dict, exp: str) -> dict:
-    """What late_blocks reads of an estimate row, without the estimate (plan --no-estimate)."""
-    spec = cfg["experiments"][exp]
-    fig = plan.figure_blocks(spec)
-    return {"blocks": list(plan.repetition_bounds(spec)[:2]), "figures": fig,
-            "cells_block": len(plan.read_combos(cfg, lock, exp, 1)),
-            "cells_late": len(plan.read_combos(cfg, lock, exp, fig + 1))}
 
 
 def late_blocks(row: dict | None) -> str:
@@ -151,7 +144,8 @@ NODES = (1, 2, 4, 8, 16, 32, 64)
 
 def nodes_table(est: dict) -> list[dict]:
     """The sweep's wall clock on a SLURM cluster of n nodes like this host (estimate.on_nodes),
-    for the usual n (past the blocks of the first look, more nodes change nothing)."""
+    for the usual n (on_nodes: from some n on, the longest chain of blocks between looks
+    bounds it and more nodes change nothing)."""
     return [{"nodes": n, "expected_s": estimate.on_nodes(est, n), "worst_s": estimate.on_nodes(est, n, worst=True)}
             for n in NODES]
 

@@ -242,7 +242,7 @@ def cell_bytes(raw: str = RAW, sample: int = 40) -> tuple[int, str]:
 
 
 def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root: str = ".",
-             topo=None) -> dict:
+             topo=None, offers: bool = True) -> dict:
     """Per experiment and in total: cells, measurement seconds, overhead seconds,
     seconds still to go (cells not yet measured), disk bytes; and the wall time on the
     lanes of `placement.lanes` on `topo` (None: this host), harness.plan.schedule."""
@@ -269,8 +269,7 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
             over = fixed + int(spec.get("rows") or 0) * row_s
         rows.append({"experiment": exp, "study": spec["study"], "kind": spec["kind"],
                      "cells": n, "cells_max": n_max, "blocks": [lo, hi], "todo": todo, "per_cell_s": per,
-                     "figures": plan.figure_blocks(spec), "cells_block": len(plan.read_combos(cfg, lock, exp, 1)),
-                     "cells_late": len(plan.read_combos(cfg, lock, exp, plan.figure_blocks(spec) + 1)),
+                     **plan.block_counts(cfg, lock, exp),
                      "looks": repetitions.schedule(spec["repetitions"]),
                      "measure_s": n * per, "overhead_s": n * over,
                      "total_s": n * (per + over), "worst_s": n_max * (per + over), "todo_s": todo * (per + over),
@@ -286,7 +285,7 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
             tables = max(spec.get("tables") or [1])
             ds_bytes += int(spec.get(key) or 0) * tables * ROW_BYTES * len(plan.builds_of(cfg, exp))
     ds_bytes += len(needed) * DATADIR_BYTES
-    lanes = _lanes(cfg, lock, rows, topo, [dataset_seconds(d, ov) for d in needed])
+    lanes = _lanes(cfg, lock, rows, topo, [dataset_seconds(d, ov) for d in needed], offers)
     return {"profile": cfg.get("profile"), "rows": rows, "overheads": ov, "cell_bytes_src": cb_src,
             **lanes,
             "datasets": len(needed), "datasets_todo": len(ds_todo),
@@ -299,8 +298,9 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
             "disk_bytes": sum(r["disk_bytes"] for r in rows) + ds_bytes}
 
 
-def _lanes(cfg, lock, rows, topo, ds) -> dict:
-    """The lanes chosen for this profile and the sweep's wall time on them (expected, worst)."""
+def _lanes(cfg, lock, rows, topo, ds, offers: bool = True) -> dict:
+    """The lanes chosen for this profile and the sweep's wall time on them (expected, worst);
+    with `offers`, the faster shared-L3 cut not taken (schedule.shared_l3)."""
     from harness.plan import schedule
     from harness.measure.topology import Topology
     topo = topo if topo is not None else Topology.live()
@@ -308,7 +308,7 @@ def _lanes(cfg, lock, rows, topo, ds) -> dict:
     return {"lanes": lanes.to_dict(), "lanes_obj": lanes,
             "wall_s": schedule.wall_time(cfg, lock, rows, lanes, ds, worst=False),
             "wall_worst_s": schedule.wall_time(cfg, lock, rows, lanes, ds, worst=True),
-            "shared_l3": schedule.shared_l3(cfg, lock, rows, topo, ds, lanes),
+            "shared_l3": schedule.shared_l3(cfg, lock, rows, topo, ds, lanes) if offers else None,
             "assumptions": schedule.ASSUMPTIONS}
 
 
@@ -447,4 +447,4 @@ def run_lanes(cfg: dict, lock: dict):
     from harness.measure.topology import Topology
     if schedule.lanes_of(cfg) != "auto":
         return schedule.choose(cfg, lock, [], Topology.live(), [])
-    return estimate(cfg, lock)["lanes_obj"]
+    return estimate(cfg, lock, offers=False)["lanes_obj"]

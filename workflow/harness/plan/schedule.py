@@ -139,20 +139,24 @@ def wall_time(cfg, lock, rows, lanes: L.Lanes, datasets_s, worst: bool) -> float
     return makespan(pieces(cfg, lock, rows, lanes, worst), distinct_lanes(lanes), datasets_s)
 
 
+def _sizes(cfg: dict) -> tuple[list[int], dict]:
+    """(the profile's planned core counts, else [1]; the lane cut's client keywords)."""
+    counts = sorted({n for e, spec in plan.experiments(cfg).items() for n in spec.get("cores") or []})
+    return counts or [1], dict(client_min=cfg["placement"]["client_cpus"])
+
+
 def choose(cfg: dict, lock: dict, rows: list[dict], topo, datasets_s) -> L.Lanes:
     """The lanes of `placement.lanes`: N lanes, or (auto) the size whose expected wall time is
     shortest (ties: the larger size), among the profile's planned core counts."""
-    pl = cfg["placement"]
-    kw = dict(client_min=pl["client_cpus"])
-    counts = sorted({n for e, spec in plan.experiments(cfg).items() for n in spec.get("cores") or []})
+    counts, kw = _sizes(cfg)
     if lanes_of(cfg) != "auto":
-        return L.for_count(topo, int(lanes_of(cfg)), counts or [1], **kw)
+        return L.for_count(topo, int(lanes_of(cfg)), counts, **kw)
     best, best_t = None, None
-    for cand in reversed(L.candidates(topo, counts or [1], **kw)):
+    for cand in reversed(L.candidates(topo, counts, **kw)):
         t = wall_time(cfg, lock, rows, cand, datasets_s, worst=False)
         if best_t is None or t < best_t - 1e-6:
             best, best_t = cand, t
-    return best if best is not None else L.for_count(topo, 1, counts or [1], **kw)
+    return best if best is not None else L.for_count(topo, 1, counts, **kw)
 
 
 def shared_l3(cfg: dict, lock: dict, rows: list[dict], topo, datasets_s, chosen: L.Lanes) -> dict | None:
@@ -163,8 +167,7 @@ def shared_l3(cfg: dict, lock: dict, rows: list[dict], topo, datasets_s, chosen:
     pairing cancels only while it is steady."""
     if lanes_of(cfg) != "auto" or L.l3_domains(topo) < 2:
         return None
-    kw = dict(client_min=cfg["placement"]["client_cpus"])
-    counts = sorted({n for e, spec in plan.experiments(cfg).items() for n in spec.get("cores") or []}) or [1]
+    counts, kw = _sizes(cfg)
     mine = wall_time(cfg, lock, rows, chosen, datasets_s, worst=False)
     best = None
     for s in counts:
