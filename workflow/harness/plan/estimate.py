@@ -305,10 +305,10 @@ def _lanes(cfg, lock, rows, topo, ds, offers: bool = True) -> dict:
     from harness.measure.topology import Topology
     topo = topo if topo is not None else Topology.live()
     lanes = schedule.choose(cfg, lock, rows, topo, ds)
-    return {"lanes": lanes.to_dict(), "lanes_obj": lanes,
-            "wall_s": schedule.wall_time(cfg, lock, rows, lanes, ds, worst=False),
+    wall = schedule.wall_time(cfg, lock, rows, lanes, ds, worst=False)
+    return {"lanes": lanes.to_dict(), "lanes_obj": lanes, "wall_s": wall,
             "wall_worst_s": schedule.wall_time(cfg, lock, rows, lanes, ds, worst=True),
-            "shared_l3": schedule.shared_l3(cfg, lock, rows, topo, ds, lanes) if offers else None,
+            "shared_l3": schedule.shared_l3(cfg, lock, rows, topo, ds, lanes, wall) if offers else None,
             "assumptions": schedule.ASSUMPTIONS}
 
 

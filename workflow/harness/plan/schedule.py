@@ -159,23 +159,24 @@ def choose(cfg: dict, lock: dict, rows: list[dict], topo, datasets_s) -> L.Lanes
     return best if best is not None else L.for_count(topo, 1, counts, **kw)
 
 
-def shared_l3(cfg: dict, lock: dict, rows: list[dict], topo, datasets_s, chosen: L.Lanes) -> dict | None:
+def shared_l3(cfg: dict, lock: dict, rows: list[dict], topo, datasets_s, chosen: L.Lanes,
+              chosen_s: float) -> dict | None:
     """When `auto` kept one L3 per lane's server (a host with two L3 domains or more): the
     fastest cut whose lanes' servers may share an L3, if it has more lanes and a shorter
-    expected time ({lanes, size, wall_s, wall_worst_s}); else None. The plan prints it as an
+    expected time than `chosen_s`, the chosen cut's ({lanes, size, wall_s, wall_worst_s});
+    else None. The plan prints it as an
     option (`placement.lanes: N`), never takes it: shared L3 is interference a block's
     pairing cancels only while it is steady."""
     if lanes_of(cfg) != "auto" or L.l3_domains(topo) < 2:
         return None
     counts, kw = _sizes(cfg)
-    mine = wall_time(cfg, lock, rows, chosen, datasets_s, worst=False)
     best = None
     for s in counts:
         cand = L.cut(topo, s, share_l3=True, **kw)
         if cand.count <= chosen.count:
             continue
         t = wall_time(cfg, lock, rows, cand, datasets_s, worst=False)
-        if t < mine - 1e-6 and (best is None or t < best["wall_s"] - 1e-6):
+        if t < chosen_s - 1e-6 and (best is None or t < best["wall_s"] - 1e-6):
             best = {"lanes": cand.count, "size": cand.size, "wall_s": t,
                     "wall_worst_s": wall_time(cfg, lock, rows, cand, datasets_s, worst=True)}
     return best
