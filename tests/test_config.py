@@ -88,7 +88,7 @@ MALFORMED = [
     ("mems-node-not-allowed", _set("placement", "mems", [0, 63]), "placement.mems"),
     ("mems-unknown-word", _set("placement", "mems", "local"), "placement.mems"),
     ("unknown-pairing", _set("pairing", "twin"), "pairing"),
-    ("duet-planned-only", _set("pairing", "duet"), "pairing"),   # the plan accepts it (tests/test_duet.py)
+    ("duet-with-groups", _set("pairing", "duet"), "pairing"),   # smoke sweeps users on one server (tests/test_duet.py)
 ]
 
 
@@ -179,7 +179,7 @@ def test_resolve_does_not_modify_its_input():
 
 
 # -- end to end: the CLI and Snakemake ------------------------------------------
-E2E = ["users-zero", "unknown-nested-key", "reserved-socket", "duet-planned-only"]
+E2E = ["users-zero", "unknown-nested-key", "reserved-socket", "duet-with-groups"]
 E2E_CASES = [pytest.param(m, k, id=i) for i, m, k in MALFORMED if i in E2E]
 
 

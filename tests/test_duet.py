@@ -1,8 +1,10 @@
-"""Duet pairing in the plan (`pairing: duet`, harness.plan.lanes.twins): twin lanes on the
-recorded hwloc topologies, their swap between blocks, the wall-time estimate, and the
-config: the plan accepts duet, a run refuses it (planned only) in one line."""
+"""Duet pairing (`pairing: duet`, harness.plan.duet, harness.plan.lanes.twins): twin lanes
+on the recorded hwloc topologies, their swap between blocks, which cells are a pair and
+the blocks' order under duet, the wall-time estimate, and the config: duet runs, but not
+with users on one server (refused in one line). The run itself: tests/test_duet_e2e.py."""
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +14,7 @@ import yaml
 
 from harness import builds
 from harness.measure.topology import Topology
-from harness.plan import config, coreplan, estimate, lanes as L, schedule
+from harness.plan import blocks, config, coreplan, duet, estimate, lanes as L, schedule
 
 from conftest import HWLOC as HW, RECORDED as ALL, ROOT, recorded_topology as topo  # noqa: E402
 
@@ -59,11 +61,14 @@ def test_twins_sit_on_one_socket_where_it_holds_two_lanes(name):
     assert L.twins(two, 1) == [(0, 1)] and L.twins(two, 2) == []
 
 
-def test_no_twin_for_a_lone_or_oversubscribed_lane():
+def test_no_twin_for_a_lone_lane_and_oversubscribed_twins_only_where_every_lane_is():
     eight = L.cut(topo("32em64t-2n8c2t-pci-noio"), 8, share_l3=False)
     assert eight.count == 1 and L.twins(eight, 1) == []
     two_cpus = Topology.from_hwloc(HW / "16em64t-4s2c2t-offlines.xml", allowed={0, 1})
-    assert L.twins(L.for_count(two_cpus, 2, [1]), 1) == []
+    over = L.for_count(two_cpus, 2, [1])   # 2 CPUs asked for 2 lanes: both share them
+    assert over.oversubscribed and L.twins(over, 1) == [(0, 1)]
+    mixed = dataclasses.replace(over, lanes=(over.lanes[0], dataclasses.replace(over.lanes[1], oversubscribed=False)))
+    assert L.twins(mixed, 1) == []   # one lane oversubscribed, the other not: no twins
     assert "none (no two spans alike); without a twin (run as blocks): lane 0" in L.describe_twins(eight)[0]
 
 
@@ -84,25 +89,32 @@ def test_the_plan_accepts_duet_and_says_which_lanes_are_twins(tmp_path):
     p = coreplan.build(paper("192em64t-12gr2n8c2t", "duet"), t, root=str(tmp_path),
                        bench_dir="b", raw="r")
     text = coreplan.render(p)
-    assert "pairing: duet (planned only" in text
+    assert "pairing: duet: a compared pair's sides run at once on twin lanes" in text
     assert "  cells on 1 lane: twins lane 0 + lane 1 (" in text
+    assert "  point_select: pairs of engine InnoDB (side A) and MyISAM (side B)" in text
+    assert "  aa_throughput: pairs of replica a (side A) and b (side B)" in text
+    assert "  oltp_ro: 3 engines: no one pair of sides (runs as blocks)" in text
+    assert "  test_drive: a steps experiment" in text
     assert "duet: a piece takes twin spans" in text
     block = coreplan.render(coreplan.build(paper("192em64t-12gr2n8c2t", "block"), t, root=str(tmp_path),
                                            bench_dir="b", raw="r"))
     assert "twins" not in block
 
 
-def test_a_run_refuses_duet_in_one_line():
+def test_a_run_takes_duet_but_not_with_users_on_one_server():
     cfg = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
     config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text()))
     cfg["pairing"] = "duet"
-    with pytest.raises(config.ConfigError, match=r"^pairing: duet is planned only .*; .*use pairing: block") as e:
+    assert cfg["sysbench"]["users_on_one_server"] is True   # smoke's groups
+    with pytest.raises(config.ConfigError, match=r"^pairing: duet runs each side .*users_on_one_server: true "
+                                                 r".*; set pairing: block or users_on_one_server: false") as e:
         config.resolve(cfg)
     assert "\n" not in str(e.value)
-    assert config.resolve(cfg, plan_only=True)["pairing"] == "duet"
+    cfg["sysbench"]["users_on_one_server"] = False
+    assert config.resolve(cfg)["pairing"] == "duet"
     cfg["pairing"] = "twin"
     with pytest.raises(config.ConfigError, match=r"^pairing: 'twin' is not one of .*; use one of: block, duet"):
-        config.resolve(cfg, plan_only=True)
+        config.resolve(cfg)
 
 
 def test_duet_pieces_take_twin_spans_for_half_the_time(tmp_path):
@@ -110,10 +122,78 @@ def test_duet_pieces_take_twin_spans_for_half_the_time(tmp_path):
     lock = builds.load_lock(config.LOCK)
     out = {}
     for pairing in ("block", "duet"):
-        r = config.resolve(paper("", pairing), config.LOCK, topo=t, plan_only=True)
+        r = config.resolve(paper("", pairing), config.LOCK, topo=t)
         est = estimate.estimate(r, lock, bench_dir=str(tmp_path / "b"), raw=str(tmp_path / "r"), topo=t)
         out[pairing] = schedule.pieces(r, lock, est["rows"], est["lanes_obj"], worst=False)
     assert len(out["block"]) == len(out["duet"])
-    for b, d in zip(out["block"], out["duet"]):   # its cells two at a time: ceil(n / 2) cells long
-        assert d.width == 2 * b.width and b.seconds / 2 - 1e-9 <= d.seconds <= b.seconds + 1e-9
-    assert sum(d.seconds for d in out["duet"]) < 0.6 * sum(b.seconds for b in out["block"])
+    paired = {x for x in r["experiments"] if duet.active(r, x)}
+    assert {"point_select", "fts", "aa_throughput"} <= paired and not {"oltp_ro", "test_drive"} & paired
+    for b, d in zip(out["block"], out["duet"]):   # a pair's cells two at a time: ceil(n / 2) cells long
+        if b.experiment in paired:
+            assert d.width == 2 * b.width and b.seconds / 2 - 1e-9 <= d.seconds <= b.seconds + 1e-9
+        else:   # an experiment without a duet factor runs as blocks
+            assert d == b
+
+
+def default(pairing="duet"):
+    cfg = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
+    cfg["pairing"] = pairing
+    return config.resolve(cfg, config.LOCK, topo=topo("32em64t-2n8c2t-pci-noio"))
+
+
+@pytest.mark.parametrize("spec, want", [
+    ({"engines": ["InnoDB", "MyISAM"]}, "engine"),
+    ({"engines": ["InnoDB", "MyISAM"], "variants": {"pfs": ["on", "default_instruments", "off"]}}, "engine"),
+    ({"engines": ["InnoDB"], "variants": {"replica": ["a", "b"]}}, "replica"),
+    ({"engines": ["InnoDB"], "variants": {"innodb_read_only": ["off", "on"], "ps": ["on"]}}, "innodb_read_only"),
+    ({"engines": ["InnoDB", "MyISAM", "MEMORY"]}, None),
+    ({"engines": ["InnoDB"], "variants": {"spin_wait_delay": [6, 96, 256]}}, None),
+    ({"engines": ["InnoDB"], "variants": {"ps": ["on", "off"], "pfs": ["on", "off"]}}, None),
+    ({"engines": ["InnoDB"]}, None),
+    ({"kind": "steps", "engines": ["InnoDB", "MyISAM"]}, None),
+])
+def test_the_duet_factor_is_the_one_thing_with_two_sides(spec, want):
+    name, why = duet.factor({"kind": "throughput", **spec})
+    assert name == want and (why == "") == (want is not None)
+
+
+@pytest.mark.parametrize("exp", ["point_select", "ps_pfs", "aa_throughput", "key_cache", "fts_builds"])
+def test_a_block_under_duet_is_the_seeded_order_with_each_pair_together(exp):
+    """Under duet a block has the same cells as under block pairing; each pair (cells that
+    differ only in the duet factor) comes together, the units in the seeded order of
+    their first cell, a pair's two cells in the order the shuffle gave them; side A is
+    the factor's first level."""
+    lock = builds.load_lock(config.LOCK)
+    cd, cb = default("duet"), default("block")
+    assert duet.active(cd, exp) and not duet.active(cb, exp)
+    for rep in (1, 2):
+        seeded, ordered = blocks.order(cb, lock, exp, rep), blocks.order(cd, lock, exp, rep)
+        assert sorted(seeded) == sorted(ordered)
+        units = duet.units(cd, exp, ordered)
+        assert [c for u in units for c in u] == ordered       # a unit's cells are adjacent
+        assert [u[0] for u in units] == [c for c in seeded if any(c == u[0] for u in units)]
+        for u in units:
+            assert list(u) == sorted(u, key=seeded.index)     # the shuffle's order inside a pair
+        spec = cd["experiments"][exp]
+        name, _ = duet.factor(spec)
+        a, b = duet.levels(spec, name)
+        pairs = [u for u in units if len(u) == 2]
+        assert pairs
+        for u in pairs:
+            sa, sb = duet.sides(cd, exp, u)
+            da, db = (blocks.plan.parse_cell(cd, exp, c) for c in (sa, sb))
+            assert (duet._level(da, name), duet._level(db, name)) == (a, b)
+            assert duet._key(da, name) == duet._key(db, name)
+        lone = [u for u in units if len(u) == 1]
+        if exp == "fts_builds":   # MySQL 5.5.9 has no InnoDB FULLTEXT: its MyISAM cells run alone
+            assert lone and all("_MyISAM_" in u[0] and u[0].startswith("mysql-5.5.9") for u in lone)
+        else:
+            assert not lone
+
+
+def test_an_experiment_without_a_duet_factor_keeps_its_seeded_order():
+    lock = builds.load_lock(config.LOCK)
+    cd, cb = default("duet"), default("block")
+    for exp in ("oltp_ro", "spin_wait", "test_drive"):
+        assert not duet.active(cd, exp)
+        assert blocks.order(cd, lock, exp, 1) == blocks.order(cb, lock, exp, 1)

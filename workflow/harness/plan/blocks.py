@@ -57,7 +57,8 @@ def order(cfg: dict, lock: dict, exp: str, block: int) -> list[str]:
     """The cell names of block `block` in the order they are measured: its groups
     (harness.plan.cells.group_of: one server start each) shuffled, then the cells of
     each group, by the same generator. Groups of one cell leave it exactly the shuffle
-    of the sorted names (a one-element shuffle draws nothing)."""
+    of the sorted names (a one-element shuffle draws nothing). Under pairing: duet, each
+    pair's second cell then moves up behind its first (harness.plan.duet.order)."""
     groups: dict[str, list[str]] = {}
     for n in sorted(plan.cell_names(cfg, lock, exp, rep=block)):
         groups.setdefault(plan.group_of(cfg, exp, n), []).append(n)
@@ -68,6 +69,9 @@ def order(cfg: dict, lock: dict, exp: str, block: int) -> list[str]:
     for k in keys:
         rng.shuffle(groups[k])
         out += groups[k]
+    from harness.plan import duet
+    if duet.active(cfg, exp):  # pairing: duet: each pair's two cells together, side A first
+        out = duet.order(cfg, exp, out)
     return out
 
 

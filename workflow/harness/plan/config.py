@@ -262,16 +262,12 @@ def host_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
 
-DUET_RUNS = False   # the runner does not yet run a compared pair's two sides at once on twin lanes
-
-
 def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
-            topo: "cores_mod.Topology | None" = None, plan_only: bool = False) -> dict:
-    """Defaults (config/default.yaml), schema check, then the checks that need the host and the lock.
-    plan_only: for the plan and the estimate, which accept what a run cannot do yet (pairing: duet)."""
+            topo: "cores_mod.Topology | None" = None) -> dict:
+    """Defaults (config/default.yaml), schema check, then the checks that need the host and the lock."""
     cfg = _merged_profile(cfg)
     out = validate_schema(apply_experiment_defaults(cfg))
-    check_pairing(out, plan_only)
+    check_pairing(out)
     cpus_given = cpus is not None
     cpus = host_cpus() if cpus is None else cpus
     if topo is not None:
@@ -449,11 +445,13 @@ def _check_repetition_bounds(reps, where: str) -> None:
                           f"raise max or lower looks")
 
 
-def check_pairing(cfg: dict, plan_only: bool) -> None:
-    """pairing: duet is planned (twin lanes in `./artifact plan`) but not yet run."""
-    if cfg.get("pairing") == "duet" and not (plan_only or DUET_RUNS or cfg.get("replot")):
-        raise ConfigError("pairing: duet is planned only (`./artifact plan` shows its twin lanes); the runner does "
-                          "not yet run a pair's two sides at once: use pairing: block to run")
+def check_pairing(cfg: dict) -> None:
+    """pairing: duet runs a pair's two sides at once, each on its own server start: not with
+    sysbench.users_on_one_server (a group sweeps its users on one server)."""
+    if cfg.get("pairing") == "duet" and cfg["sysbench"].get("users_on_one_server") and not cfg.get("replot"):
+        raise ConfigError("pairing: duet runs each side of a pair on its own server start, but "
+                          "sysbench.users_on_one_server: true sweeps users on one; set pairing: block "
+                          "or users_on_one_server: false")
 
 
 def mark_unread(out: dict, lock: dict, topo) -> None:

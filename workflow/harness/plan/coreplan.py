@@ -17,6 +17,7 @@ from collections import Counter
 
 from harness import builds
 from harness.plan import cells as plan, config, estimate, lanes as L, reads, schedule
+from harness.plan import duet as D
 from harness.measure import cores
 from harness.measure.placement import cpulist
 from harness.measure.topology import Topology
@@ -52,7 +53,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
     if topo is None:  # this host: inside a SLURM job, only if the step holds the job's CPUs
         topo = Topology.live()
         config.slurm_step_check(len(topo.ids))
-    resolved = config.resolve(cfg, lock_path, topo=topo, plan_only=True)
+    resolved = config.resolve(cfg, lock_path, topo=topo)
     lock = builds.load_lock(lock_path)
     host_plan = cores.plan(topo, client_min=resolved["placement"]["client_cpus"])
     asked_all = config.apply_experiment_defaults(config.with_defaults(cfg))["experiments"]
@@ -132,11 +133,13 @@ def twin_lines(cfg: dict, est: dict, exps: list[dict]) -> list[str]:
     if schedule.pairing_of(cfg) != "duet":
         return []
     widths = {w for e in exps for w in e["widths"].values()} or {1}
-    return ([f"pairing: duet (planned only: a run refuses it until the runner runs a pair's two sides at once): "
-             f"a compared pair's sides run at once on twin lanes, side A on the first twin in odd blocks "
-             f"and on the second in even blocks, so each side runs as often on either; twins share no "
-             f"physical core and have the same layout (threads per core, client CPUs, sockets and nodes)"]
-            + L.describe_twins(est["lanes_obj"], widths))
+    return ([f"pairing: duet: a compared pair's sides run at once on twin lanes (their servers meet before "
+             f"the warm-up), side A on the first twin and side B on the second, swapped on every other "
+             f"block that visits the twins, so each side runs as often on either; twins share no "
+             f"physical core and have the same layout (threads per core, client CPUs, sockets and nodes); "
+             f"a pair whose cells' width has no twins runs one side after the other, as blocks do"]
+            + L.describe_twins(est["lanes_obj"], widths)
+            + ["pairs per experiment (harness.plan.duet):"] + D.describe(cfg, [e["experiment"] for e in exps]))
 
 
 NODES = (1, 2, 4, 8, 16, 32, 64)

@@ -75,7 +75,7 @@ def load_profile(configfiles: list[str], root: Path = Path("."), cpus: list[int]
     cfg: dict = paths.defaults(Path(root) / "config")
     for f in map(Path, configfiles):
         config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()) or {})
-    return config.resolve(cfg, cpus=cpus, plan_only=True)
+    return config.resolve(cfg, cpus=cpus)
 
 
 def profile_files(root: Path = Path(".")) -> list[tuple[str, str, list[str]]]:

@@ -279,9 +279,12 @@ def _sockets(lanes: Lanes, span) -> tuple:
 
 def twins(lanes: Lanes, width: int = 1) -> list[tuple[int, int]]:
     """Pairs of span indices (of lanes.spans(width)) that are twins: same layout, the same
-    sockets first, then any; oversubscribed lanes (one CPU set twice) are never twins."""
+    sockets first, then any. Oversubscribed lanes (one CPU set twice) are twins only on a
+    host where every lane is (too few CPUs for the lanes asked: the pair then shares CPUs,
+    which every manifest says); there a pair runs for its mechanics, not its accuracy."""
     spans = lanes.spans(width)
-    free = [i for i, sp in enumerate(spans) if not any(lane.oversubscribed for lane in sp)]
+    every = all(lane.oversubscribed for lane in lanes.lanes)
+    free = [i for i, sp in enumerate(spans) if every or not any(lane.oversubscribed for lane in sp)]
     out = []
     for same_socket in (True, False):
         left = []

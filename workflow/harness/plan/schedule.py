@@ -13,9 +13,10 @@ Assumptions (printed with the plan):
 - List scheduling, longest first: in each phase the pieces in decreasing lane-seconds
   (width x time), each on the span where it can start earliest; no backfilling of gaps,
   so it is an upper estimate of a good schedule, not an optimum.
-- pairing: duet: a piece whose width has twin spans (harness.plan.lanes.twins) takes a
-  pair of them (twice the width) for half its time, its cells two at a time (a compared
-  pair's sides at once); a width without twins runs its pieces as blocks.
+- pairing: duet: a piece of an experiment with a duet factor (harness.plan.duet) whose
+  width has twin spans (harness.plan.lanes.twins) takes a pair of them (twice the width)
+  for half its time, its cells two at a time (a compared pair's sides at once); other
+  pieces run as blocks.
 - Lanes do not slow each other down (disjoint cores; memory bandwidth and shared L3,
   where the plan says a lane shares one, are not modelled). Oversubscribed lanes share
   CPUs, so the estimate counts only the lanes that do not.
@@ -26,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from harness.plan import cells as plan
+from harness.plan import duet as D
 from harness.plan import lanes as L
 from harness.plan import repetitions
 from harness import paths
@@ -86,7 +88,7 @@ def pieces(cfg: dict, lock: dict, rows: list[dict], lanes: L.Lanes, worst: bool)
                 for w, n in sorted(by_width[b > fig].items()):
                     if duet and w not in paired:
                         paired[w] = bool(L.twins(lanes, w))
-                    if duet and paired[w]:
+                    if duet and paired[w] and D.factor(spec)[0] is not None:
                         out.append(Piece(exp, b, phase, 2 * w, (n + 1) // 2 * per_cell))
                     else:
                         out.append(Piece(exp, b, phase, w, n * per_cell))
