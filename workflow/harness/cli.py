@@ -196,10 +196,19 @@ def cmd_run_cell(a):
     entry = _lock_entry(a.lock, names.pop())
     ms = cell.run_cells(experiment=req["experiment"], spec=req["spec"], cells=a.cell, entry=entry,
                         build_dir=Path(a.build_dir), source=Path(a.source), settings=req["settings"],
-                        outs=[Path(o) for o in a.out], block=block, lane=cell.lane_arg(a.lane))
+                        outs=[Path(o) for o in a.out], block=block, lane=cell.lane_arg(a.lane),
+                        duet=cell.duet_arg(a.duet, a.cell))
     for m in ms:
         res = m.get("result", {})
         print(f"{m['cell']}: " + ", ".join(f"{k}={v}" for k, v in res.items()))
+
+
+def cmd_run_duet(a):
+    from harness.measure import duetrun
+    duetrun.run(cells=a.cell, pair=a.pair, cell_spec=a.cell_spec, blocks=a.block, lanes=[x or None for x in a.lane or [""] * len(a.cell)],
+                build_dirs=a.build_dir, sources=a.source, at_once=a.at_once, out=Path(a.out),
+                logs=[Path(x) for x in a.log])
+    print(f"{' and '.join(a.cell)}: measured {'at once' if a.at_once else 'one after the other'} into {a.out}")
 
 
 def cmd_block_open(a):
@@ -395,8 +404,23 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--source", required=True, help="dataset (or template) dir holding datadir/")
     s.add_argument("--block", help="JSON of harness.plan.blocks.info: the (first) cell's block, for its manifest")
     s.add_argument("--lane", help="JSON of harness.plan.lanes.job_lane: its lanes and CPUs")
+    s.add_argument("--duet", help="JSON: the duet pair the cell runs in (run-duet passes it)")
     s.add_argument("--out", required=True, nargs="+", help="the cell's output directory (one per --cell)")
     s.set_defaults(fn=cmd_run_cell)
+
+    s = sub.add_parser("run-duet", help="measure a duet pair's two cells (at once, or one after the other) "
+                                        "or a lone cell into one unit directory (harness.measure.duetrun)")
+    s.add_argument("--cell", required=True, nargs="+", help="the unit's cells, in their block's order")
+    s.add_argument("--pair", required=True, nargs="+", help="the same cells as side A, side B")
+    s.add_argument("--cell-spec", required=True, help="JSON from harness.plan.cells.cell_spec")
+    s.add_argument("--block", required=True, nargs="+", help="each cell's harness.plan.blocks.info JSON")
+    s.add_argument("--lane", nargs="+", help="each cell's harness.plan.lanes.job_lane JSON ('' for none)")
+    s.add_argument("--build-dir", required=True, nargs="+")
+    s.add_argument("--source", required=True, nargs="+")
+    s.add_argument("--log", required=True, nargs="+", help="each cell's run-cell log")
+    s.add_argument("--at-once", action="store_true", help="the two sides at once, on their twin lanes")
+    s.add_argument("--out", required=True, help="the unit directory (one subdirectory per cell)")
+    s.set_defaults(fn=cmd_run_duet)
 
     s = sub.add_parser("block-open", help="open a block: its order and attempt; an interrupted attempt's "
                                           "cells set aside (harness.plan.blocks)")

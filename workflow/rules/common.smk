@@ -15,6 +15,7 @@ from harness.plan import config as hconfig  # noqa: E402
 from harness.plan import cells as hplan
 from harness.plan import blocks as hblocks
 from harness.plan import lanes as hlanes
+from harness.plan import duet as hduet
 from harness.plan import estimate as hestimate
 from harness.analysis import intervals as hintervals
 from harness.measure import procs as hprocs

@@ -109,7 +109,9 @@ def cell_inputs(wc):
 
 
 def _rep(wc):
-    return int(wc.rep) if hasattr(wc, "rep") else hplan.parse_cell(CFG, wc.experiment, wc.cell)["rep"]
+    if hasattr(wc, "rep"):
+        return int(wc.rep)
+    return hplan.parse_cell(CFG, wc.experiment, wc.cell if hasattr(wc, "cell") else wc.unit)["rep"]
 
 
 def block_group(wc):
@@ -128,6 +130,11 @@ def cell_block(wc):
 # Experiments whose cells differ in their users run as groups (harness.plan.cells.grouped):
 # one job per group, one server start, the users swept inside it (rules run_group_*).
 GROUPED = [x for x in EXPERIMENTS if hplan.grouped(CFG, x)]
+# pairing: duet (harness.plan.duet): an experiment with a duet factor runs its blocks as
+# units, one job each (run_duet): a pair's two cells, at once on twin lanes where their
+# width has twins, else one after the other, or a lone cell; the job writes a temporary
+# unit directory, whose cells duet_cell links (cp -al) to their data/raw paths.
+DUET = [x for x in EXPERIMENTS if hduet.active(CFG, x)]
 
 
 rule run_cell:
@@ -140,7 +147,7 @@ rule run_cell:
     benchmark:
         "benchmarks/run_cell/{study}/{experiment}/{cell}.tsv"
     wildcard_constraints:
-        experiment=_alternatives([x for x in EXPERIMENTS if x not in GROUPED]),
+        experiment=_alternatives([x for x in EXPERIMENTS if x not in GROUPED and x not in DUET]),
     params:
         spec=lambda wc: hplan.cell_spec(CFG, wc.experiment),
         block=cell_block,
@@ -216,6 +223,116 @@ for _users in sorted({tuple(CFG["experiments"][x]["users"]) for x in GROUPED}):
             "{HARNESS} run-cell --cell {params.cells} --cell-spec '{params.spec}' --block '{params.block}' {resources.lane}"
             " --build-dir {input.build} --source {input.source} --out {params.outs} > {log} 2>&1"
             " || (tail -3 {log}; exit 1)"
+
+
+_DUET = {}
+
+
+def duet_unit(experiment, cell):
+    """The unit (pair, side A first, or lone cell) of `cell` in its block's order."""
+    names, _ = block_order(experiment, hplan.parse_cell(CFG, experiment, cell)["rep"])
+    return hduet.unit_of(CFG, experiment, names, cell)
+
+
+def duet_run(wc):
+    """(the unit's cells in block order, each one's run-cell --lane JSON ('' without lanes), at once or
+    not, the lanes the job holds). At once: a pair whose width has twin spans; the pairs
+    taken round robin over the blocks as lanes are, the sides swapped on every other
+    visit to a pair (harness.plan.lanes.duet_sides), so each side runs as often on either
+    twin. Otherwise the block's own lane (harness.plan.lanes.block_lane), as blocks run."""
+    key = (wc.experiment, wc.unit)
+    if key not in _DUET:
+        unit = duet_unit(wc.experiment, wc.unit)
+        if unit[0] != wc.unit:
+            raise ValueError(f"{wc.unit} of {wc.experiment} is not the first cell of its duet unit {unit}")
+        cell = hplan.parse_cell(CFG, wc.experiment, wc.unit)
+        rep, cores = cell["rep"], int(cell.get("cores") or 1)
+        if LANES is None:
+            out = (unit, [""] * len(unit), False, [])
+        else:
+            w = LANES.width(cores)
+            pairs = hlanes.twins(LANES, w) if len(unit) == 2 else []
+            if pairs:
+                turn = list(EXPERIMENTS).index(wc.experiment) + rep - 1
+                pair = pairs[turn % len(pairs)]
+                spans = LANES.spans(w)
+                on = dict(zip(hduet.sides(CFG, wc.experiment, unit), hlanes.duet_sides(pair, turn // len(pairs) + 1)))
+                sides = [hlanes.job_lane(LANES, spans[on[c]][0].id, cores) for c in unit]
+                out = (unit, [json.dumps(x) for x in sides], True, sorted({i for x in sides for i in x["lanes"]}))
+            else:
+                lane = hlanes.job_lane(LANES, hlanes.block_lane(EXPERIMENTS, wc.experiment, rep, LANES.count), cores)
+                out = (unit, [json.dumps(lane)] * len(unit), False, lane["lanes"])
+        _DUET[key] = out
+    return _DUET[key]
+
+
+def duet_inputs(wc):
+    unit = duet_run(wc)[0]
+    inputs = _cell_inputs(wc.experiment, unit[0])
+    if len(unit) == 2 and not REPLOT:
+        b = hplan.parse_cell(CFG, wc.experiment, unit[1])
+        inputs["build_b"] = f"resources/builds/{b['build']}"
+        inputs["source_b"] = hplan.dataset_path(CFG, wc.experiment, unit[1]) or f"resources/templates/{b['build']}"
+    return inputs
+
+
+def _duet_words(wc, input, key):
+    return " ".join(shlex.quote(str(input[k])) for k in (key, f"{key}_b") if k in input.keys())
+
+
+if DUET:
+    if isinstance(_SET, dict) and "run_cell" in _SET:
+        _SET.setdefault("run_duet", _SET["run_cell"])
+
+    rule run_duet:
+        input:
+            unpack(duet_inputs),
+        output:
+            temp(directory("data/duet/{experiment}/{unit}")),
+        log:
+            "logs/run_duet/{experiment}/{unit}.log",
+        benchmark:
+            "benchmarks/run_duet/{experiment}/{unit}.tsv"
+        wildcard_constraints:
+            experiment=_alternatives(DUET),
+            unit=r"[A-Za-z0-9_.-]+",
+        params:
+            spec=lambda wc: hplan.cell_spec(CFG, wc.experiment),
+            cells=lambda wc: " ".join(duet_run(wc)[0]),
+            pair=lambda wc: " ".join(hduet.sides(CFG, wc.experiment, duet_run(wc)[0])),
+            blocks=lambda wc: " ".join(shlex.quote(json.dumps(hblocks.info(block_order(wc.experiment, _rep(wc))[0], c,
+                                                                          _rep(wc), block_order(wc.experiment, _rep(wc))[1])))
+                                       for c in duet_run(wc)[0]),
+            logs=lambda wc: " ".join(f"logs/run_cell/{EXPERIMENTS[wc.experiment]['study']}/{wc.experiment}/{c}.log"
+                                     for c in duet_run(wc)[0]),
+            builds=lambda wc, input: _duet_words(wc, input, "build"),
+            sources=lambda wc, input: _duet_words(wc, input, "source"),
+        group:
+            block_group
+        resources:
+            # lane<i>: the lanes it holds; lane, at_once: strings (not params: a change of
+            # lanes re-runs nothing, as for run_cell)
+            **{f"lane{i}": (lambda wc, i=i: int(i in duet_run(wc)[3])) for i in range(LANES.count if LANES else 0)},
+            lane=lambda wc: ("--lane " + " ".join(shlex.quote(x) for x in duet_run(wc)[1])) if LANES else "",
+            at_once=lambda wc: "--at-once" if duet_run(wc)[2] else "",
+        shell:
+            "{HARNESS} run-duet --cell {params.cells} --pair {params.pair} --cell-spec '{params.spec}' --block {params.blocks}"
+            " {resources.lane} {resources.at_once} --build-dir {params.builds} --source {params.sources}"
+            " --log {params.logs} --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
+
+    # A duet experiment's cell: linked from its unit's directory (hard links: no copy, and
+    # the cell stays when the temporary unit directory goes). Replotting: never measured.
+    rule duet_cell:
+        input:
+            lambda wc: [] if REPLOT else f"data/duet/{wc.experiment}/{duet_unit(wc.experiment, wc.cell)[0]}",
+        output:
+            directory("data/raw/{study}/{experiment}/{cell}"),
+        wildcard_constraints:
+            experiment=_alternatives(DUET),
+        group:
+            block_group
+        shell:
+            "cp -al {input}/{wildcards.cell} {output}"
 
 
 # A cell's marker: the next cell of its block waits for it (not for the cell's directory,

@@ -45,6 +45,26 @@ def lane_arg(text: str | None) -> dict | None:
     return lane
 
 
+DUET_KEYS = ("cells", "at_once", "rendezvous")
+
+
+def duet_arg(text: str | None, cells: list[str]) -> dict | None:
+    """run-cell's --duet, checked before anything starts: the pair its one cell runs in
+    (harness.cli run-duet passes it): cells (side A, side B), at_once, rendezvous (a directory)."""
+    if not text:
+        return None
+    try:
+        duet = json.loads(text)
+        ok = isinstance(duet, dict) and all(k in duet for k in DUET_KEYS) and len(cells) == 1 \
+            and isinstance(duet["cells"], list) and cells[0] in duet["cells"] and 1 <= len(duet["cells"]) <= 2
+    except ValueError:
+        ok = False
+    if not ok:
+        raise PlacementError(f"--duet: {text!r} is not a pair holding the one --cell ({', '.join(DUET_KEYS)}); "
+                             f"let the pipeline (run-duet) pass it")
+    return duet
+
+
 def max_users(spec: dict, ds: list[dict]) -> int:
     """The most users any cell of the experiment runs: its server's max_connections is
     sized from it (+ 64 for the harness's own sessions), so a cell's my.cnf is the same
@@ -55,7 +75,7 @@ def max_users(spec: dict, ds: list[dict]) -> int:
 
 def run_cells(*, experiment: str, spec: dict, cells: list[str], entry: dict, build_dir: Path,
               source: Path, settings: dict, outs: list[Path], block: dict | None = None,
-              lane: dict | None = None) -> list[dict]:
+              lane: dict | None = None, duet: dict | None = None) -> list[dict]:
     """Measure `cells` (a group: the same setting but for their users,
     harness.plan.cells.grouped) on one server start, in the order given, cell i into
     outs[i]; `block` is the first cell's (the others follow it in the block); `lane`
@@ -87,7 +107,7 @@ def run_cells(*, experiment: str, spec: dict, cells: list[str], entry: dict, bui
     manifests = []
     with Frame(outs=[Path(o) for o in outs], name=d0["build"], entry=entry, build_dir=build_dir,
                source=source, cores=d0["cores"], settings=settings, options=options,
-               max_connections=users + 16 + 48, lane=lane) as fr:
+               max_connections=users + 16 + 48, lane=lane, duet=duet) as fr:
         for i, d in enumerate(ds):
             fr.select(i)
             part = kind.measure(fr, spec, d, values, settings)

@@ -83,7 +83,8 @@ class Frame:
 
     def __init__(self, *, name: str, entry: dict, build_dir: Path, source: Path,
                  cores: int, settings: dict, options: dict, max_connections: int = 200,
-                 out: Path | None = None, outs: list[Path] | None = None, lane: dict | None = None):
+                 out: Path | None = None, outs: list[Path] | None = None, lane: dict | None = None,
+                 duet: dict | None = None):
         self.outs = [Path(o) for o in (outs or [out])]
         self.out = self.outs[0]
         self.state: dict = {}
@@ -97,6 +98,7 @@ class Frame:
                                         client_min=settings["client_cpus"])
         # on lanes (harness.plan.lanes): the CPUs and memory nodes the plan gave the cell in its span
         self.lane = lane
+        self.duet = duet  # pairing: duet: the pair this cell runs in (run-cell's --duet)
         cell = cores_mod.cell_for(cores, self.host_plan) if not lane else _lane_cell(lane)
         self.server_cpus, self.client_cpus = list(cell.server), list(cell.client)
         # its memory on the plan's nodes (placement.mems), checked against the nodes this
@@ -282,6 +284,40 @@ class Frame:
         return {"id": 0, "lanes": [0], "count": 1, "cpus": placement.cpulist(sorted(c.cpu for c in topo.cpus)),
                 "mems": mems, "oversubscribed": False}
 
+    def rendezvous(self) -> None:
+        """pairing: duet, a pair's two sides at once (run-cell's --duet, harness.plan.duet): say
+        this side is ready to measure and wait until every side of the pair is, so their
+        warm-ups and windows start together (each side's server start and datadir copy
+        differ). No-op otherwise."""
+        d = self.duet
+        if not d or not d.get("at_once"):
+            return
+        where = Path(d["rendezvous"])
+        where.mkdir(parents=True, exist_ok=True)
+        (where / f"{self.out.name}.ready").touch()
+        t0, limit = time.monotonic(), float(d.get("timeout_s", 600))
+        while not all((where / f"{c}.ready").exists() for c in d["cells"]):
+            if time.monotonic() - t0 > limit:
+                raise ServerError(f"duet: the other side of the pair ({', '.join(c for c in d['cells'] if c != self.out.name)}) "
+                                  f"was not ready to measure within {limit:.0f} s")
+            time.sleep(0.05)
+        self.timing["duet_wait_s"] = round(time.monotonic() - t0, 3)
+
+    def window(self, start: float, end: float) -> None:
+        """The measured window's wall-clock start and end (the manifest's `duet.window`)."""
+        self._window = (start, end)
+
+    def _duet_part(self) -> dict:
+        """`duet`: the pair this cell ran in (its cells, side A first), its side, whether the
+        sides ran at once on twin lanes, and its window's wall-clock start and end."""
+        d = self.duet
+        if not d:
+            return {}
+        w = getattr(self, "_window", None)
+        return {"duet": {"cells": list(d["cells"]), "side": "AB"[d["cells"].index(self.out.name)],
+                         "at_once": bool(d.get("at_once")),
+                         "window": [dt.datetime.fromtimestamp(x, dt.timezone.utc).isoformat(timespec="milliseconds") for x in w] if w else None}}
+
     def _lane_part(self) -> dict:
         """lane, concurrent (the other lanes busy during this cell's window), oversubscribed."""
         ln = self.lane or self._whole_host()
@@ -314,6 +350,7 @@ class Frame:
                           "plan_rule": self.host_plan.rule(),
                           "image": getattr(self, "image", None), **getattr(self, "backend_extra", {})},
             **self._lane_part(),
+            **self._duet_part(),
             "host": hostinfo.host(),
             "timing": self.timing,
             "harness": {"git_commit": hostinfo.git_commit()},

@@ -31,6 +31,21 @@ LOCK_VAR = "MYSQLBENCH_LOCK"
 LOCK_DIRS = ("/run/lock", "/var/lock")
 
 _depth = 0  # nesting depth in this process: flock would block on our own lock
+# A parent that holds lanes' locks for its children (harness.measure.duetrun: a duet pair's
+# two sides take both twins' locks at once, so two such parents cannot each hold one
+# side's lane and wait for the other's): "<its pid>:<lane>,<lane>" in the children's environment.
+HELD_VAR = "MYSQLBENCH_LANES_HELD"
+
+
+def held_env(lanes) -> dict:
+    """The environment entry that tells this process's children it holds `lanes`' locks."""
+    return {HELD_VAR: f"{os.getpid()}:{','.join(str(x) for x in sorted(set(lanes)))}"}
+
+
+def _held_by_parent(lanes) -> bool:
+    pid, _, held = os.environ.get(HELD_VAR, "").partition(":")
+    return bool(lanes) and pid.isdigit() and int(pid) == os.getppid() and \
+        {str(x) for x in lanes} <= set(held.split(","))
 
 
 def lock_path() -> Path:
@@ -101,9 +116,10 @@ def _take(fd: int, mode: int, path: Path, what: str, out, lane: int | None = Non
 def measuring(what: str, out=None, lanes=None):
     """Hold the host's measurement lock for the block (exclusive; with `lanes`, shared, and
     those lanes' locks exclusive); wait (one line on `out`, stderr by default) while another
-    process holds it. Re-entrant in one process."""
+    process holds it. Re-entrant in one process, and held already when the parent process
+    holds these lanes for it (held_env)."""
     global _depth
-    if _depth:
+    if _depth or _held_by_parent(lanes):
         _depth += 1
         try:
             yield

@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import resource
+import time
 from pathlib import Path
 
 from harness.measure import captures as collect
@@ -126,12 +127,15 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     timing = fr.timing
     timing.update(warmup_s=settings["warmup_s"], duration_s=settings["duration_s"],
                   windows=[{"warmup_s": settings["warmup_s"], "duration_s": settings["duration_s"]}])
+    fr.rendezvous()  # pairing: duet: both sides of a pair start their warm-up together
     if timing["warmup_s"] > 0:
         (tmp / "warmup.out").write_text(run(timing["warmup_s"], seed + WARMUP_SEED_OFFSET)[0])
     if pfs:
         collect.pfs_reset(srv)
     before = srv.global_status()
+    t_start = time.time()
     text, argv, client_cpu_s = run(timing["duration_s"], seed)
+    fr.window(t_start, time.time())
     after = srv.global_status()
     if pfs:
         captures["pfs_waits.tsv"] = collect.tsv(["event_name", "count_star", "sum_timer_wait_ps"],

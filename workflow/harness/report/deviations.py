@@ -270,7 +270,22 @@ def deviation_rows(tidy) -> list[tuple[str, str, str]]:
     lanes = lanes_sentence((tidy.provenance or {}).get("placement") or [])
     if lanes:
         rows.append(("cells side by side", "one at a time", tex_escape(lanes)))
+    duet = duet_sentence((tidy.provenance or {}).get("placement") or [])
+    if duet:
+        rows.append(("a compared pair's two cells", "one after the other", tex_escape(duet)))
     return rows
+
+
+def duet_sentence(placements: list[dict]) -> str:
+    """pairing: duet, from the manifests: the pairs whose two sides ran at once."""
+    if not any(p.get("duet") for p in placements):
+        return ""
+    over = any(p.get("duet") and p.get("oversubscribed") for p in placements)
+    return ("duet pairing: the two cells of a compared pair ran at once, each on one of two twin lanes, "
+            "their warm-ups and windows started together, each side as often on either twin (two servers "
+            "side by side, which the studies never ran)"
+            + ("; the twin lanes shared CPUs (oversubscribed), so the two sides competed for them" if over
+               else "; the twins share no physical core"))
 
 
 def lanes_sentence(placements: list[dict]) -> str:
@@ -279,7 +294,9 @@ def lanes_sentence(placements: list[dict]) -> str:
     if not counts or counts == [1]:
         return ""
     over = any(p.get("oversubscribed") for p in placements)
+    duet = any(p.get("duet") for p in placements)
     return (f"blocks on {' or '.join(map(str, counts))} lanes at once, each block wholly on one lane"
+            + (" (a duet pair on two twin lanes)" if duet else "")
             + ("; oversubscribed: the lanes shared CPUs, so cells on different lanes competed for "
                "them during their windows" if over else "; the lanes share no physical core"))
 

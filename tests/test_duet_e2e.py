@@ -1,0 +1,175 @@
+"""Duet pairing end to end on real servers (pairing: duet, harness.plan.duet,
+harness.measure.duetrun) in a fresh copy of the repository, on this 2-CPU host where the
+two lanes share CPUs (placement.lanes: 2, oversubscribed): here a pair's two sides run at
+once for the mechanics, not for accuracy.
+
+Two experiments: `duet_aa` (InnoDB Point-Selects, two cells that differ only in
+`replica`, so its duet factor is replica; read by the claim of a study kept outside the
+repository, $MYSQLBENCH_STUDY_PATH) and `duet_engines` (InnoDB vs MyISAM, its factor the
+engine: two datasets). Asserts: every manifest names its pair, its side and its lane,
+the two sides of a pair ran at once on the two lanes with their windows starting
+together, side A ran on both lanes over the blocks, the temporary unit directories are
+gone and every cell stands at its data/raw path, the tidy data and the claim read every
+block, the paper's deviations table says pairs ran at once; and one side failing stops
+the other, leaving no unit and no server behind."""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SESSION, harness_env, outside_pipeline, server_pids
+from harness.measure import procs
+from harness.plan import cells
+
+pytestmark = pytest.mark.e2e
+PYTHON = sys.executable
+AA, ENG = "duet_aa", "duet_engines"
+CLAIM = "Z8-duet"
+TARGETS = [f"data/tidy/{e}{s}" for e in (AA, ENG) for s in ("_summary.csv", ".csv", "_provenance.json")] + [
+    "data/tidy/config.resolved.yaml", "data/tidy/unsupported.csv", "data/tidy/official_check.json"]
+BASE = {"workload": "point_select", "tables": [1], "cores": [1], "users": [2]}
+STUDY = '''"""A study whose one claim reads the duet test's A/A experiment (tests/test_duet_e2e.py)."""
+from harness.analysis import claims as C
+
+NAME = "zz_duet"
+CODES = ("Z8",)
+TITLE = "Study Z8: a claim on duet pairs"
+SECTION = "section.tex"
+EXPERIMENTS = {"duet_aa": ("Z8", "A/A Point-Selects, duet pairs")}
+CLAIMS = [C.LevelRatio(
+    id="Z8-duet", study="Z8", statement="replica a and b within 20%", published="1.00x",
+    published_ratio=1.0, rule=C.within(0.8, 1.25, "an A/A pair on shared CPUs"),
+    experiments=("duet_aa",), experiment_name="duet_aa", engine="InnoDB",
+    a=("a",), b=("b",))]
+FIGURES = {}
+SETUP = []
+PUBLISHED_MARKS = []
+
+
+def macros(ctx, rows, fmt):
+    return []
+'''
+
+
+def profile(work: Path) -> dict:
+    import yaml
+    d = yaml.safe_load((work / "config/default.yaml").read_text())
+    exps = {k: {"enabled": False} for k in d["experiments"]}
+    exps[AA] = {"study": "Z8", **BASE, "engines": ["InnoDB"], "variants": {"replica": ["a", "b"]}, "repetitions": 4}
+    exps[ENG] = {"study": "A3", **BASE, "engines": ["InnoDB", "MyISAM"], "repetitions": 3}
+    return {"profile": "duet", "pairing": "duet", "sysbench": {"warmup_s": 1, "duration_s": 2},
+            "placement": {"lanes": 2}, "claims": {"level": 0.75},
+            "experiment_defaults": {"table_size": 1000}, "experiments": exps}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    yield from outside_pipeline(tmp_path_factory, "duet", "zz_duet", STUDY, profile, TARGETS)
+
+
+@pytest.fixture(scope="module")
+def work(run):
+    work = run[0]
+    rep = subprocess.run([PYTHON, "-m", "harness", "report", "--tidy-dir", "data/tidy", "--config",
+                          "data/tidy/config.resolved.yaml", "--out", "paper/generated"],
+                         cwd=work, capture_output=True, text=True,
+                         env={**harness_env(), "PYTHONPATH": str(work / "workflow"),
+                              "MYSQLBENCH_STUDY_PATH": str(work / "extra-studies")})
+    assert rep.returncode == 0, rep.stdout[-3000:] + rep.stderr[-3000:]
+    return work
+
+
+def manifests(work: Path, exp: str) -> dict[str, dict]:
+    return {p.parent.name: json.loads(p.read_text()) for p in sorted((work / "data/raw").glob(f"*/{exp}/*/manifest.json"))}
+
+
+def t(x: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(x)
+
+
+@pytest.mark.parametrize("exp, blocks, side_a", [(AA, 4, "_replica-a_"), (ENG, 3, "_InnoDB_")])
+def test_every_manifest_names_its_pair_its_side_and_its_lane(work, exp, blocks, side_a):
+    ms = manifests(work, exp)
+    assert len(ms) == 2 * blocks
+    for name, m in ms.items():
+        d = m["duet"]
+        assert name in d["cells"] and len(d["cells"]) == 2 and d["at_once"] is True
+        assert side_a in d["cells"][0] and d["side"] == "AB"[d["cells"].index(name)]
+        other = ms[next(c for c in d["cells"] if c != name)]
+        assert other["duet"]["cells"] == d["cells"] and other["block"]["id"] == m["block"]["id"]
+        assert {m["lane"]["id"], other["lane"]["id"]} == {0, 1}      # the two twins
+        assert m["oversubscribed"] is True and m["lane"]["count"] == 2
+        assert "duet_wait_s" in m["timing"]
+
+
+@pytest.mark.parametrize("exp", [AA, ENG])
+def test_a_pairs_windows_start_together_and_side_a_runs_on_both_twins(work, exp):
+    ms = manifests(work, exp)
+    lanes_a = set()
+    for name, m in ms.items():
+        if m["duet"]["side"] != "A":
+            continue
+        other = ms[m["duet"]["cells"][1]]
+        (a0, a1), (b0, b1) = ([t(x) for x in mm["duet"]["window"]] for mm in (m, other))
+        assert abs((a0 - b0).total_seconds()) < 1.5, (name, a0, b0)   # met before the 1 s warm-up
+        assert a0 < b1 and b0 < a1                                       # the windows overlap
+        lanes_a.add(m["lane"]["id"])
+    assert lanes_a == {0, 1}   # the sides swap twins between blocks
+
+
+def test_the_unit_directories_are_gone_and_every_cell_stands_at_its_path(work):
+    assert not [p for p in (work / "data/duet").rglob("*") if p.is_dir() and "_r" in p.name], \
+        list((work / "data/duet").rglob("*"))
+    for exp in (AA, ENG):
+        for p in (work / "data/raw").glob(f"*/{exp}/*"):
+            assert p.is_dir() and not p.is_symlink() and (p / "manifest.json").is_file() and (p / "sysbench.out").is_file()
+
+
+def test_the_tidy_data_and_the_claim_read_every_block(work):
+    with open(work / f"data/tidy/{AA}.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 8 and {int(r["rep"]) for r in rows} == {1, 2, 3, 4}
+    with open(work / "paper/generated/claims.csv", newline="") as f:
+        claim = [r for r in csv.DictReader(f) if r["claim"] == CLAIM]
+    assert claim and claim[0]["measured"] not in ("", "—") and claim[0]["n"] == "4/4", claim
+
+
+def test_the_paper_says_pairs_ran_at_once_on_shared_cpus(work):
+    text = (work / "paper/generated/deviations.tex").read_text()
+    assert "duet pairing" in text and "shared CPUs" in text
+
+
+def test_one_side_failing_stops_the_other_and_leaves_nothing(run, work, tmp_path):
+    """Side B's source holds no datadir (its run-cell refuses it before any server starts)
+    while side A is starting: the run stops A by its pid, says which cell failed in
+    one line, and leaves no unit directory and no server of this session."""
+    ms = manifests(work, AA)
+    a = next(n for n, m in ms.items() if m["duet"]["side"] == "A" and m["block"]["id"] == 1)
+    b = ms[a]["duet"]["cells"][1]
+    bad = tmp_path / "bad-source"
+    bad.mkdir()
+    spec = json.loads(cells.cell_spec(run[1], AA))
+    lanes = [json.dumps({**ms[c]["lane"], "server_cpus": "0", "client_cpus": "1", "cell_mems": [],
+                         "oversubscribed": True}) for c in (a, b)]
+    src = str(next((work / "data/datasets").glob("*/sbtest/InnoDB_t1_n1000")))
+    out = tmp_path / "unit"
+    before = set(server_pids())
+    res = subprocess.run(
+        [PYTHON, "-m", "harness", "run-duet", "--cell", a, b, "--pair", a, b, "--cell-spec", json.dumps(spec),
+         "--block", *(json.dumps(ms[c]["block"]) for c in (a, b)), "--lane", *lanes, "--at-once",
+         "--build-dir", *[str(work / "resources/builds/mysql-5.6.24")] * 2, "--source", src, str(bad),
+         "--log", str(tmp_path / "a.log"), str(tmp_path / "b.log"), "--out", str(out)],
+        cwd=work, capture_output=True, text=True, timeout=600,
+        env={**harness_env(), "PYTHONPATH": str(work / "workflow"), procs.SESSION_VAR: SESSION})
+    assert res.returncode == 1, res.stdout + res.stderr
+    err = res.stderr.strip().splitlines()
+    assert err[-1].startswith(f"error: cell {b} failed") and "the other side was stopped" in err[-1], err
+    assert all(x.startswith("waiting for ") for x in err[:-1]), err   # another pipeline's cell on a lane
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".unit.tmp-")]
+    assert set(server_pids()) <= before
