@@ -238,6 +238,35 @@ def test_an_interrupted_block_is_planned_whole_a_removed_cell_alone(work, lock):
     assert plan.cell_dir(cfg, EXP, names[1]) in outs
 
 
+def test_duet_plans_a_pair_as_one_job_an_interrupted_block_whole_a_removed_cell_with_its_partner(work, lock):
+    """pairing: duet (harness.plan.duet): each pair of a block (InnoDB and MyISAM of one
+    setting) is one run_duet job whose cells duet_cell links; an interrupted block is
+    measured whole again; a cell removed from a completed block is measured again with its
+    partner, which is replaced (one job measures both, as a group does)."""
+    prof = {**profile(2), "pairing": "duet"}
+    (work / "blocks.yaml").write_text(yaml.safe_dump(prof))
+    cfg: dict = {}
+    for part in (yaml.safe_load((ROOT / "config/default.yaml").read_text()), prof):
+        config.deep_merge(cfg, part)
+    cfg = config.resolve(cfg)
+    _state(work, cfg, lock, 0, None)
+    jobs, _ = _dry(work)
+    assert jobs.get("run_duet") == 4 and jobs.get("duet_cell") == 8 and "run_cell" not in jobs, jobs
+    _state(work, cfg, lock, 2, None)
+    assert set(_dry(work)[0]) == {"tidy_throughput"}
+    names = B.order(cfg, lock, EXP, 2)   # pairs together: [a1, b1, a2, b2]
+    (work / B.done_path(EXP, 2)).unlink()
+    for n in names[2:]:
+        (work / plan.cell_dir(cfg, EXP, n)).rmdir()
+    jobs, outs = _dry(work)
+    assert jobs.get("run_duet") == 2 and jobs.get("duet_cell") == 4 and jobs.get("block_open") == 1, jobs
+    _state(work, cfg, lock, 2, None)
+    (work / plan.cell_dir(cfg, EXP, names[1])).rmdir()
+    jobs, outs = _dry(work)
+    assert jobs.get("run_duet") == 1 and jobs.get("duet_cell") == 2 and "block_open" not in jobs, jobs
+    assert {plan.cell_dir(cfg, EXP, n) for n in names[:2]} <= outs
+
+
 # --- groups: a setting's users on one server start ------------------------------------------
 
 def grouped_profile(reps, one_server=True) -> dict:

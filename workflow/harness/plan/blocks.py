@@ -26,7 +26,8 @@ state on disk, read once when the pipeline plans (`state`):
 - reopened: some but not all exist, after the block had completed (`.done`
   newer than its latest `.open`): someone removed a cell to measure it again. Only
   the missing cells are measured (re-measuring one cell re-runs nothing else; a cell
-  of a group is measured again with its group, whose other cells are replaced).
+  of a group is measured again with its group, and a cell of a duet pair with its
+  partner (harness.plan.duet), whose other cells are replaced).
 
 The attempt is the largest n of the block's `.a<n>.open` files (1 when there is
 none), one more when the block is interrupted: the same once the block is
