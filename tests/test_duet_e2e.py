@@ -104,6 +104,8 @@ def test_every_manifest_names_its_pair_its_side_and_its_lane(work, exp, blocks, 
         other = ms[next(c for c in d["cells"] if c != name)]
         assert other["duet"]["cells"] == d["cells"] and other["block"]["id"] == m["block"]["id"]
         assert {m["lane"]["id"], other["lane"]["id"]} == {0, 1}      # the two twins
+        assert m["concurrent_over"] == "window"                      # the partner ran during its window
+        assert any(c["lane"] == other["lane"]["id"] and other["cell"] in c["cells"] for c in m["concurrent"])
         assert m["oversubscribed"] is True and m["lane"]["count"] == 2
         assert "duet_wait_s" in m["timing"]
 

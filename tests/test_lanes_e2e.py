@@ -106,7 +106,7 @@ def test_every_manifest_has_its_lane_and_says_oversubscribed(work):
     for m in ms:
         assert m["lane"]["count"] == 2 and m["lane"]["lanes"] == [m["lane"]["id"]], m["lane"]
         assert m["lane"]["cpus"] and m["oversubscribed"] is True
-        assert isinstance(m["concurrent"], list)
+        assert isinstance(m["concurrent"], list) and m["concurrent_over"] == "window"
     for exp in (PAIR, FREE):  # a block never leaves its lane; its blocks use both lanes
         lanes = {}
         for m in manifests(work, exp):

@@ -258,6 +258,7 @@ class Frame:
         if i:
             self.timing = {"started": now(), "phases": _phases()}
             self._t0, self._epoch0 = time.monotonic(), time.time()
+            self._window = None  # this cell's own, once its kind measures it
 
     def finish(self) -> None:
         """End the server once the kind has measured and captured everything (its my.cnf
@@ -304,7 +305,8 @@ class Frame:
         self.timing["duet_wait_s"] = round(time.monotonic() - t0, 3)
 
     def window(self, start: float, end: float) -> None:
-        """The measured window's wall-clock start and end (the manifest's `duet.window`)."""
+        """The measured window's wall-clock start and end (what `concurrent` covers, and the
+        manifest's `duet.window`)."""
         self._window = (start, end)
 
     def _duet_part(self) -> dict:
@@ -319,11 +321,14 @@ class Frame:
                          "window": [dt.datetime.fromtimestamp(x, dt.timezone.utc).isoformat(timespec="milliseconds") for x in w] if w else None}}
 
     def _lane_part(self) -> dict:
-        """lane, concurrent (the other lanes busy during this cell's window), oversubscribed."""
+        """lane, concurrent (the other lanes busy during this cell's measured window, where the
+        kind records one (throughput); else during its whole run: concurrent_over), oversubscribed."""
         ln = self.lane or self._whole_host()
+        w = getattr(self, "_window", None)
+        t0, t1 = w if w else (self._epoch0, time.time())
         return {"lane": {k: ln[k] for k in ("id", "lanes", "count", "cpus", "mems")},
-                "concurrent": lanebusy.concurrent(self._data, ln["lanes"], self._epoch0, time.time())
-                if self.lane else [],
+                "concurrent": lanebusy.concurrent(self._data, ln["lanes"], t0, t1) if self.lane else [],
+                "concurrent_over": "window" if w else "run",
                 "oversubscribed": bool(ln["oversubscribed"])}
 
     def manifest(self, *, kind: str, study: str, experiment: str, factors: dict) -> dict:
