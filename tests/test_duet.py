@@ -92,7 +92,7 @@ def test_the_plan_accepts_duet_and_says_which_lanes_are_twins(tmp_path):
     assert "pairing: duet: a compared pair's sides run at once on twin lanes" in text
     assert "  cells on 1 lane: twins lane 0 + lane 1 (" in text
     assert "  point_select: pairs of engine InnoDB (side A) and MyISAM (side B)" in text
-    assert "  aa_throughput: pairs of replica a (side A) and b (side B)" in text
+    assert "  aa_throughput: an A/A control" in text
     assert "  oltp_ro: 3 engines: no one pair of sides (runs as blocks)" in text
     assert "  test_drive: a steps experiment" in text
     assert "duet: a piece takes twin spans" in text
@@ -127,7 +127,7 @@ def test_duet_pieces_take_twin_spans_for_half_the_time(tmp_path):
         out[pairing] = schedule.pieces(r, lock, est["rows"], est["lanes_obj"], worst=False)
     assert len(out["block"]) == len(out["duet"])
     paired = {x for x in r["experiments"] if duet.active(r, x)}
-    assert {"point_select", "fts", "aa_throughput"} <= paired and not {"oltp_ro", "test_drive"} & paired
+    assert {"point_select", "fts", "key_cache"} <= paired and not {"oltp_ro", "test_drive", "aa_throughput"} & paired
     for b, d in zip(out["block"], out["duet"]):   # a pair's cells two at a time: ceil(n / 2) cells long
         if b.experiment in paired:
             assert d.width == 2 * b.width and b.seconds / 2 - 1e-9 <= d.seconds <= b.seconds + 1e-9
@@ -144,7 +144,8 @@ def default(pairing="duet"):
 @pytest.mark.parametrize("spec, want", [
     ({"engines": ["InnoDB", "MyISAM"]}, "engine"),
     ({"engines": ["InnoDB", "MyISAM"], "variants": {"pfs": ["on", "default_instruments", "off"]}}, "engine"),
-    ({"engines": ["InnoDB"], "variants": {"replica": ["a", "b"]}}, "replica"),
+    ({"engines": ["InnoDB"], "variants": {"replica": ["a", "b"]}}, None),   # an A/A control: blocks
+    ({"engines": ["MyISAM"], "variants": {"key_cache": ["shared", "per_table"]}}, "key_cache"),
     ({"engines": ["InnoDB"], "variants": {"innodb_read_only": ["off", "on"], "ps": ["on"]}}, "innodb_read_only"),
     ({"engines": ["InnoDB", "MyISAM", "MEMORY"]}, None),
     ({"engines": ["InnoDB"], "variants": {"spin_wait_delay": [6, 96, 256]}}, None),
@@ -157,7 +158,7 @@ def test_the_duet_factor_is_the_one_thing_with_two_sides(spec, want):
     assert name == want and (why == "") == (want is not None)
 
 
-@pytest.mark.parametrize("exp", ["point_select", "ps_pfs", "aa_throughput", "key_cache", "fts_builds"])
+@pytest.mark.parametrize("exp", ["point_select", "ps_pfs", "mdl_hash", "key_cache", "fts_builds"])
 def test_a_block_under_duet_is_the_seeded_order_with_each_pair_together(exp):
     """Under duet a block has the same cells as under block pairing; each pair (cells that
     differ only in the duet factor) comes together, the units in the seeded order of
@@ -194,6 +195,6 @@ def test_a_block_under_duet_is_the_seeded_order_with_each_pair_together(exp):
 def test_an_experiment_without_a_duet_factor_keeps_its_seeded_order():
     lock = builds.load_lock(config.LOCK)
     cd, cb = default("duet"), default("block")
-    for exp in ("oltp_ro", "spin_wait", "test_drive"):
+    for exp in ("oltp_ro", "spin_wait", "test_drive", "aa_throughput"):
         assert not duet.active(cd, exp)
         assert blocks.order(cd, lock, exp, 1) == blocks.order(cb, lock, exp, 1)

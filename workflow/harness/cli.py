@@ -203,14 +203,6 @@ def cmd_run_cell(a):
         print(f"{m['cell']}: " + ", ".join(f"{k}={v}" for k, v in res.items()))
 
 
-def cmd_run_duet(a):
-    from harness.measure import duetrun
-    duetrun.run(cells=a.cell, pair=a.pair, cell_spec=a.cell_spec, blocks=a.block, lanes=[x or None for x in a.lane or [""] * len(a.cell)],
-                build_dirs=a.build_dir, sources=a.source, at_once=a.at_once, out=Path(a.out),
-                logs=[Path(x) for x in a.log])
-    print(f"{' and '.join(a.cell)}: measured {'at once' if a.at_once else 'one after the other'} into {a.out}")
-
-
 def cmd_block_open(a):
     """Open block --block of an experiment: if some but not all of its --cells exist (an
     interrupted attempt), set them aside (harness.plan.blocks.set_aside); then record the
@@ -302,6 +294,8 @@ def cmd_resolved_config(a):
 # add their own (a study's COMMANDS, harness.registry.commands): own_parsers().
 OWN_PARSER = {
     "report": ("harness.report", "paper/generated/*.tex from tidy data"),
+    "run-duet": ("harness.measure.duetrun", "measure a duet pair's two cells at once (or one after the other) "
+                                            "into one unit directory"),
     "estimate": ("harness.plan.estimate", "the time and disk a profile's sweep needs"),
     "runinfo": ("harness.report.runinfo", "write the PDF's run facts, or check one profile throughout"),
     "artifact": ("harness.report.artifact", "the artifact appendix"),
@@ -407,20 +401,6 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--duet", help="JSON: the duet pair the cell runs in (run-duet passes it)")
     s.add_argument("--out", required=True, nargs="+", help="the cell's output directory (one per --cell)")
     s.set_defaults(fn=cmd_run_cell)
-
-    s = sub.add_parser("run-duet", help="measure a duet pair's two cells (at once, or one after the other) "
-                                        "or a lone cell into one unit directory (harness.measure.duetrun)")
-    s.add_argument("--cell", required=True, nargs="+", help="the unit's cells, in their block's order")
-    s.add_argument("--pair", required=True, nargs="+", help="the same cells as side A, side B")
-    s.add_argument("--cell-spec", required=True, help="JSON from harness.plan.cells.cell_spec")
-    s.add_argument("--block", required=True, nargs="+", help="each cell's harness.plan.blocks.info JSON")
-    s.add_argument("--lane", nargs="+", help="each cell's harness.plan.lanes.job_lane JSON ('' for none)")
-    s.add_argument("--build-dir", required=True, nargs="+")
-    s.add_argument("--source", required=True, nargs="+")
-    s.add_argument("--log", required=True, nargs="+", help="each cell's run-cell log")
-    s.add_argument("--at-once", action="store_true", help="the two sides at once, on their twin lanes")
-    s.add_argument("--out", required=True, help="the unit directory (one subdirectory per cell)")
-    s.set_defaults(fn=cmd_run_duet)
 
     s = sub.add_parser("block-open", help="open a block: its order and attempt; an interrupted attempt's "
                                           "cells set aside (harness.plan.blocks)")

@@ -134,7 +134,7 @@ GROUPED = [x for x in EXPERIMENTS if hplan.grouped(CFG, x)]
 # units, one job each (run_duet): a pair's two cells, at once on twin lanes where their
 # width has twins, else one after the other, or a lone cell; the job writes a temporary
 # unit directory, whose cells duet_cell links (cp -al) to their data/raw paths.
-DUET = [x for x in EXPERIMENTS if hduet.active(CFG, x)]
+DUET = [x for x in EXPERIMENTS if hduet.active(CFG, x) and x not in GROUPED]
 
 
 rule run_cell:
@@ -236,10 +236,12 @@ def duet_unit(experiment, cell):
 
 def duet_run(wc):
     """(the unit's cells in block order, each one's run-cell --lane JSON ('' without lanes), at once or
-    not, the lanes the job holds). At once: a pair whose width has twin spans; the pairs
-    taken round robin over the blocks as lanes are, the sides swapped on every other
-    visit to a pair (harness.plan.lanes.duet_sides), so each side runs as often on either
-    twin. Otherwise the block's own lane (harness.plan.lanes.block_lane), as blocks run."""
+    not, the lanes the job holds). At once: a pair whose width has twin spans. An experiment's
+    blocks take the twin pairs two at a time (blocks 1-2 one pair, 3-4 the next, each
+    experiment starting one pair further), side A on the first twin in odd blocks and on the
+    second in even ones (harness.plan.lanes.duet_sides), so on every pair each side runs as
+    often on either twin whenever the blocks are even in number. Otherwise the block's own
+    lane (harness.plan.lanes.block_lane), as blocks run."""
     key = (wc.experiment, wc.unit)
     if key not in _DUET:
         unit = duet_unit(wc.experiment, wc.unit)
@@ -253,10 +255,9 @@ def duet_run(wc):
             w = LANES.width(cores)
             pairs = hlanes.twins(LANES, w) if len(unit) == 2 else []
             if pairs:
-                turn = list(EXPERIMENTS).index(wc.experiment) + rep - 1
-                pair = pairs[turn % len(pairs)]
+                pair = pairs[(list(EXPERIMENTS).index(wc.experiment) + (rep - 1) // 2) % len(pairs)]
                 spans = LANES.spans(w)
-                on = dict(zip(hduet.sides(CFG, wc.experiment, unit), hlanes.duet_sides(pair, turn // len(pairs) + 1)))
+                on = dict(zip(hduet.sides(CFG, wc.experiment, unit), hlanes.duet_sides(pair, rep)))
                 sides = [hlanes.job_lane(LANES, spans[on[c]][0].id, cores) for c in unit]
                 out = (unit, [json.dumps(x) for x in sides], True, sorted({i for x in sides for i in x["lanes"]}))
             else:
@@ -321,7 +322,8 @@ if DUET:
             " --log {params.logs} --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
     # A duet experiment's cell: linked from its unit's directory (hard links: no copy, and
-    # the cell stays when the temporary unit directory goes). Replotting: never measured.
+    # the cell stays when the temporary unit directory goes; data/duet and data/raw on one
+    # file system), under a temporary name first. Replotting: never measured.
     rule duet_cell:
         input:
             lambda wc: [] if REPLOT else f"data/duet/{wc.experiment}/{duet_unit(wc.experiment, wc.cell)[0]}",
@@ -332,7 +334,7 @@ if DUET:
         group:
             block_group
         shell:
-            "cp -al {input}/{wildcards.cell} {output}"
+            "rm -rf {output}.link-tmp && cp -al {input}/{wildcards.cell} {output}.link-tmp && mv {output}.link-tmp {output}"
 
 
 # A cell's marker: the next cell of its block waits for it (not for the cell's directory,

@@ -18,6 +18,7 @@ run-cells it started the same way before it exits.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -88,9 +89,13 @@ def _together(cmds: list[list[str]], logs: list[Path], cells: list[str], env: di
     old = {s: signal.signal(s, pass_on) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         for cmd, log in zip(cmds, logs):
+            if stop["sig"] is not None:   # interrupted before the other side started
+                break
             with open(log, "w") as f:
+                # a session of its own: a terminal's Ctrl-C reaches this process, which stops
+                # each side once (pass_on), not the sides twice
                 started.append(subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
-                                                preexec_fn=procs.die_with_parent))
+                                                preexec_fn=procs.die_with_parent, start_new_session=True))
         failed = None
         while any(p.poll() is None for p in started):
             for p, c in zip(started, cells):
@@ -102,6 +107,8 @@ def _together(cmds: list[list[str]], logs: list[Path], cells: list[str], env: di
             time.sleep(0.2)
         if stop["sig"] is not None:
             raise KeyboardInterrupt(f"signal {stop['sig']}")
+        if len(started) < len(cmds):
+            raise DuetError(f"run-duet: {cells[len(started)]} was not started")
         bad = [(c, p.returncode, log) for p, c, log in zip(started, cells, logs) if p.returncode != 0]
         if bad:
             c, rc, log = next((b for b in bad if b[0] == failed), bad[0])
@@ -128,3 +135,31 @@ def _stop(p: subprocess.Popen) -> None:
         pass
     except subprocess.TimeoutExpired:
         procs.terminate(p.pid)
+
+
+def main(argv=None) -> int:
+    """`python -m harness run-duet`: the pipeline's run_duet job (workflow/rules/measure.smk)."""
+    ap = argparse.ArgumentParser(prog="python -m harness run-duet", description=__doc__.splitlines()[0])
+    ap.add_argument("--cell", required=True, nargs="+", help="the unit's cells, in their block's order")
+    ap.add_argument("--pair", required=True, nargs="+", help="the same cells as side A, side B")
+    ap.add_argument("--cell-spec", required=True, help="JSON from harness.plan.cells.cell_spec")
+    ap.add_argument("--block", required=True, nargs="+", help="each cell's harness.plan.blocks.info JSON")
+    ap.add_argument("--lane", nargs="+", help="each cell's harness.plan.lanes.job_lane JSON ('' for none)")
+    ap.add_argument("--build-dir", required=True, nargs="+")
+    ap.add_argument("--source", required=True, nargs="+")
+    ap.add_argument("--log", required=True, nargs="+", help="each cell's run-cell log")
+    ap.add_argument("--at-once", action="store_true", help="the two sides at once, on their twin lanes")
+    ap.add_argument("--out", required=True, help="the unit directory (one subdirectory per cell)")
+    a = ap.parse_args(argv)
+    try:
+        run(cells=a.cell, pair=a.pair, cell_spec=a.cell_spec, blocks=a.block,
+            lanes=[x or None for x in a.lane or [""] * len(a.cell)], build_dirs=a.build_dir, sources=a.source,
+            at_once=a.at_once, out=Path(a.out), logs=[Path(x) for x in a.log])
+    except DuetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as e:
+        print(f"interrupted ({e}); both sides stopped, nothing half-written kept", file=sys.stderr)
+        return 130
+    print(f"{' and '.join(a.cell)}: measured {'at once' if a.at_once else 'one after the other'} into {a.out}")
+    return 0

@@ -316,7 +316,8 @@ class Frame:
         if not d:
             return {}
         w = getattr(self, "_window", None)
-        return {"duet": {"cells": list(d["cells"]), "side": "AB"[d["cells"].index(self.out.name)],
+        side = "AB"[d["cells"].index(self.out.name)] if len(d["cells"]) == 2 else None   # a lone cell: none
+        return {"duet": {"cells": list(d["cells"]), "side": side,
                          "at_once": bool(d.get("at_once")),
                          "window": [dt.datetime.fromtimestamp(x, dt.timezone.utc).isoformat(timespec="milliseconds") for x in w] if w else None}}
 

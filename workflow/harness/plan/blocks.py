@@ -71,7 +71,7 @@ def order(cfg: dict, lock: dict, exp: str, block: int) -> list[str]:
         rng.shuffle(groups[k])
         out += groups[k]
     from harness.plan import duet
-    if duet.active(cfg, exp):  # pairing: duet: each pair's two cells together, side A first
+    if duet.active(cfg, exp):  # pairing: duet: each pair's two cells together, in the shuffle's order
         out = duet.order(cfg, exp, out)
     return out
 

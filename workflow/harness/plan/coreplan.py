@@ -133,11 +133,15 @@ def twin_lines(cfg: dict, est: dict, exps: list[dict]) -> list[str]:
     if schedule.pairing_of(cfg) != "duet":
         return []
     widths = {w for e in exps for w in e["widths"].values()} or {1}
+    over = est["lanes_obj"].oversubscribed
     return ([f"pairing: duet: a compared pair's sides run at once on twin lanes (their servers meet before "
-             f"the warm-up), side A on the first twin and side B on the second, swapped on every other "
-             f"block that visits the twins, so each side runs as often on either; twins share no "
-             f"physical core and have the same layout (threads per core, client CPUs, sockets and nodes); "
-             f"a pair whose cells' width has no twins runs one side after the other, as blocks do"]
+             f"the warm-up); an experiment's blocks take the twin pairs two at a time, side A on the first "
+             f"twin in odd blocks and on the second in even ones, so each side runs as often on either; "
+             + ("the twins here are oversubscribed lanes on the same CPUs: the two sides compete for them, "
+                "which shows the mechanics, not a pair's ratio alone; " if over else
+                "twins share no physical core and have the same layout (threads per core, client CPUs, "
+                "sockets and nodes); ")
+             + "a pair whose cells' width has no twins runs one side after the other, as blocks do"]
             + L.describe_twins(est["lanes_obj"], widths)
             + ["pairs per experiment (harness.plan.duet):"] + D.describe(cfg, [e["experiment"] for e in exps]))
 

@@ -3,14 +3,18 @@ sides of a compared pair run at the same time on twin spans of lanes (harness.pl
 swapped between blocks (lanes.duet_sides), so what disturbs the host during the window
 disturbs both sides alike.
 
-Which cells are a pair: an experiment's duet factor is the one factor with exactly two
-levels that its cells are compared along (`factor`): its engines when it has two, else
-the one variant with two values when there is exactly one such. Two cells of a block
-that differ only in that factor are a pair (side A: the factor's first level in the
-experiment's spec, side B: the second); a cell whose partner is not planned in the block
-(a build without that engine, a cell no claim reads) is a unit of its own. An experiment
-with no such factor (three engines or more, two varied variants, steps) runs as blocks,
-and the plan says why.
+Which cells are a pair: an experiment's duet factor (`factor`) is its engines when it has
+two (whatever its variants), else, with one engine, its one variant of two values when it
+has exactly one such and none of more. Two cells of a block that differ only in that
+factor are a pair (side A: the factor's first level in the experiment's spec, side B: the
+second); a cell whose partner is not planned in the block (a build without that engine, a
+cell no claim reads) is a unit of its own. An experiment with no such factor (three
+engines or more; one engine and two two-valued variants, or a variant of three values;
+steps) runs as blocks, and so does an A/A control (a `replica` variant): its interval is
+the run's resolution, which must be that of cells run one after the other, the wider one,
+for every claim. The plan lists each experiment's factor or why it has none. A claim that
+compares another factor than the paired one (ps_pfs's ps or pfs levels, build_compare's
+builds) compares cells of different pairs, which ran at different times, as blocks do.
 
 A block's order under duet is its seeded order (harness.plan.blocks.order) with each
 pair's second cell moved up behind its first (`order`), so the order of units, and of
@@ -38,6 +42,8 @@ def factor(spec: dict) -> tuple[str | None, str]:
         return "engine", ""
     if len(engines) > 2:
         return None, f"{len(engines)} engines: no one pair of sides (runs as blocks)"
+    if two == ["replica"] and not many:
+        return None, "an A/A control: its resolution is that of cells run one after the other (runs as blocks)"
     if len(two) == 1 and not many:
         return two[0], ""
     if many:

@@ -270,21 +270,33 @@ def deviation_rows(tidy) -> list[tuple[str, str, str]]:
     lanes = lanes_sentence((tidy.provenance or {}).get("placement") or [])
     if lanes:
         rows.append(("cells side by side", "one at a time", tex_escape(lanes)))
-    duet = duet_sentence((tidy.provenance or {}).get("placement") or [])
+    duet = duet_sentence((tidy.provenance or {}).get("placement") or [], tidy)
     if duet:
         rows.append(("a compared pair's two cells", "one after the other", tex_escape(duet)))
     return rows
 
 
-def duet_sentence(placements: list[dict]) -> str:
-    """pairing: duet, from the manifests: the pairs whose two sides ran at once."""
+def duet_sentence(placements: list[dict], tidy=None) -> str:
+    """pairing: duet, from the manifests (some pair ran at once) and the profile (which factor
+    each experiment pairs, harness.plan.duet): what ran at once and what did not."""
     if not any(p.get("duet") for p in placements):
         return ""
+    from harness.plan import duet
+    paired, alone = [], []
+    for e in (tidy.experiments if tidy is not None else []):
+        name, _ = duet.factor(tidy.spec(e))
+        (paired if name else alone).append(f"{e} ({name})" if name else e)
     over = any(p.get("duet") and p.get("oversubscribed") for p in placements)
-    return ("duet pairing: the two cells of a compared pair ran at once, each on one of two twin lanes, "
-            "their warm-ups and windows started together, each side as often on either twin (two servers "
-            "side by side, which the studies never ran)"
-            + ("; the twin lanes shared CPUs (oversubscribed), so the two sides competed for them" if over
+    return ("duet pairing: two cells that differ only in an experiment's paired factor ran at once, each on "
+            "one of two twin lanes, their warm-ups and windows started together, side A on the first twin "
+            "in odd blocks and on the second in even ones (two servers side by side, which the studies "
+            "never ran)"
+            + (f"; paired: {', '.join(paired)}" if paired else "")
+            + (f"; run as blocks, one cell after another: {', '.join(alone)}" if alone else "")
+            + "; a claim comparing another factor compares cells that ran at different times, as in the "
+              "block design, and so do pairs whose width had no twin lanes"
+            + ("; the twin lanes shared CPUs (oversubscribed), so the two sides of a pair competed for "
+               "them: their ratio was measured under that contention" if over
                else "; the twins share no physical core"))
 
 
