@@ -170,11 +170,12 @@ def draw(rng: random.Random, n: int, size: int, truths, cov: float, drift: float
     """n blocks of `size` cells; the cells of `truths` at random positions in each block,
     each lane's drift an AR(1) along the run (sampled exactly at the times used), shared
     across lanes with correlation design.rho (one lane: the host's drift is the lane's);
-    a lane's offset constant. Blocks run in rounds, one block per lane (duet: per twin pair)."""
+    a lane's offset constant. Blocks run in rounds, one block per lane (duet: two blocks
+    after one another per twin pair)."""
     sig = math.sqrt(math.log1p(cov * cov))
     size = max(size, len(truths))
     state = _State(rng, drift, design)
-    per = design.twins if design.pairing == "duet" else design.lanes
+    per = 2 * design.twins if design.pairing == "duet" else design.lanes
     out = []
     for first in range(0, n, per):
         events = []
@@ -191,16 +192,17 @@ def draw(rng: random.Random, n: int, size: int, truths, cov: float, drift: float
 
 def _events(rng, blk: int, size: int, m: int, design: Design) -> list[tuple]:
     """(time, lane, block, cell) of one block: block design, each cell at its own random
-    position on lane blk mod lanes; duet, pair k = (k, k + m/2) at one random slot of the
-    block's size/2, side A on twin 0 and B on twin 1 of pair blk mod twins, swapped every
-    other block."""
+    position on lane blk mod lanes; duet, as the pipeline runs it (workflow/rules/measure.smk
+    duet_run): pair k = (k, k + m/2) at one random slot of the block's size/2, blocks 2j
+    and 2j+1 (mod 2 x twins) on twin pair j one after the other, side A on twin 0 in the
+    first and on twin 1 in the second."""
     if design.pairing != "duet":
         lane, start = blk % design.lanes, (blk // design.lanes) * size
         pos = rng.sample(range(size), m)
         return [(start + pos[k], lane, blk, k) for k in range(m)]
     half, pairs = (size + 1) // 2, m // 2
-    j, turn = blk % design.twins, blk // design.twins
-    a, b = (2 * j, 2 * j + 1) if turn % 2 == 0 else (2 * j + 1, 2 * j)
+    j, turn = (blk // 2) % design.twins, (blk // (2 * design.twins)) * 2 + blk % 2
+    a, b = (2 * j, 2 * j + 1) if blk % 2 == 0 else (2 * j + 1, 2 * j)
     slots = rng.sample(range(half), pairs)
     return ([(turn * half + slots[k], a, blk, k) for k in range(pairs)]
             + [(turn * half + slots[k], b, blk, k + pairs) for k in range(pairs)])

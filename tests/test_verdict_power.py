@@ -42,8 +42,11 @@ def test_power_table_from_the_simulation(small):
     plain = {m.group(1): [float(x) for x in m.group(2).split(" & ")] for m in re.finditer(
         r"^(default|paper) \(\d+:\d+:\d+\), one cell a side & ((?:[01]\.\d{3} & )+[01]\.\d{3})", tex, re.M)}
     assert set(plain) == {"default", "paper"}, tex
-    for p in plain.values():   # P(reproduced) rises with the true ratio, from the null's small rate
-        assert p[0] <= 0.1 and p[-1] >= 0.9 and p == sorted(p), tex
+    # P(reproduced) rises with the true ratio, from the null's small rate: at most 0.05 plus
+    # three binomial standard errors of 60 trials (0.134), what 60 trials can tell from it
+    null_max = 0.05 + 3 * (0.05 * 0.95 / 60) ** 0.5
+    for p in plain.values():
+        assert p[0] <= null_max and p[-1] >= 0.9 and p == sorted(p), tex
     for arm in ("peak, flat-2 vs sharp", "peak, flat-3 vs sharp", "peak, sharp vs sharp", "scaling"):
         assert re.search(rf"^paper \(6:24:2\), {arm} & ", tex, re.M), (arm, tex)
     # another level than the run's: no row of it, so no figures are made up
