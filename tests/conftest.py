@@ -284,6 +284,18 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
 
 
 # -- a study kept outside the repository ($MYSQLBENCH_STUDY_PATH), for pipeline tests ---------
+def one_claim_study(doc: str, package: str, code: str, title: str, experiment: str, what: str,
+                    claims: str, figures: str = "{}", head: str = "") -> str:
+    """The __init__.py of a study kept outside the repository (outside_study) whose claims
+    (`claims`: the CLAIMS list's Python text, `head`: what it needs defined first) read
+    `experiment` of the test's profile: what a pipeline test's claim needs, nothing more."""
+    return (f'"""{doc}"""\nfrom harness.analysis import claims as C\n{head}\n'
+            f'NAME = "{package}"\nCODES = ("{code}",)\nTITLE = "{title}"\nSECTION = "section.tex"\n'
+            f'EXPERIMENTS = {{"{experiment}": ("{code}", "{what}")}}\nCLAIMS = {claims}\n'
+            f'FIGURES = {figures}\nSETUP = []\nPUBLISHED_MARKS = []\n\n\n'
+            f'def macros(ctx, rows, fmt):\n    return []\n')
+
+
 def outside_study(work: Path, package: str, text: str) -> Path:
     """Write study `package` (its __init__.py `text`, an empty section) under work/extra-studies;
     the folder to put on the study path."""

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SESSION, harness_env, outside_pipeline, server_pids
+from conftest import SESSION, harness_env, one_claim_study, outside_pipeline, server_pids
 from harness.measure import procs
 from harness.plan import cells
 
@@ -34,27 +34,14 @@ CLAIM = "Z8-duet"
 TARGETS = [f"data/tidy/{e}{s}" for e in (AA, ENG) for s in ("_summary.csv", ".csv", "_provenance.json")] + [
     "data/tidy/config.resolved.yaml", "data/tidy/unsupported.csv", "data/tidy/official_check.json"]
 BASE = {"workload": "point_select", "tables": [1], "cores": [1], "users": [2]}
-STUDY = '''"""A study whose one claim reads the duet test's mmap experiment (tests/test_duet_e2e.py)."""
-from harness.analysis import claims as C
-
-NAME = "zz_duet"
-CODES = ("Z8",)
-TITLE = "Study Z8: a claim on duet pairs"
-SECTION = "section.tex"
-EXPERIMENTS = {"duet_mmap": ("Z8", "MyISAM Point-Selects, mmap off and on, duet pairs")}
-CLAIMS = [C.LevelRatio(
+STUDY = one_claim_study(
+    "A study whose one claim reads the duet test's mmap experiment (tests/test_duet_e2e.py).",
+    "zz_duet", "Z8", "Study Z8: a claim on duet pairs", "duet_mmap",
+    "MyISAM Point-Selects, mmap off and on, duet pairs", """[C.LevelRatio(
     id="Z8-duet", study="Z8", statement="mmap off and on within a third", published="1.00x",
     published_ratio=1.0, rule=C.within(0.75, 1.33, "a pair on shared CPUs"),
     experiments=("duet_mmap",), experiment_name="duet_mmap", engine="MyISAM",
-    a=("off",), b=("on",))]
-FIGURES = {}
-SETUP = []
-PUBLISHED_MARKS = []
-
-
-def macros(ctx, rows, fmt):
-    return []
-'''
+    a=("off",), b=("on",))]""")
 
 
 def profile(work: Path) -> dict:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import copy_checkout, outside_study
+from conftest import copy_checkout, one_claim_study, outside_study
 from harness import studies
 
 pytestmark = pytest.mark.e2e
@@ -35,27 +35,14 @@ TARGETS = [f"data/tidy/{e}{s}" for e in (PAIR, FREE) for s in ("_summary.csv", "
     "data/tidy/config.resolved.yaml", "data/tidy/unsupported.csv", "data/tidy/official_check.json"]
 SELECT = {"workload": "point_select", "engines": ["InnoDB"], "tables": [1], "cores": [1],
           "users": [2], "variants": {"replica": ["a", "b"]}}
-STUDY = '''"""A study whose one claim reads the lanes test's paired experiment (tests/test_lanes_e2e.py)."""
-from harness.analysis import claims as C
-
-NAME = "zz_lanes"
-CODES = ("Z9",)
-TITLE = "Study Z9: a claim on blocks of two lanes"
-SECTION = "section.tex"
-EXPERIMENTS = {"lanes_pair": ("Z9", "A/A Point-Selects on lanes")}
-CLAIMS = [C.LevelRatio(
+STUDY = one_claim_study(
+    "A study whose one claim reads the lanes test's paired experiment (tests/test_lanes_e2e.py).",
+    "zz_lanes", "Z9", "Study Z9: a claim on blocks of two lanes", "lanes_pair", "A/A Point-Selects on lanes",
+    """[C.LevelRatio(
     id="Z9-lanes", study="Z9", statement="replica a and b within 20%", published="1.00x",
     published_ratio=1.0, rule=C.within(0.8, 1.25, "an A/A pair on shared CPUs"),
     experiments=("lanes_pair",), experiment_name="lanes_pair", engine="InnoDB",
-    a=("a",), b=("b",))]
-FIGURES = {}
-SETUP = []
-PUBLISHED_MARKS = []
-
-
-def macros(ctx, rows, fmt):
-    return []
-'''
+    a=("a",), b=("b",))]""")
 
 
 def profile(work: Path) -> dict:

@@ -33,7 +33,7 @@ from harness.plan import cells as plan
 
 def factor(spec: dict) -> tuple[str | None, str]:
     """(the experiment's duet factor: "engine" or a variant's name, or None; why, when None)."""
-    if spec.get("kind", "throughput") != "throughput":
+    if spec["kind"] != "throughput":
         return None, "a steps experiment: its statements are timed on one server after another"
     engines = list(spec.get("engines") or [])
     two = [k for k, v in (spec.get("variants") or {}).items() if len(v) == 2]
