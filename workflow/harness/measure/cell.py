@@ -45,12 +45,13 @@ def lane_arg(text: str | None) -> dict | None:
     return lane
 
 
-DUET_KEYS = ("cells", "at_once", "rendezvous")
+DUET_KEYS = ("cells", "at_once", "rendezvous", "timeout_s")
 
 
 def duet_arg(text: str | None, cells: list[str]) -> dict | None:
     """run-cell's --duet, checked before anything starts: the pair its one cell runs in
-    (harness.cli run-duet passes it): cells (side A, side B), at_once, rendezvous (a directory)."""
+    (harness.measure.duetrun passes it): cells (side A, side B), at_once, rendezvous (a
+    directory), timeout_s (the longest wait there for the other side)."""
     if not text:
         return None
     try:

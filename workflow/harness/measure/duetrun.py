@@ -57,7 +57,11 @@ def run(*, cells: list[str], pair: list[str], cell_spec: str, blocks: list[str],
     if sorted(pair) != sorted(cells):
         raise DuetError(f"run-duet: --pair {' '.join(pair)} is not the cells {' '.join(cells)} as side A, side B")
     with atomic.staging_dir(out) as tmp:
-        duet = {"cells": list(pair), "at_once": at_once, "rendezvous": str(tmp / ".rendezvous")}
+        # how long a side waits for the other at the rendezvous: the other's datadir copy and
+        # server start (its startup timeout), twice over, and a margin
+        startup = float(json.loads(cell_spec)["settings"]["startup_timeout_s"])
+        duet = {"cells": list(pair), "at_once": at_once, "rendezvous": str(tmp / ".rendezvous"),
+                "timeout_s": 2 * startup + 300}
         cmds = [argv(c, cell_spec=cell_spec, block=b, lane=ln, duet=duet, build_dir=bd, source=s, out=tmp / c)
                 for c, b, ln, bd, s in zip(cells, blocks, lanes, build_dirs, sources)]
         for log in logs:

@@ -296,7 +296,7 @@ class Frame:
         where = Path(d["rendezvous"])
         where.mkdir(parents=True, exist_ok=True)
         (where / f"{self.out.name}.ready").touch()
-        t0, limit = time.monotonic(), float(d.get("timeout_s", 600))
+        t0, limit = time.monotonic(), float(d["timeout_s"])
         while not all((where / f"{c}.ready").exists() for c in d["cells"]):
             if time.monotonic() - t0 > limit:
                 raise ServerError(f"duet: the other side of the pair ({', '.join(c for c in d['cells'] if c != self.out.name)}) "
