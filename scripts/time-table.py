@@ -11,7 +11,8 @@ files, so the table renders the same from a fresh clone); the time it took where
 it was run here, with the estimate that run printed before it started:
 logs/runs/<profile>.json, written by the pipeline at the end of a successful run; beside it
 logs/runs/<profile>.before.json, a record renamed so by hand to keep a run from before a
-change, measured on the same host) and one per test suite (the time of the
+change, measured on the same host; a record's optional `beside`, added by hand, says what
+else ran on the host meanwhile) and one per test suite (the time of the
 last whole run of `./artifact test` / `test-long` here: logs/tests/suite-*.json,
 written by tests/conftest.py). Below it, per experiment, the measured time and
 disk of the largest profile recorded here.
@@ -115,6 +116,8 @@ def _one_run(rec: dict | None, cells: int) -> str:
         when += f"; {rec.get('cells')} cells then"
     if rec.get("estimate_s"):
         when += f"; it printed {E.hms(rec['estimate_s'])} before starting"
+    if rec.get("beside"):  # what else ran on the host meanwhile, added to the record by hand
+        when += f"; beside it: {rec['beside']}"
     if rec.get("from_scratch"):
         return f"{E.hms(rec['wall_s'])} ({when})"
     secs = sum(e["measured_s"] for e in rec["experiments"].values()) + rec["datasets"]["measured_s"]

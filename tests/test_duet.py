@@ -198,3 +198,23 @@ def test_an_experiment_without_a_duet_factor_keeps_its_seeded_order():
     for exp in ("oltp_ro", "spin_wait", "test_drive", "aa_throughput"):
         assert not duet.active(cd, exp)
         assert blocks.order(cd, lock, exp, 1) == blocks.order(cb, lock, exp, 1)
+
+
+def test_the_deviations_row_names_what_ran_at_once_and_what_did_not():
+    """The paper's row (harness.report.deviations.duet_sentence): only when some pair ran at
+    once; an experiment's factor where it pairs, blocks where it has none or runs groups
+    (users on one server), the pairs without twins only when a manifest shows one."""
+    from types import SimpleNamespace
+    from harness.report import deviations
+    cfg = default("duet")
+    cfg["sysbench"]["users_on_one_server"] = True   # a replot may carry both settings
+    cfg["experiments"]["point_select"]["users"] = [16]   # one users value: no group, it pairs
+    cfg["experiments"]["fts"]["users"] = [4, 16]          # a group of two: runs as blocks
+    tidy = SimpleNamespace(experiments=["point_select", "oltp_ro", "fts"], config=cfg,
+                           spec=lambda e: cfg["experiments"][e])
+    assert deviations.duet_sentence([{"backend": "docker"}], tidy) == ""
+    text = deviations.duet_sentence([{"duet": True, "oversubscribed": False}], tidy)
+    assert "paired: point_select (engine)" in text and "as blocks, one cell after another: oltp_ro, fts" in text
+    assert "whose width had no twin lanes" not in text and "share no physical core" in text
+    text = deviations.duet_sentence([{"duet": True, "oversubscribed": True}, {"duet_apart": True}], tidy)
+    assert "so did the pairs whose width had no twin lanes" in text and "competed for them" in text

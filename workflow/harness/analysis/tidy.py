@@ -167,12 +167,16 @@ def _placement(m: dict) -> dict:
     """backend, mechanism and, where the manifest records it, whether sysbench was
     charged to the server's memory cgroup (driver.client_memcg: shared or apart), the
     lanes the run measured on (lanes: their count; oversubscribed: they shared CPUs), and
-    duet: true where a pair's two sides ran at once on twin lanes (pairing: duet)."""
+    duet: true where a pair's two sides ran at once on twin lanes (pairing: duet), duet_apart
+    where a pair's width had no twins, so its sides ran one after the other."""
     out = {k: m["placement"][k] for k in ("backend", "mechanism")}
     if (m.get("lane") or {}).get("count", 1) > 1:
         out.update(lanes=m["lane"]["count"], oversubscribed=bool(m.get("oversubscribed")))
-    if (m.get("duet") or {}).get("at_once"):  # pairing: duet: a pair's sides at once on twin lanes
+    d = m.get("duet") or {}
+    if d.get("at_once"):  # pairing: duet: a pair's sides at once on twin lanes
         out["duet"] = True
+    elif len(d.get("cells") or ()) == 2:  # a pair whose width had no twin lanes: one side after the other
+        out["duet_apart"] = True
     memcg = (m.get("driver") or {}).get("client_memcg")
     return {**out, "client_memcg": memcg} if memcg else out
 

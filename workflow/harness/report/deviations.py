@@ -281,20 +281,24 @@ def duet_sentence(placements: list[dict], tidy=None) -> str:
     each experiment pairs, harness.plan.duet): what ran at once and what did not."""
     if not any(p.get("duet") for p in placements):
         return ""
-    from harness.plan import duet
+    from harness.plan import cells as plan, duet
     paired, alone = [], []
     for e in (tidy.experiments if tidy is not None else []):
         name, _ = duet.factor(tidy.spec(e))
+        if name and plan.grouped(tidy.config, e):   # users on one server: its groups run as blocks
+            name = None
         (paired if name else alone).append(f"{e} ({name})" if name else e)
+    apart = any(p.get("duet_apart") for p in placements)
     over = any(p.get("duet") and p.get("oversubscribed") for p in placements)
     return ("duet pairing: two cells that differ only in an experiment's paired factor ran at once, each on "
             "one of two twin lanes, their warm-ups and windows started together, side A on the first twin "
-            "in odd blocks and on the second in even ones (two servers side by side, which the studies "
-            "never ran)"
+            "in odd blocks and on the second in even ones (one block more on one twin when an experiment's "
+            "blocks are odd in number; two servers side by side, which the studies never ran)"
             + (f"; paired: {', '.join(paired)}" if paired else "")
             + (f"; run as blocks, one cell after another: {', '.join(alone)}" if alone else "")
             + "; a claim comparing another factor compares cells that ran at different times, as in the "
-              "block design, and so do pairs whose width had no twin lanes"
+              "block design"
+            + ("; so did the pairs whose width had no twin lanes" if apart else "")
             + ("; the twin lanes shared CPUs (oversubscribed), so the two sides of a pair competed for "
                "them: their ratio was measured under that contention" if over
                else "; the twins share no physical core"))
