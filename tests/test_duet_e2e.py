@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -137,7 +138,20 @@ def test_the_paper_says_pairs_ran_at_once_on_shared_cpus(work):
     assert "the two sides of a pair competed for them" in text
 
 
-def test_one_side_failing_stops_the_other_and_leaves_nothing(run, work, tmp_path):
+@pytest.fixture
+def docker_engine():
+    """An answering engine for the direct run-duet below (the pipeline stopped the one it
+    started): scripts/dockerd.sh, this test one of its users (--owner), so the engine is
+    stopped by its last user, never under a pipeline running beside the tests."""
+    owner = f"pytest-duet-e2e-{os.getpid()}"
+    dockerd = str(Path(__file__).resolve().parents[1] / "scripts" / "dockerd.sh")
+    res = subprocess.run(["bash", dockerd, "start", "--owner", owner], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr or res.stdout
+    yield
+    subprocess.run(["bash", dockerd, "stop", "--owner", owner], capture_output=True, text=True, timeout=120)
+
+
+def test_one_side_failing_stops_the_other_and_leaves_nothing(run, work, docker_engine, tmp_path):
     """Side B's source holds no datadir (its run-cell refuses it before any server starts)
     while side A is starting: the run stops A by its pid, says which cell failed in
     one line, and leaves no unit directory and no server of this session."""
