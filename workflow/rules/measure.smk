@@ -228,10 +228,15 @@ for _users in sorted({tuple(CFG["experiments"][x]["users"]) for x in GROUPED}):
 _DUET = {}
 
 
+_DUET_UNITS = {}
+
+
 def duet_unit(experiment, cell):
-    """The unit (pair, side A first, or lone cell) of `cell` in its block's order."""
-    names, _ = block_order(experiment, hplan.parse_cell(CFG, experiment, cell)["rep"])
-    return hduet.unit_of(CFG, experiment, names, cell)
+    """The unit (pair or lone cell, in block order) of `cell`: each block's units computed once."""
+    rep = hplan.parse_cell(CFG, experiment, cell)["rep"]
+    if (experiment, rep) not in _DUET_UNITS:
+        _DUET_UNITS[experiment, rep] = hduet.unit_index(CFG, experiment, block_order(experiment, rep)[0])
+    return _DUET_UNITS[experiment, rep][cell]
 
 
 def duet_run(wc):

@@ -36,7 +36,7 @@ class DuetError(RuntimeError):
     pass
 
 
-def argv(cell: str, *, cell_spec: str, block: str, lane: str | None, duet: dict, build_dir: str,
+def side_command(cell: str, *, cell_spec: str, block: str, lane: str | None, duet: dict, build_dir: str,
          source: str, out: Path) -> list[str]:
     """The run-cell command of one side."""
     cmd = [sys.executable, "-m", "harness", "run-cell", "--cell", cell, "--cell-spec", cell_spec,
@@ -62,7 +62,7 @@ def run(*, cells: list[str], pair: list[str], cell_spec: str, blocks: list[str],
         startup = float(json.loads(cell_spec)["settings"]["startup_timeout_s"])
         duet = {"cells": list(pair), "at_once": at_once, "rendezvous": str(tmp / ".rendezvous"),
                 "timeout_s": 2 * startup + 300}
-        cmds = [argv(c, cell_spec=cell_spec, block=b, lane=ln, duet=duet, build_dir=bd, source=s, out=tmp / c)
+        cmds = [side_command(c, cell_spec=cell_spec, block=b, lane=ln, duet=duet, build_dir=bd, source=s, out=tmp / c)
                 for c, b, ln, bd, s in zip(cells, blocks, lanes, build_dirs, sources)]
         for log in logs:
             log.parent.mkdir(parents=True, exist_ok=True)

@@ -84,18 +84,15 @@ def units(cfg: dict, exp: str, names: list[str]) -> list[tuple[str, ...]]:
     name, _ = factor(spec)
     if name is None:
         return [(n,) for n in names]
-    lv = levels(spec, name)
+    keys = [_key(plan.parse_cell(cfg, exp, n), name) for n in names]
     by: dict = {}
-    for n in names:
-        d = plan.parse_cell(cfg, exp, n)
-        by.setdefault(_key(d, name), {})[_level(d, name)] = n
+    for n, k in zip(names, keys):   # a unit's cells in names' order
+        by.setdefault(k, []).append(n)
     out, seen = [], set()
-    for n in names:
-        k = _key(plan.parse_cell(cfg, exp, n), name)
-        if k in seen:
-            continue
-        seen.add(k)
-        out.append(tuple(sorted(by[k].values(), key=names.index)))
+    for k in keys:
+        if k not in seen:
+            seen.add(k)
+            out.append(tuple(by[k]))
     return out
 
 
@@ -117,12 +114,9 @@ def order(cfg: dict, exp: str, names: list[str]) -> list[str]:
     return [n for u in units(cfg, exp, names) for n in u]
 
 
-def unit_of(cfg: dict, exp: str, names: list[str], cell: str) -> tuple[str, ...]:
-    """The unit (pair or lone cell) of `cell` in the block whose order is `names`."""
-    for u in units(cfg, exp, names):
-        if cell in u:
-            return u
-    raise KeyError(f"cell {cell} is not in the block of {exp}")
+def unit_index(cfg: dict, exp: str, names: list[str]) -> dict[str, tuple[str, ...]]:
+    """{cell: its unit (pair or lone cell)} of the block whose order is `names`."""
+    return {c: u for u in units(cfg, exp, names) for c in u}
 
 
 def active(cfg: dict, exp: str) -> bool:
