@@ -241,12 +241,26 @@ def test_paper_profile_plans_the_studies_cores_on_a_64_cpu_host_and_what_fits_he
     for f in ("default.yaml", "paper.yaml"):
         config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / f).read_text()))
     out = config.resolve(cfg, cpus=list(range(64)))
-    assert out["profile"] == "paper" and out["experiments"]["point_select"]["cores"] == [4, 8, 16, 24, 32]
+    assert out["profile"] == "paper" and out["experiments"]["fts"]["cores"] == [4, 8, 16, 24, 32]
+    assert out["experiments"]["point_select"]["cores"] == [16, 24, 32]  # cores: study (A3's own)
     assert out["experiments"]["ps_pfs"]["cores"] == [32]  # cores: max
     # planned from the host: here the sweep shrinks to what fits, and the plan says so
     here = config.resolve(cfg, cpus=[0, 1])
-    assert here["experiments"]["point_select"]["cores"] == [1]
+    assert here["experiments"]["point_select"]["cores"] == [1]   # none of A3's fits: the largest that does
     assert "does not fit" in here["host"]["plan"]
+
+
+def test_cores_study_is_a_studys_own_counts_and_one_line_when_it_declares_none(monkeypatch):
+    from harness import registry
+    cfg = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
+    config.deep_merge(cfg, {"experiments": {"point_select": {"cores": "study"}, "fts": {"cores": "study"}}})
+    out = config.resolve(cfg, cpus=list(range(64)))
+    assert out["experiments"]["point_select"]["cores"] == [16, 24, 32]      # A3
+    assert out["experiments"]["fts"]["cores"] == [4, 8, 16, 24, 32]         # A1
+    monkeypatch.setattr(registry, "study_cores", lambda code: None)
+    with pytest.raises(config.ConfigError,
+                       match=r"^experiments\.fts\.cores: study: study A1 declares no core counts"):
+        config.resolve(cfg, cpus=list(range(64)))
 
 
 def test_schema_enums_of_registry_keys_are_the_registries(monkeypatch):

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import cli
+from harness import cli, registry
 from harness.plan import config
 from harness.measure import cores
 from harness.measure.topology import Topology, TopologyError, _Bitmap, read
@@ -287,7 +287,8 @@ def test_the_sweep_is_the_studies_counts_that_fit_plus_1_and_2_on_small_hosts(na
     assert r["host"]["counts"] == expected
     for exp, spec in r["experiments"].items():
         asked = raw[exp].get("cores", "max")
-        want = expected if asked == "auto" else expected[-1:] if asked == "max" else asked
+        own = [n for n in expected if n in (registry.study_cores(spec["study"]) or ())] or expected[-1:]
+        want = {"auto": expected, "max": expected[-1:], "study": own}.get(asked, asked)
         assert spec["cores"] == want, exp
 
 
@@ -356,9 +357,13 @@ def test_plan_command_on_a_recorded_host(capsys):
             "this host has 32, 0 of them on cores mysqld leaves free") in out
     assert ("    8 cores: mysqld on cpus 0-7 (socket 0, NUMA node 0, memory on node 0); "
             "sysbench on cpus 8-11 (socket 1, NUMA node 1)") in out
-    assert "  point_select (A3, throughput; cores: auto): 1512 cells at most" in out
-    assert "    kept (cells at most) 1 (216), 2 (216), 4 (540), 8 (540); dropped 16, 24, 32: do not fit" in out
+    assert "  fts (A1, throughput; cores: auto): 1080 cells at most" in out
+    assert "    kept (cells at most) 1 (108), 2 (108), 4 (432), 8 (432); dropped 16, 24, 32: do not fit" in out
     assert "dropped 1, 2, 4: cores: max keeps only the largest count that fits" in out
+    # cores: study (A3's 16, 24, 32): none fits on 16 cores, so the largest that does
+    assert "  point_select (A3, throughput; cores: study): 540 cells at most" in out
+    assert ("    kept (cells at most) 8 (540); dropped 1, 2, 4: cores: study keeps the study's own counts "
+            "that fit (16, 24, 32), else the largest; 16, 24, 32: do not fit") in out
 
 
 def test_plan_command_json_and_estimate(capsys):
@@ -368,10 +373,14 @@ def test_plan_command_json_and_estimate(capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["fits"] == [4, 8, 16, 24, 32] and d["estimate"]["total_s"] > 0
     ps = next(e for e in d["experiments"] if e["experiment"] == "point_select")
-    assert list(ps["kept"]) == ["4", "8", "16", "24", "32"] and ps["estimate_s"] > 0
+    assert list(ps["kept"]) == ["16", "24", "32"] and ps["estimate_s"] > 0      # cores: study, A3's own
     assert ps["dropped"]["1"].startswith("not needed")
+    assert ps["dropped"]["4"].startswith("cores: study keeps the study's own counts that fit (16, 24, 32)")
+    fts = next(e for e in d["experiments"] if e["experiment"] == "fts")
+    assert list(fts["kept"]) == ["4", "8", "16", "24", "32"]                     # cores: auto
     # expected: repetitions.min blocks; worst case: max blocks, those after the first look
     # with only the cells claims read (harness.plan.estimate's rows)
+    ps = next(e for e in d["experiments"] if e["experiment"] == "build_compare")
     lo, hi = ps["blocks"]
     assert lo < hi and ps["cells_expected"] * hi > ps["cells"] * lo
     assert ps["worst_s"] == pytest.approx(ps["estimate_s"] * ps["cells"] / ps["cells_expected"])

@@ -43,6 +43,14 @@ def codes() -> list[str]:
     return [c for s in all_studies().values() for c in s.CODES]
 
 
+def study_cores(code: str) -> tuple | None:
+    """The core counts the study of config code `code` ran (its CORES), None when it declares none."""
+    for s in all_studies().values():
+        if code in s.CODES:
+            return tuple(getattr(s, "CORES", ())) or None
+    return None
+
+
 def workloads() -> dict:
     return _merged("WORKLOADS")
 

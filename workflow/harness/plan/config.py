@@ -283,7 +283,8 @@ def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
     for exp, spec in out["experiments"].items():
         _check_experiment(out, exp, cfg["experiments"][exp], lock, lock_path)
         try:
-            spec["cores"] = plan_cores(spec["cores"], host_plan, topo, f"experiments.{exp}.cores", client)
+            spec["cores"] = plan_cores(spec["cores"], host_plan, topo, f"experiments.{exp}.cores", client,
+                                       study=spec["study"])
         except cores_mod.CoresError as e:
             raise ConfigError(str(e)) from None
     mark_unread(out, lock, topo)
@@ -464,13 +465,20 @@ def mark_unread(out: dict, lock: dict, topo) -> None:
         out["experiments"][exp]["not_planned"] = why
 
 
-def plan_cores(value, host_plan, topo, key: str, client_min: int) -> list[int]:
-    """`auto`: every core count the host plan has (the studies' where they fit);
-    `max`: its largest; a list: checked to fit (one-line error naming the key)."""
+def plan_cores(value, host_plan, topo, key: str, client_min: int, study: str | None = None) -> list[int]:
+    """`auto`: every core count the host plan has (the studies' where they fit); `max`: its largest;
+    `study`: those the experiment's study ran (its CORES), else the largest; a list: checked to fit."""
     if value == "auto":
         return list(host_plan.counts)
     if value == "max":
         return host_plan.counts[-1:]
+    if value == "study":
+        from harness import registry
+        own = registry.study_cores(study) if study else None
+        if not own:
+            raise ConfigError(f"{key}: study: study {study} declares no core counts of its own (CORES); "
+                              f"use cores: auto, max or a list")
+        return [n for n in host_plan.counts if n in own] or host_plan.counts[-1:]
     return cores_mod.resolve_cores(value, topo, key=key, client_min=client_min)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness import builds
+from harness import builds, registry
 from harness.plan import cells as plan, config, estimate, lanes as L, reads, schedule
 from harness.plan import duet as D
 from harness.measure import cores
@@ -23,15 +23,18 @@ from harness.measure.placement import cpulist
 from harness.measure.topology import Topology
 
 
-def dropped(host_plan: cores.Plan, asked, kept: list[int]) -> dict[int, str]:
-    """The counts `cores: auto|max` considered and left out, with why. An explicit list
-    drops nothing: config.resolve has checked every count of it fits."""
+def dropped(host_plan: cores.Plan, asked, kept: list[int], study: tuple = ()) -> dict[int, str]:
+    """The counts `cores: auto|max|study` considered and left out, with why (`study`: the
+    experiment's study's own counts). An explicit list drops nothing: config.resolve has
+    checked every count of it fits."""
     if isinstance(asked, list):
         return {}
     out = {n: f"does not fit: {why}" for n, why in host_plan.missing.items()}
     for n in host_plan.counts:
         if n not in kept:
-            out[n] = "cores: max keeps only the largest count that fits"
+            out[n] = ("cores: max keeps only the largest count that fits" if asked == "max" else
+                      f"cores: study keeps the study's own counts that fit ({', '.join(map(str, study))}), "
+                      f"else the largest" if study else "cores: study: the study declares none")
     for n in cores.SMALL_CORES:
         if n in out or n in host_plan.cells:
             continue
@@ -70,7 +73,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                 cell = host_plan.cells.get(n) or cores.place(topo, n, client_min=host_plan.client_min)
                 groups[n] = {**cell.to_dict(), "client_sockets": sorted({topo.cpu(x).package for x in cell.client}),
                              "client_nodes": sorted({topo.cpu(x).node for x in cell.client})}
-        drop = dropped(host_plan, asked, spec["cores"])
+        drop = dropped(host_plan, asked, spec["cores"], registry.study_cores(spec["study"]) or ())
         missing.update({n: why.split(": ", 1)[1] for n, why in drop.items() if why.startswith("does not fit")})
         readers = who["by_experiment"].get(exp, {"claims": [], "figures": []})
         # what late_blocks reads of the estimate's row, when there is none (plan --no-estimate)

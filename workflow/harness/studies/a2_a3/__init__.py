@@ -68,6 +68,9 @@ A_CORES = 16
 A3_CORES_WHY = "A3's own figures: mysqld on 16, 24, 32 and 64 hardware threads"
 A2_CORES_WHY = "A2 ran on A3's server and sweep (inferred), 16 to 64 hardware threads"
 GATE = dict(needs=C.CONTENTION, min_cores=A_CORES, cores_why=A3_CORES_WHY)
+# `cores: study` (harness.plan.config.plan_cores): the counts above that are physical cores;
+# the 64 (HT) point is no count of the core plan (HT, below)
+CORES = (16, 24, 32)
 
 
 def _a2(experiment, label, macro, levels=None):
