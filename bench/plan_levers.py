@@ -10,18 +10,20 @@ its figure is exactly what `./artifact plan` would print with that overlay:
   figures3     repetitions.figures: 3 (figures' cells in blocks 1-3, claims' cells in 1-6):
                a figure's order-statistic interval of the median then covers 75 %, not 97 %
   onelook      repetitions {min: 6, max: 6, looks: 1}: one look at 6 blocks, no more blocks for
-               an undecided claim (the worst case becomes the expected; fewer blocks than 6 are
+               an undecided claim (the A/A control's 8: it needs them), so the worst case becomes
+               the expected (fewer blocks than 6 are
                refused: each of two looks at 95 % needs 6, and 5 blocks' exact signed-rank
                interval reaches 93.75 % at most)
-  autocores    (the profile before 2026-11-29, for reference) A2/A3's core-swept experiments
-               on `cores: auto` (4, 8, 16, 24, 32 where they fit) instead of `cores: study`
+  autocores    (the profile before 2026-11-29, for reference) A3's 8-table build comparison
+               (build_compare) on `cores: auto` (4, 8, 16, 24, 32 where they fit) instead of
+               `cores: study` (A3's 16, 24, 32)
   groups       sysbench.users_on_one_server: true (rejected by bench/group_vs_fresh.py:
                0 of 4 comparisons inside [0.97, 1.03])
   sharedl3     placement.lanes: the narrower cut whose servers share L3 caches
   halfwindow   warm-up 15 s + window 30 s (NOT supported: at 1,000,000 rows no cell shorter
                than 30 s + 60 s read the claims' ratios without bias)
   honest       figures3 + onelook (the levers that keep every claim's own cells)
-  all          every lever above together
+  all          every lever above but autocores, together
 
     python bench/plan_levers.py [--topology tests/fixtures/topology/hwloc/X.xml ...]
                                 [--levers base figures3 ...] [--tsv out.tsv]
@@ -39,12 +41,12 @@ from common import ROOT  # noqa: F401  (puts workflow/ on sys.path)
 import yaml  # noqa: E402
 
 from harness.measure import topology  # noqa: E402
-from harness.plan import config, coreplan  # noqa: E402
+from harness.plan import config, coreplan, estimate  # noqa: E402
 
 TOPOLOGIES = ["32em64t-2n8c2t-pci-noio.xml", "96em64t-4n4d3ca2co-pci.xml", "192em64t-12gr2n8c2t.xml"]
-TARGETS = {"32em64t-2n8c2t-pci-noio.xml": "<= 12 h / 36 h", "96em64t-4n4d3ca2co-pci.xml": "<= 6 h",
-           "192em64t-12gr2n8c2t.xml": "<= 6 h"}
-SWEPT = ("point_select", "oltp_ro", "simple_ranges", "build_compare")   # A2/A3, cores: study
+TARGETS = {"32em64t-2n8c2t-pci-noio.xml": "≤ 12 h / 36 h", "96em64t-4n4d3ca2co-pci.xml": "≤ 6 h",
+           "192em64t-12gr2n8c2t.xml": "≤ 6 h"}
+SWEPT = ("build_compare",)   # cores: study in config/paper.yaml
 
 
 def _figures3(cfg, topo):
@@ -53,6 +55,10 @@ def _figures3(cfg, topo):
 
 def _onelook(cfg, topo):
     cfg["experiment_defaults"]["repetitions"].update(min=6, max=6, looks=1)
+    for spec in cfg["experiments"].values():   # a profile's own repetitions (aa_throughput's 8 to 24)
+        reps = spec.get("repetitions") if isinstance(spec, dict) else None
+        if reps:
+            reps.update(max=reps["min"], looks=1)
 
 
 def _autocores(cfg, topo):
@@ -99,11 +105,6 @@ def with_lever(name: str, topo) -> dict:
     return plan_times(cfg, topo)
 
 
-def hm(s: float) -> str:
-    m = round(s / 60)
-    return f"{m // 60}h{m % 60:02d}m"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--topology", nargs="+", default=[str(ROOT / "tests/fixtures/topology/hwloc" / t)
@@ -124,8 +125,9 @@ def main(argv=None) -> int:
     print("| topology | lever | lanes | expected | worst case | base / this | target |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| `{r['topology'].split('-')[0]}` | {r['lever']} | {r['lanes']} | {hm(r['expected_s'])} | "
-              f"{hm(r['worst_s'])} | {r['vs_base']} | {TARGETS.get(r['topology'], '')} |")
+        label = f"{r['lever']} (before)" if r["lever"] == "autocores" else r["lever"]
+        print(f"| `{r['topology'].split('-')[0]}` | {label} | {r['lanes']} | {estimate.hms(r['expected_s'])} | "
+              f"{estimate.hms(r['worst_s'])} | {r['vs_base']} | {TARGETS.get(r['topology'], '')} |")
     if a.tsv:
         with open(a.tsv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter="\t")

@@ -241,25 +241,29 @@ def test_paper_profile_plans_the_studies_cores_on_a_64_cpu_host_and_what_fits_he
     for f in ("default.yaml", "paper.yaml"):
         config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / f).read_text()))
     out = config.resolve(cfg, cpus=list(range(64)))
-    assert out["profile"] == "paper" and out["experiments"]["fts"]["cores"] == [4, 8, 16, 24, 32]
-    assert out["experiments"]["point_select"]["cores"] == [16, 24, 32]  # cores: study (A3's own)
+    assert out["profile"] == "paper" and out["experiments"]["point_select"]["cores"] == [4, 8, 16, 24, 32]
     assert out["experiments"]["ps_pfs"]["cores"] == [32]  # cores: max
+    assert out["experiments"]["build_compare"]["cores"] == [16, 24, 32]  # cores: study (A3's 8-table runs)
     # planned from the host: here the sweep shrinks to what fits, and the plan says so
     here = config.resolve(cfg, cpus=[0, 1])
-    assert here["experiments"]["point_select"]["cores"] == [1]   # none of A3's fits: the largest that does
+    assert here["experiments"]["point_select"]["cores"] == [1]
     assert "does not fit" in here["host"]["plan"]
 
 
-def test_cores_study_is_a_studys_own_counts_and_one_line_when_it_declares_none(monkeypatch):
-    from harness import registry
+@pytest.mark.parametrize("exp,want", [("point_select", [16, 24, 32]), ("oltp_ro", [4, 8, 16, 24, 32]),
+                                      ("fts", [4, 8, 16, 24, 32])])
+def test_cores_study_is_the_experiments_own_studys_counts(exp, want):
+    """A3 (8 tables) 16, 24, 32; A2 (one table) and A1 the setup's 4 to 32."""
     cfg = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
-    config.deep_merge(cfg, {"experiments": {"point_select": {"cores": "study"}, "fts": {"cores": "study"}}})
-    out = config.resolve(cfg, cpus=list(range(64)))
-    assert out["experiments"]["point_select"]["cores"] == [16, 24, 32]      # A3
-    assert out["experiments"]["fts"]["cores"] == [4, 8, 16, 24, 32]         # A1
-    monkeypatch.setattr(registry, "study_cores", lambda code: None)
-    with pytest.raises(config.ConfigError,
-                       match=r"^experiments\.fts\.cores: study: study A1 declares no core counts"):
+    cfg["experiments"][exp]["cores"] = "study"
+    assert config.resolve(cfg, cpus=list(range(64)))["experiments"][exp]["cores"] == want
+
+
+def test_cores_study_for_a_study_without_counts_is_one_line_naming_the_key():
+    cfg = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())   # B1 declares no CORES
+    cfg["experiment_defaults"]["cores"] = "study"
+    with pytest.raises(config.ConfigError, match=r"^experiments\.simple_ranges_scale\.cores: study: B1 "
+                                                 r"declares no core counts of its own \(CORES\); use cores: auto"):
         config.resolve(cfg, cpus=list(range(64)))
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import cli, registry
+from harness import cli
 from harness.plan import config
 from harness.measure import cores
 from harness.measure.topology import Topology, TopologyError, _Bitmap, read
@@ -46,6 +46,10 @@ SWEEP = {
 }
 CPUSETS_ALLOWED = {0, 1, 2, 3, 5, 6, 12, 13, 14, 15}   # its allowed_cpuset 0x0000f06f
 OFFLINES_ONLINE = {0, 1, 3, 4, 6, 12, 15}               # its cpuset 0x0000905b of 0x0000ffff
+# `cores: study` for an A3 experiment: its 16, 24, 32 that fit, else the largest that fits
+A3_SWEEP = {"24em64t-2n6c2t-pci.xml": [8], "32em64t-2n8c2t-pci-noio.xml": [8],
+            "96em64t-4n4d3ca2co-pci.xml": [16, 24, 32], "192em64t-12gr2n8c2t.xml": [16, 24, 32],
+            "16amd64-8n2c-cpusets.xml": [4], "16em64t-4s2c2t-offlines.xml": [4]}
 
 
 @lru_cache(maxsize=None)
@@ -287,8 +291,11 @@ def test_the_sweep_is_the_studies_counts_that_fit_plus_1_and_2_on_small_hosts(na
     assert r["host"]["counts"] == expected
     for exp, spec in r["experiments"].items():
         asked = raw[exp].get("cores", "max")
-        own = [n for n in expected if n in (registry.study_cores(spec["study"]) or ())] or expected[-1:]
-        want = {"auto": expected, "max": expected[-1:], "study": own}.get(asked, asked)
+        if asked == "study":
+            assert spec["study"] == "A3", exp
+            want = A3_SWEEP.get(name, expected[-1:])    # live (2 CPUs): the largest, 1
+        else:
+            want = expected if asked == "auto" else expected[-1:] if asked == "max" else asked
         assert spec["cores"] == want, exp
 
 
@@ -357,13 +364,12 @@ def test_plan_command_on_a_recorded_host(capsys):
             "this host has 32, 0 of them on cores mysqld leaves free") in out
     assert ("    8 cores: mysqld on cpus 0-7 (socket 0, NUMA node 0, memory on node 0); "
             "sysbench on cpus 8-11 (socket 1, NUMA node 1)") in out
-    assert "  fts (A1, throughput; cores: auto): 1080 cells at most" in out
-    assert "    kept (cells at most) 1 (108), 2 (108), 4 (432), 8 (432); dropped 16, 24, 32: do not fit" in out
+    assert "  point_select (A3, throughput; cores: auto): 1512 cells at most" in out
+    assert "    kept (cells at most) 1 (216), 2 (216), 4 (540), 8 (540); dropped 16, 24, 32: do not fit" in out
     assert "dropped 1, 2, 4: cores: max keeps only the largest count that fits" in out
-    # cores: study (A3's 16, 24, 32): none fits on 16 cores, so the largest that does
-    assert "  point_select (A3, throughput; cores: study): 540 cells at most" in out
-    assert ("    kept (cells at most) 8 (540); dropped 1, 2, 4: cores: study keeps the study's own counts "
-            "that fit (16, 24, 32), else the largest; 16, 24, 32: do not fit") in out
+    assert "  build_compare (A3, throughput; cores: study): 192 cells at most" in out
+    assert ("    kept (cells at most) 8 (192); dropped 1, 2, 4: cores: study: none of the study's own counts "
+            "(16, 24, 32) fits, so the largest that does; 16, 24, 32: do not fit") in out
 
 
 def test_plan_command_json_and_estimate(capsys):
@@ -373,14 +379,13 @@ def test_plan_command_json_and_estimate(capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["fits"] == [4, 8, 16, 24, 32] and d["estimate"]["total_s"] > 0
     ps = next(e for e in d["experiments"] if e["experiment"] == "point_select")
-    assert list(ps["kept"]) == ["16", "24", "32"] and ps["estimate_s"] > 0      # cores: study, A3's own
+    assert list(ps["kept"]) == ["4", "8", "16", "24", "32"] and ps["estimate_s"] > 0
     assert ps["dropped"]["1"].startswith("not needed")
-    assert ps["dropped"]["4"].startswith("cores: study keeps the study's own counts that fit (16, 24, 32)")
-    fts = next(e for e in d["experiments"] if e["experiment"] == "fts")
-    assert list(fts["kept"]) == ["4", "8", "16", "24", "32"]                     # cores: auto
+    bc = next(e for e in d["experiments"] if e["experiment"] == "build_compare")
+    assert list(bc["kept"]) == ["16", "24", "32"]                              # cores: study, A3's own
+    assert bc["dropped"]["4"].startswith("cores: study keeps the study's own counts that fit (16, 24, 32)")
     # expected: repetitions.min blocks; worst case: max blocks, those after the first look
     # with only the cells claims read (harness.plan.estimate's rows)
-    ps = next(e for e in d["experiments"] if e["experiment"] == "build_compare")
     lo, hi = ps["blocks"]
     assert lo < hi and ps["cells_expected"] * hi > ps["cells"] * lo
     assert ps["worst_s"] == pytest.approx(ps["estimate_s"] * ps["cells"] / ps["cells_expected"])

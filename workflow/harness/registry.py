@@ -44,10 +44,10 @@ def codes() -> list[str]:
 
 
 def study_cores(code: str) -> tuple | None:
-    """The core counts the study of config code `code` ran (its CORES), None when it declares none."""
+    """The core counts the study of config code `code` ran (its CORES[code]), None when it declares none."""
     for s in all_studies().values():
         if code in s.CODES:
-            return tuple(getattr(s, "CORES", ())) or None
+            return tuple(getattr(s, "CORES", {}).get(code, ())) or None
     return None
 
 

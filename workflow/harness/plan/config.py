@@ -476,8 +476,8 @@ def plan_cores(value, host_plan, topo, key: str, client_min: int, study: str | N
         from harness import registry
         own = registry.study_cores(study) if study else None
         if not own:
-            raise ConfigError(f"{key}: study: study {study} declares no core counts of its own (CORES); "
-                              f"use cores: auto, max or a list")
+            raise ConfigError(f"{key}: study: {study} declares no core counts of its own (CORES); use cores: "
+                              f"auto, max or a list here (or in experiment_defaults.cores, if it came from there)")
         return [n for n in host_plan.counts if n in own] or host_plan.counts[-1:]
     return cores_mod.resolve_cores(value, topo, key=key, client_min=client_min)
 

@@ -32,9 +32,10 @@ def dropped(host_plan: cores.Plan, asked, kept: list[int], study: tuple = ()) ->
     out = {n: f"does not fit: {why}" for n, why in host_plan.missing.items()}
     for n in host_plan.counts:
         if n not in kept:
+            own = ", ".join(map(str, study))
             out[n] = ("cores: max keeps only the largest count that fits" if asked == "max" else
-                      f"cores: study keeps the study's own counts that fit ({', '.join(map(str, study))}), "
-                      f"else the largest" if study else "cores: study: the study declares none")
+                      f"cores: study keeps the study's own counts that fit ({own})" if set(kept) & set(study)
+                      else f"cores: study: none of the study's own counts ({own}) fits, so the largest that does")
     for n in cores.SMALL_CORES:
         if n in out or n in host_plan.cells:
             continue

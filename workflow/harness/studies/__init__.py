@@ -11,8 +11,8 @@ A study package declares, in its `__init__.py`:
 
     NAME, TITLE        its key and its title in the paper
     CODES              the config `study:` codes of its experiments (e.g. ("A2", "A3"))
-    CORES              (optional) mysqld's core counts the study ran, which `cores: study` keeps
-                       where the host fits them (harness.plan.config.plan_cores)
+    CORES              (optional) {config code: mysqld's core counts it ran}, which `cores: study`
+                       keeps where the host fits them (harness.plan.config.plan_cores)
     SECTION            its paper section, a file of the package (section.tex; main.tex
                        \\input's them in this registry's order: generated/sections.tex)
     EXPERIMENTS        {experiment: (studies, what it measures)} it reads (design table)

@@ -19,7 +19,7 @@ from harness.studies.a1.ohsumed import OHSUMED_RECORDS
 NAME = "a1"
 CODES = ("A1",)
 # mysqld's core counts the study swept (`cores: study`, harness.plan.config.plan_cores)
-CORES = (4, 8, 16, 24, 32)
+CORES = {"A1": (4, 8, 16, 24, 32)}
 
 # A1's load: each user loops over the 30 keywords in order (fts.lua: fts_dataset.DRIVER)
 # its dataset: the corpus loaded into one FULLTEXT-indexed table per engine
