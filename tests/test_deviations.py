@@ -203,3 +203,23 @@ def test_multiplicity_counts_only_rows_with_a_threshold_and_side():
     assert "the 2 claim rows" in method.multiplicity([row, row, {"threshold": "", "side": ""}], 0.9)
     assert "about 0.1 of the 2" in method.multiplicity([row, row], 0.9)
     assert "about 0.2 of the 2" in method.multiplicity([row, row], 0.8)
+
+
+def test_cores_row_names_the_experiments_whose_core_counts_differ(real):
+    """A profile's experiments take `cores: auto`, `max` or `study`, so their core counts differ
+    on a big host; the row gives the most common set bare and names the experiments of the
+    others. The recorded run's cells, read from its tidy files, with two experiments' core
+    counts set as a 64-CPU host's plan would give them."""
+    from harness.analysis import tidydata
+    from harness.report import deviations
+    tidy = tidydata.load(real["tidy"], config())
+    assert deviations.artifact_value(tidy, "cores").startswith("1 (mysqld and sysbench")   # as recorded
+    moved = {"build_compare": ("16", "24", "32"), "point_select": ("4", "32")}
+    for exp, counts in moved.items():
+        cells = tidy.cells(exp)
+        assert cells, exp
+        for i, c in enumerate(cells):
+            c.key["cores"] = counts[i % len(counts)]
+    text = deviations.artifact_value(tidy, "cores")
+    from harness.report.latex import tex_tt
+    assert text.startswith(f"1; 4 and 32 in {tex_tt('point_select')}; 16, 24 and 32 in {tex_tt('build_compare')} ("), text

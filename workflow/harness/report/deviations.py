@@ -75,6 +75,21 @@ def _values(cells, col):
     return sorted({c.int(col) for c in cells if c.key.get(col, "") != ""})
 
 
+def _cores_by_experiment(tidy) -> str:
+    """mysqld's measured core counts per experiment: the most common set bare, the others
+    naming their experiments (a profile's `cores: auto`, `max` and `study` differ by experiment)."""
+    by = {}
+    for e in tidy.experiments:
+        v = tuple(_values(tidy.cells(e), "cores"))
+        if v:
+            by.setdefault(v, []).append(e)
+    if not by:
+        return NA
+    order = sorted(by, key=lambda v: (-len(by[v]), v))
+    return "; ".join([join_words(order[0])] + [f"{join_words(v)} in {', '.join(tex_tt(e) for e in by[v])}"
+                                               for v in order[1:]])
+
+
 def _by_experiment(tidy, pick) -> str:
     """'1{,}000; 20{,}000 in x': a per-experiment setting of the measured experiments (pick(spec)
     -> value or None), the most common value first and bare, the others naming their experiments."""
@@ -201,7 +216,7 @@ def artifact_value(tidy, key) -> str:
                                     for h in hosts)) or NA
     if key == "cores":
         held = placement_text(prov.get("placement") or [])
-        return ((join_words(_values(cells, "cores")) or NA) + " (mysqld and sysbench on disjoint CPUs"
+        return (_cores_by_experiment(tidy) + " (mysqld and sysbench on disjoint CPUs"
                 + (f"; {held}" if held else "") + ")")
     if key == "users":
         return join_words(_values(cells, "users")) or NA
