@@ -76,33 +76,25 @@ def _values(cells, col):
 
 
 def _cores_by_experiment(tidy) -> str:
-    """mysqld's measured core counts per experiment: the most common set bare, the others
-    naming their experiments (a profile's `cores: auto`, `max` and `study` differ by experiment)."""
-    by = {}
-    for e in tidy.experiments:
-        v = tuple(_values(tidy.cells(e), "cores"))
-        if v:
-            by.setdefault(v, []).append(e)
-    if not by:
-        return NA
-    order = sorted(by, key=lambda v: (-len(by[v]), v))
-    return "; ".join([join_words(order[0])] + [f"{join_words(v)} in {', '.join(tex_tt(e) for e in by[v])}"
-                                               for v in order[1:]])
+    """mysqld's measured core counts per experiment (a profile's `cores: auto`, `max` and `study`
+    differ by experiment), as _by_experiment gives a setting."""
+    return _by_experiment(tidy, lambda e: tuple(_values(tidy.cells(e), "cores")) or None, join_words)
 
 
-def _by_experiment(tidy, pick) -> str:
+def _by_experiment(tidy, pick, fmt=None) -> str:
     """'1{,}000; 20{,}000 in x': a per-experiment setting of the measured experiments (pick(spec)
-    -> value or None), the most common value first and bare, the others naming their experiments."""
+    -> value or None; with `fmt`, pick(experiment) -> value formatted by fmt), the most common
+    value first and bare, the others naming their experiments."""
     by = {}
     for e in tidy.experiments:
-        v = pick(tidy.spec(e))
+        v = pick(e) if fmt else pick(tidy.spec(e))
         if v is not None:
-            by.setdefault(int(v), []).append(e)
+            by.setdefault(v if fmt else int(v), []).append(e)
     if not by:
         return NA
+    fmt = fmt or fmt_int
     order = sorted(by, key=lambda v: (-len(by[v]), v))
-    return "; ".join([fmt_int(order[0])] + [f"{fmt_int(v)} in {', '.join(tex_tt(e) for e in by[v])}"
-                                            for v in order[1:]])
+    return "; ".join([fmt(order[0])] + [f"{fmt(v)} in {', '.join(tex_tt(e) for e in by[v])}" for v in order[1:]])
 
 
 def _kind(spec):
