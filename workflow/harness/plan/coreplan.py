@@ -30,12 +30,13 @@ def dropped(host_plan: cores.Plan, asked, kept: list[int], study: tuple = ()) ->
     if isinstance(asked, list):
         return {}
     out = {n: f"does not fit: {why}" for n, why in host_plan.missing.items()}
+    own = ", ".join(map(str, study))
+    why = ("cores: max keeps only the largest count that fits" if asked == "max" else
+           f"cores: study keeps the study's own counts that fit ({own})" if set(kept) & set(study)
+           else f"cores: study: none of the study's own counts ({own}) fits, so the largest that does")
     for n in host_plan.counts:
         if n not in kept:
-            own = ", ".join(map(str, study))
-            out[n] = ("cores: max keeps only the largest count that fits" if asked == "max" else
-                      f"cores: study keeps the study's own counts that fit ({own})" if set(kept) & set(study)
-                      else f"cores: study: none of the study's own counts ({own}) fits, so the largest that does")
+            out[n] = why
     for n in cores.SMALL_CORES:
         if n in out or n in host_plan.cells:
             continue

@@ -81,18 +81,24 @@ def _cores_by_experiment(tidy) -> str:
     return _by_experiment(tidy, lambda e: tuple(_values(tidy.cells(e), "cores")) or None, join_words)
 
 
-def _by_experiment(tidy, pick, fmt=None) -> str:
-    """'1{,}000; 20{,}000 in x': a per-experiment setting of the measured experiments (pick(spec)
-    -> value or None; with `fmt`, pick(experiment) -> value formatted by fmt), the most common
-    value first and bare, the others naming their experiments."""
+def _spec_int(tidy, pick):
+    """value(experiment) for _by_experiment: pick(its spec) as an int, None when it gives none."""
+    def value(e):
+        v = pick(tidy.spec(e))
+        return None if v is None else int(v)
+    return value
+
+
+def _by_experiment(tidy, value, fmt=fmt_int) -> str:
+    """'1{,}000; 20{,}000 in x': a per-experiment setting of the measured experiments (value(experiment)
+    -> value or None), the most common value first and bare, the others naming their experiments."""
     by = {}
     for e in tidy.experiments:
-        v = pick(e) if fmt else pick(tidy.spec(e))
+        v = value(e)
         if v is not None:
-            by.setdefault(v if fmt else int(v), []).append(e)
+            by.setdefault(v, []).append(e)
     if not by:
         return NA
-    fmt = fmt or fmt_int
     order = sorted(by, key=lambda v: (-len(by[v]), v))
     return "; ".join([fmt(order[0])] + [f"{fmt(v)} in {', '.join(tex_tt(e) for e in by[v])}" for v in order[1:]])
 
@@ -213,10 +219,10 @@ def artifact_value(tidy, key) -> str:
     if key == "users":
         return join_words(_values(cells, "users")) or NA
     if key == "table_size":
-        v = _by_experiment(tidy, _sbtest_rows)
+        v = _by_experiment(tidy, _spec_int(tidy, _sbtest_rows))
         return v + profile if v != NA else v
     if key == "steps_rows":
-        v = _by_experiment(tidy, _steps_rows)
+        v = _by_experiment(tidy, _spec_int(tidy, _steps_rows))
         return v + profile if v != NA else v
     if key == "duration":
         if sb.get("duration_s") is None:
