@@ -267,6 +267,23 @@ def test_cores_study_for_a_study_without_counts_is_one_line_naming_the_key():
         config.resolve(cfg, cpus=list(range(64)))
 
 
+def test_every_studys_cores_are_counts_the_core_plan_makes():
+    """`cores: study` keeps the host plan's counts that are in a study's CORES: a count the plan
+    never makes (not one of harness.measure.cores' candidates) would be dropped without a word,
+    and a key that is not one of the study's config codes would never be asked."""
+    from harness import registry
+    from harness.measure import cores as cores_mod
+    makes = set(cores_mod.STUDY_CORES) | set(cores_mod.SMALL_CORES)
+    declared = {name: s.CORES for name, s in registry.all_studies().items() if hasattr(s, "CORES")}
+    assert declared, "no study declares CORES: the test would check nothing"
+    for name, table in declared.items():
+        study = registry.all_studies()[name]
+        for code, counts in table.items():
+            assert code in study.CODES, f"{name}.CORES[{code!r}]: not one of its config codes {study.CODES}"
+            assert counts and set(counts) <= makes, \
+                f"{name}.CORES[{code!r}] = {counts}: the core plan makes only {sorted(makes)}"
+
+
 def test_schema_enums_of_registry_keys_are_the_registries(monkeypatch):
     """An experiment's study, workload, dataset and script come from the registries
     (harness.studies and the workloads and datasets the studies bring); the schema file
