@@ -515,3 +515,20 @@ def test_paper_profile_dry_run_lists_measurements_as_cluster_jobs(tmp_path):
         assert prof["set-resources"][rule]["cpus_per_task"] == "$MYSQLBENCH_NODE_CPUS", rule  # the whole node
         # the one-host slot (profiles/default's bench=1, applied as the workflow profile) is not taken
         assert prof["set-resources"][rule].get("bench", 0) == 0, rule
+
+
+def test_duet_on_a_cluster_is_a_whole_node_job_without_lanes(tmp_path):
+    """`pairing: duet` under the slurm profile: a pair's job (run_duet) takes run_cell's
+    resources (a whole node, --exclusive, no one-host slot), and holds no lanes, since lanes
+    are cut only on one host: its two cells run back to back on the node, as a block's do."""
+    work = copy_repo(tmp_path)
+    (work / "duet.yaml").write_text("pairing: duet\nsysbench: {users_on_one_server: false}\n")  # smoke groups users
+    env = {**os.environ, "MYSQLBENCH_NODE_CPUS": "64"}
+    out = snakemake(work, "-n", "--profile", "profiles/slurm", "--configfile", "config/smoke.yaml", "duet.yaml",
+                    env=env)
+    jobs = [j for j in re.split(r"^\s*(?:local)?rule ", out, flags=re.M) if j.split(":")[0] == "run_duet"]
+    assert jobs, planned_jobs(out)
+    for job in jobs:
+        res = re.search(r"^\s*resources: (.*)$", job, re.M).group(1)
+        assert "bench=0" in res and "--exclusive" in res and "cpus_per_task=64" in res, res
+        assert not re.search(r"\blane\d+=1\b", res) and "--lane" not in res and "--at-once" not in res, res
