@@ -9,6 +9,8 @@ its figure is exactly what `./artifact plan` would print with that overlay:
 
   figures3     repetitions.figures: 3 (figures' cells in blocks 1-3, claims' cells in 1-6):
                a figure's order-statistic interval of the median then covers 75 %, not 97 %
+  figures1     repetitions.figures: 1: figures draw one block (no interval at all), so the plan is
+               little more than the claims' own cells: a floor, not a setting to run
   onelook      repetitions {min: 6, max: 6, looks: 1}: one look at 6 blocks, no more blocks for
                an undecided claim (the A/A control's 8: it needs them), so the worst case becomes
                the expected (fewer blocks than 6 are
@@ -23,7 +25,10 @@ its figure is exactly what `./artifact plan` would print with that overlay:
   halfwindow   warm-up 15 s + window 30 s (NOT supported: at 1,000,000 rows no cell shorter
                than 30 s + 60 s read the claims' ratios without bias)
   honest       figures3 + onelook (the levers that keep every claim's own cells)
-  all          every lever above but autocores, together
+  all          every lever above but autocores and figures1, together
+  floor        figures1 + onelook + sharedl3: the claims' own cells in their 6 blocks at the
+               measured windows, on the fastest cut: what no setting that keeps the claims'
+               blocks and windows goes below
 
     python bench/plan_levers.py [--topology tests/fixtures/topology/hwloc/X.xml ...]
                                 [--levers base figures3 ...] [--tsv out.tsv]
@@ -53,6 +58,10 @@ def _figures3(cfg, topo):
     cfg["experiment_defaults"]["repetitions"]["figures"] = 3
 
 
+def _figures1(cfg, topo):
+    cfg["experiment_defaults"]["repetitions"]["figures"] = 1
+
+
 def _onelook(cfg, topo):
     cfg["experiment_defaults"]["repetitions"].update(min=6, max=6, looks=1)
     for spec in cfg["experiments"].values():   # a profile's own repetitions (aa_throughput's 8 to 24)
@@ -74,10 +83,11 @@ def _halfwindow(cfg, topo):
     cfg["sysbench"].update(warmup_s=15, duration_s=30)
 
 
-LEVERS = {"figures3": [_figures3], "onelook": [_onelook], "autocores": [_autocores], "groups": [_groups],
+LEVERS = {"figures3": [_figures3], "figures1": [_figures1], "onelook": [_onelook], "autocores": [_autocores], "groups": [_groups],
           "sharedl3": ["sharedl3"], "halfwindow": [_halfwindow]}
 LEVERS["honest"] = LEVERS["figures3"] + LEVERS["onelook"]
 LEVERS["all"] = [f for k in ("honest", "groups", "sharedl3", "halfwindow") for f in LEVERS[k]]
+LEVERS["floor"] = LEVERS["figures1"] + LEVERS["onelook"] + ["sharedl3"]
 
 
 def paper() -> dict:
