@@ -9,8 +9,8 @@ its figure is exactly what `./artifact plan` would print with that overlay:
 
   figures3     repetitions.figures: 3 (figures' cells in blocks 1-3, claims' cells in 1-6):
                a figure's order-statistic interval of the median then covers 75 %, not 97 %
-  figures1     repetitions.figures: 1: figures draw one block (no interval at all), so the plan is
-               little more than the claims' own cells: a floor, not a setting to run
+  figures1     repetitions.figures: 1: the cells only figures read run in one block (no interval),
+               the claims' cells in their 6: a measure of what the claims cost, not a setting to run
   onelook      repetitions {min: 6, max: 6, looks: 1}: one look at 6 blocks, no more blocks for
                an undecided claim (the A/A control's 8: it needs them), so the worst case becomes
                the expected (fewer blocks than 6 are
@@ -26,9 +26,10 @@ its figure is exactly what `./artifact plan` would print with that overlay:
                than 30 s + 60 s read the claims' ratios without bias)
   honest       figures3 + onelook (the levers that keep every claim's own cells)
   all          every lever above but autocores and figures1, together
-  floor        figures1 + onelook + sharedl3: the claims' own cells in their 6 blocks at the
-               measured windows, on the fastest cut: what no setting that keeps the claims'
-               blocks and windows goes below
+  floor        figures1 + onelook + sharedl3: the claims' cells in their 6 blocks plus one block of
+               the figures' other cells, at the measured windows, on the fastest cut; close to,
+               not exactly, the least the claims need (their cells are an over-estimate: factor
+               levels are not narrowed; the schedule is a list schedule; groups would go lower)
 
     python bench/plan_levers.py [--topology tests/fixtures/topology/hwloc/X.xml ...]
                                 [--levers base figures3 ...] [--tsv out.tsv]

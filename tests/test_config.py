@@ -280,7 +280,8 @@ def test_every_studys_cores_are_counts_the_core_plan_makes():
         study = registry.all_studies()[name]
         for code, counts in table.items():
             assert code in study.CODES, f"{name}.CORES[{code!r}]: not one of its config codes {study.CODES}"
-            assert counts and set(counts) <= makes, \
+            assert counts, f"{name}.CORES[{code!r}] is empty"
+            assert set(counts) <= makes, \
                 f"{name}.CORES[{code!r}] = {counts}: the core plan makes only {sorted(makes)}"
 
 

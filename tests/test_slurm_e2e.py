@@ -528,6 +528,18 @@ def test_duet_on_a_cluster_is_a_whole_node_job_without_lanes(tmp_path):
                     env=env)
     jobs = [j for j in re.split(r"^\s*(?:local)?rule ", out, flags=re.M) if j.split(":")[0] == "run_duet"]
     assert jobs, planned_jobs(out)
+    # every pair's job sits in its block's one cluster job: a group job's header, then its jobs indented
+    group, seen = None, 0
+    for line in out.splitlines():
+        if m := re.search(r"\] Group job (\S+)", line):
+            group = m.group(1)
+        elif re.match(r"(local)?rule ", line):   # a job of no group: flush left
+            group = None
+            assert not line.startswith("rule run_duet:"), "a run_duet job outside any block's group job"
+        elif re.match(r"\s+rule run_duet:", line):
+            assert group and re.fullmatch(r"block_[a-z0-9_]+_r\d+", group), group
+            seen += 1
+    assert seen == len(jobs), (seen, len(jobs))
     for job in jobs:
         res = re.search(r"^\s*resources: (.*)$", job, re.M).group(1)
         assert "bench=0" in res and "--exclusive" in res and "cpus_per_task=64" in res, res
