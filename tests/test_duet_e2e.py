@@ -10,8 +10,9 @@ engine: two datasets). Asserts: every manifest names its pair, its side and its 
 the two sides of a pair ran at once on the two lanes with their windows starting
 together, side A ran on both lanes over the blocks, the temporary unit directories are
 gone and every cell stands at its data/raw path, the tidy data and the claim read every
-block, the paper's deviations table says pairs ran at once; and one side failing stops
-the other, leaving no unit and no server behind."""
+block, the paper's deviations table says pairs ran at once; one side failing stops
+the other, leaving no unit and no server behind; and a pair without twin lanes (a SLURM
+node) runs one side after the other."""
 from __future__ import annotations
 
 import csv
@@ -179,3 +180,31 @@ def test_one_side_failing_stops_the_other_and_leaves_nothing(run, work, docker_e
     assert all(x.startswith("waiting for ") for x in err[:-1]), err   # another pipeline's cell on a lane
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".unit.tmp-")]
     assert set(server_pids()) <= before
+
+
+def test_a_pair_without_twins_runs_one_side_after_the_other(run, work, docker_engine, tmp_path):
+    """Where a pair's width has no twin lanes (a SLURM node, which uses no lanes; a cell as
+    wide as the host), run-duet gets neither --lane nor --at-once: the two run-cells run one
+    after the other, as a block's cells do, and the unit holds both, each manifest saying so."""
+    ms = manifests(work, AA)
+    a = next(n for n, m in ms.items() if m["duet"]["side"] == "A" and m["block"]["id"] == 2)
+    b = ms[a]["duet"]["cells"][1]
+    spec = json.loads(cells.cell_spec(run[1], AA))
+    src = str(next((work / "data/datasets").glob("*/sbtest/MyISAM_t1_n1000")))
+    out = tmp_path / "unit"
+    before = set(server_pids())
+    res = subprocess.run(
+        [PYTHON, "-m", "harness", "run-duet", "--cell", a, b, "--pair", a, b, "--cell-spec", json.dumps(spec),
+         "--block", *(json.dumps(ms[c]["block"]) for c in (a, b)),
+         "--build-dir", *[str(work / "resources/builds/mysql-5.6.24")] * 2, "--source", src, src,
+         "--log", str(tmp_path / "a.log"), str(tmp_path / "b.log"), "--out", str(out)],
+        cwd=work, capture_output=True, text=True, timeout=600,
+        env={**harness_env(), "PYTHONPATH": str(work / "workflow"), procs.SESSION_VAR: SESSION})
+    assert res.returncode == 0, res.stdout + res.stderr + (tmp_path / "b.log").read_text(errors="replace")[-2000:]
+    got = {c: json.loads((out / c / "manifest.json").read_text()) for c in (a, b)}
+    for c, m in got.items():
+        assert m["duet"]["at_once"] is False and m["duet"]["cells"] == [a, b] and m["duet"]["side"] == "AB"[[a, b].index(c)]
+        assert (out / c / "sysbench.out").is_file()
+    (a0, a1), (b0, b1) = ([t(x) for x in got[c]["duet"]["window"]] for c in (a, b))
+    assert a1 <= b0, (a0, a1, b0, b1)   # side A's window ended before side B's began
+    assert not (out / ".rendezvous").exists() and set(server_pids()) <= before
