@@ -267,6 +267,19 @@ def test_cores_study_for_a_study_without_counts_is_one_line_naming_the_key():
         config.resolve(cfg, cpus=list(range(64)))
 
 
+def test_cores_study_with_a_count_no_plan_makes_is_one_line_naming_the_key(monkeypatch):
+    """A study package (one on $MYSQLBENCH_STUDY_PATH too) declaring a count the core plan never
+    makes would have it dropped without a word: the config says so instead."""
+    from harness import registry
+    study = next(s for s in registry.all_studies().values() if "A3" in getattr(s, "CORES", {}))
+    monkeypatch.setattr(study, "CORES", {**study.CORES, "A3": (12, 24)})
+    cfg = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
+    cfg["experiments"]["point_select"]["cores"] = "study"
+    with pytest.raises(config.ConfigError, match=r"^experiments\.point_select\.cores: study: A3 declares core "
+                                                 r"counts \[12\] that no core plan makes \(fix its CORES\); use"):
+        config.resolve(cfg, cpus=list(range(64)))
+
+
 def test_every_studys_cores_are_counts_the_core_plan_makes():
     """`cores: study` keeps the host plan's counts that are in a study's CORES: a count the plan
     never makes (not one of harness.measure.cores' candidates) would be dropped without a word,

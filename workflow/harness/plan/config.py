@@ -16,21 +16,10 @@ from pathlib import Path
 
 import yaml
 
-from harness import builds
-
-from harness.measure import cores as cores_mod
-
-from harness.measure import factors, kinds
-
-from harness.plan import repetitions
-
-from harness.measure import mycnf
-
-from harness.measure import placement
-
-from harness import paths
-
+from harness import builds, paths
 from harness.analysis import tidy
+from harness.measure import cores as cores_mod, factors, kinds, mycnf, placement
+from harness.plan import repetitions
 
 ROOT = paths.ROOT
 SCHEMA = paths.SCHEMA
@@ -475,9 +464,12 @@ def plan_cores(value, host_plan, topo, key: str, client_min: int, study: str | N
     if value == "study":
         from harness import registry
         own = registry.study_cores(study) if study else None
-        if not own:
-            raise ConfigError(f"{key}: study: {study} declares no core counts of its own (CORES); use cores: "
-                              f"auto, max or a list here (or in experiment_defaults.cores, if it came from there)")
+        odd = sorted(set(own or ()) - set(cores_mod.STUDY_CORES + cores_mod.SMALL_CORES))  # a plan never has them
+        if not own or odd:
+            why = (f"declares core counts {odd} that no core plan makes (fix its CORES)" if own else
+                   "declares no core counts of its own (CORES)")
+            raise ConfigError(f"{key}: study: {study} {why}; use cores: auto, max or a list here (or in "
+                              f"experiment_defaults.cores, if it came from there)")
         return [n for n in host_plan.counts if n in own] or host_plan.counts[-1:]
     return cores_mod.resolve_cores(value, topo, key=key, client_min=client_min)
 
