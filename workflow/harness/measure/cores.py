@@ -38,6 +38,7 @@ from harness.measure.topology import FORMAT, Cpu, Topology, TopologyError  # noq
 
 STUDY_CORES = (4, 8, 16, 24, 32)   # docs/studies.md: A1 32, 24, 16, 8, 4; A3 64 (HT), 32, 24, 16
 SMALL_CORES = (1, 2)               # powers of two below 4, for small hosts
+PLANNED = SMALL_CORES + STUDY_CORES  # every count a plan without SMT may hold (cores: study checks a study's against it)
 SMT_POINT = 64                     # A3's "64 (with Hyper-Threading)": 32 cores x 2 threads
 MIN_POINTS = 4                     # add SMALL_CORES until the sweep has this many points
 

@@ -464,7 +464,7 @@ def plan_cores(value, host_plan, topo, key: str, client_min: int, study: str | N
     if value == "study":
         from harness import registry
         own = registry.study_cores(study) if study else None
-        odd = sorted(set(own or ()) - set(cores_mod.STUDY_CORES + cores_mod.SMALL_CORES))  # a plan never has them
+        odd = sorted(set(own or ()) - set(cores_mod.PLANNED))  # counts a plan never has
         if not own or odd:
             why = (f"declares core counts {odd} that no core plan makes (fix its CORES)" if own else
                    "declares no core counts of its own (CORES)")
