@@ -28,8 +28,9 @@ its figure is exactly what `./artifact plan` would print with that overlay:
   all          every lever above but autocores and figures1, together
   floor        figures1 + onelook + sharedl3: the claims' cells in their 6 blocks plus one block of
                the figures' other cells, at the measured windows, on the fastest cut; close to,
-               not exactly, the least the claims need (their cells are an over-estimate: factor
-               levels are not narrowed; the schedule is a list schedule; groups would go lower)
+               not exactly, the least the claims need (a claim reads every users level and
+               core count its rule peaks over; the schedule is a list schedule; groups would go
+               a little lower on the 32-thread host)
 
     python bench/plan_levers.py [--topology tests/fixtures/topology/hwloc/X.xml ...]
                                 [--levers base figures3 ...] [--tsv out.tsv]

@@ -6,7 +6,7 @@ the verdict rule and re-exports these kinds.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Callable
 
 from harness.analysis import blockverdict as BV
@@ -15,7 +15,7 @@ from harness.analysis import tidydata as T
 from harness.analysis.claimrules import (
     METRIC, NEEDS_TEXT, NOT_MEASURABLE, SCALING, VERDICTS, Context, Result, Rule, interval_text,
     at_cores, best, flagged, fmt_cores, levels_label, levels_of, levels_words, matches,
-    missing, peak_result, pool, ratio_or_none, scaling_groups, scaling_judged, settings_text,
+    missing, peak_result, planned_levels, pool, ratio_or_none, scaling_groups, scaling_judged, settings_text,
     unsupported_reason)
 
 
@@ -68,6 +68,15 @@ class Claim:
     def rule_words(self) -> str:
         """The rule in words, as docs/studies.md's quote table writes it."""
         return self.rule.text() if self.rule is not None else "pass or fail"
+
+    def read_levels(self, experiment: str, spec: dict) -> list[dict] | None:
+        """The factor settings of the cells this claim reads in `experiment`, from its
+        config `spec` alone: one {factor: level} per side that differs (harness.plan.reads
+        plans only those cells); None: any (the claim does not hold the factors). A claim
+        with `levels` (None: the baselines) reads those in its `experiment_name`."""
+        if "levels" not in {f.name for f in fields(self)} or experiment != self.experiment_name:
+            return None
+        return planned_levels(spec, experiment, self.levels)
 
     def cores_needed(self) -> str:
         """'16 hardware threads (A3's figures: ...)': the count the gate asks, in words."""
@@ -241,6 +250,9 @@ class LevelRatio(Comparison):
     def settings(self, ctx):
         return levels_of(ctx.tidy, self.experiment_name, self.a)
 
+    def read_levels(self, experiment, spec):
+        return planned_levels(spec, experiment, self.a, self.b) if experiment == self.experiment_name else None
+
     def words(self, ctx):
         sa, _ = levels_of(ctx.tidy, self.experiment_name, self.a)
         sb, _ = levels_of(ctx.tidy, self.experiment_name, self.b)
@@ -295,6 +307,7 @@ class BuildRatio(Comparison):
 class TablesRatio(Comparison):
     """a tables / b tables for one engine at the most cores measured with both."""
     same_tables = False
+    top_cores = True   # reads only the most cores planned (harness.plan.reads)
     engine: str = ""
     a: int = 8
     b: int = 1
@@ -392,9 +405,16 @@ class Check(Claim):
     pass or fail."""
     fn: Callable | None = None
     rule_text: str = ""
+    # the cells fn reads, as a figure's `draws`: {"engine": [...], "build": [...], "tables": [...],
+    # "cores": [...], "levels": LEVELS or None (the baselines)}; harness.plan.reads plans only
+    # those (tests/test_claim_reads.py checks fn's row is the same without the others); None: all
+    reads: dict | None = field(default=None, compare=False)
 
     def rule_words(self) -> str:
         return self.rule_text or "pass or fail"
+
+    def read_levels(self, experiment, spec):
+        return planned_levels(spec, experiment, self.reads["levels"]) if "levels" in (self.reads or {}) else None
 
     def evaluate(self, ctx, build):
         for e in self.experiments:

@@ -229,13 +229,18 @@ def levels_of(tidy: T.Tidy, experiment: str, levels) -> tuple[dict | None, str]:
     """{factor: level} for a claim's LEVELS of an experiment (a tuple in factor-table
     order of the experiment's varied factors; None: each at its baseline), or
     (None, why not) when the experiment does not vary those factors or lacks a level."""
-    names = varied_factors(tidy, experiment)
+    return levels_in(varied_factors(tidy, experiment), tidy.spec(experiment), experiment, levels)
+
+
+def levels_in(names: list[str], spec: dict, experiment: str, levels) -> tuple[dict | None, str]:
+    """levels_of on the varied factors `names` and the experiment's config `spec` (the
+    plan's view, before any cell exists: names = T.varied(spec))."""
     if levels is None:
-        spec = (tidy.spec(experiment).get("variants") or {})
+        variants = (spec.get("variants") or {})
         out = {}
         for n in names:
             base = T.text(T.factors.FACTORS[n].baseline) if n in T.factors.FACTORS else ""
-            values = [T.text(v) for v in spec.get(n) or []]
+            values = [T.text(v) for v in variants.get(n) or []]
             out[n] = base if not values or base in values else values[0]
         return out, ""
     levels = tuple(T.text(v) for v in levels)
@@ -244,11 +249,26 @@ def levels_of(tidy: T.Tidy, experiment: str, levels) -> tuple[dict | None, str]:
         return None, (f"experiment: {experiment} varies {varies}; the claim compares the levels "
                       f"{'/'.join(levels)}")
     out = dict(zip(names, levels))
-    spec = tidy.spec(experiment).get("variants") or {}
+    variants = spec.get("variants") or {}
     for n, v in out.items():
-        if spec.get(n) is not None and v not in [T.text(x) for x in spec[n]]:
+        if variants.get(n) is not None and v not in [T.text(x) for x in variants[n]]:
             return None, f"experiment: {experiment} does not run {T.setting_words(n, v)}"
     return out, ""
+
+
+def planned_levels(spec: dict, experiment: str, *levels) -> list[dict] | None:
+    """The factor settings (one {factor: level} per LEVELS given; None: the baselines) of
+    the cells a claim reads, from the experiment's config alone (harness.plan.reads plans
+    only those cells); None (any cell) when a LEVELS does not fit the config: the claim
+    then says why at evaluation."""
+    names = T.varied(spec)
+    out = []
+    for lv in levels:
+        settings, _ = levels_in(names, spec, experiment, lv)
+        if settings is None:
+            return None
+        out.append(settings)
+    return out
 
 
 def levels_words(settings: dict) -> str:

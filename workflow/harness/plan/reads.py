@@ -6,9 +6,14 @@ What a claim reads is derived from the claim object's own attributes, genericall
 name engines or builds of the experiment; `tables`; `a`/`b` as table counts when the
 claim compares table counts (`same_tables` false) or as core counts when it compares
 core counts (`cores` not in its `load`; a=None: the most cores planned above b); a
-`cores` attribute (one core count); and, for a contention or scaling claim (`needs`),
-only the cells with mysqld on at least `min_cores`. Factor levels are not narrowed:
-a claim reads every variant of its experiment (an over-estimate, never an under-one).
+`cores` attribute (one core count); for a contention or scaling claim (`needs`),
+only the cells with mysqld on at least `min_cores`; and the factor settings it holds
+(its `read_levels`: a claim's LEVELS or the baselines, a LevelRatio's two). A Check
+(a free function of the data) reads what its `reads` mapping says, else every cell. A
+claim judged at the most cores (`top_cores`: TablesRatio) reads the most cores planned.
+Users are never narrowed: a peak is over every load both sides measured.
+tests/test_claim_reads.py checks on recorded cells that no claim's row changes when the
+cells its selectors do not match are removed (an under-estimate would show there).
 
 What a figure reads: every cell of the experiments of its `inputs` (a study's
 FIGURES), narrowed by an optional `draws` mapping of key -> values
@@ -25,6 +30,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from harness.measure import cores as coreplan
+from harness.measure import factors
 
 ANY = None
 
@@ -39,13 +45,31 @@ class Selector:
     tables: frozenset | None = ANY
     cores: frozenset | None = ANY
     min_cores: int = 0
+    settings: tuple | None = ANY   # any of these ((factor, level), ...): a cell's variant
 
     def matches(self, d: dict) -> bool:
         for key, allowed in (("engine", self.engines), ("build", self.builds), ("tables", self.tables),
                              ("cores", self.cores)):
             if allowed is not None and key in d and d[key] not in allowed:
                 return False
+        if self.settings is not None and "variant" in d and not any(
+                _holds(d, s) for s in self.settings):
+            return False
         return int(d.get("cores") or 0) >= self.min_cores
+
+
+def _holds(d: dict, settings: tuple) -> bool:
+    """Whether a cell's variant has these factor levels (a factor that does not apply to
+    its engine holds any level, as harness.analysis.claimrules.matches reads cells)."""
+    variant = factors.parse(str(d["variant"]))
+    for name, level in settings:
+        f = factors.FACTORS.get(name)
+        if f is not None and not f.applies(str(d.get("engine") or "")):
+            continue
+        have = variant[name] if name in variant else (f.baseline if f is not None else "")
+        if str(have) != level:
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -97,9 +121,22 @@ def claim_selectors(claim, cfg: dict) -> list[Selector]:
         elif _ints(b) and _compares_cores(claim):
             above = [n for n in spec.get("cores") or [] if isinstance(n, int) and n > b]
             cores = _ints(a if a is not None else max(above, default=b), b)
-        out.append(Selector(exp, frozenset(engines) or ANY, frozenset(builds) or ANY, tables, cores,
-                            claim.min_cores if getattr(claim, "needs", None) else 0))
+        if getattr(claim, "top_cores", False):
+            cores = _ints(max((n for n in spec.get("cores") or [] if isinstance(n, int)), default=None))
+        levels = claim.read_levels(exp, spec) if hasattr(claim, "read_levels") else None
+        settings = tuple(tuple(lv.items()) for lv in levels) if levels is not None else ANY
+        sel = Selector(exp, frozenset(engines) or ANY, frozenset(builds) or ANY, tables, cores,
+                       claim.min_cores if getattr(claim, "needs", None) else 0, settings)
+        out.append(dataclasses.replace(sel, **_declared(getattr(claim, "reads", None))))
     return out
+
+
+_READS = {"engine": "engines", "build": "builds", "tables": "tables", "cores": "cores"}
+
+
+def _declared(reads) -> dict:
+    """A Check's `reads` mapping as Selector fields (its "levels" go through read_levels)."""
+    return {_READS[k]: frozenset(v) for k, v in (reads or {}).items() if k in _READS}
 
 
 def _compares_cores(claim) -> bool:
@@ -115,9 +152,7 @@ def figure_selectors(figures: dict, cfg: dict) -> dict[str, list[Selector]]:
     """{figure: the cells it draws}: every cell of its inputs' experiments, or its `draws`."""
     out = {}
     for name, fig in figures.items():
-        draws = fig.get("draws") or {}
-        keys = {"engine": "engines", "build": "builds", "tables": "tables", "cores": "cores"}
-        narrow = {keys[k]: frozenset(v) for k, v in draws.items() if k in keys}
+        narrow = _declared(fig.get("draws"))
         exps = dict.fromkeys(e for e, _ in fig.get("inputs") or [] if _spec(cfg, e) is not None)
         if exps:
             out[name] = [Selector(e, **narrow) for e in exps]

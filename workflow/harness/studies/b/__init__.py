@@ -273,7 +273,7 @@ CLAIMS = [
         statement="Range queries on MEMORY's default HASH index are full scans (EXPLAIN type ALL); "
                   "an index USING BTREE restores range scans",
         published="EXPLAIN: ALL with HASH, range with BTREE", macro="MemoryHashScan",
-        experiments=("simple_ranges",), fn=full_scan),
+        experiments=("simple_ranges",), fn=full_scan, reads={"engine": ["MEMORY", "MEMORY-BTREE"]}),
     *[Collapse(
         id=f"B1-HASH-range-throughput{suffix}", study="B1",
         statement=f"Simple-Ranges{where}: with HASH, MEMORY collapses (full scans); BTREE restores "
@@ -306,7 +306,8 @@ CLAIMS = [
         published="qualitative: no limiting locks, concurrent readers don't contend", **GATE,
         mechanism="readers of a MEMORY table share its lock", macro="MemoryReaders",
         rule_text=f"median share of waited table locks below {READERS_WAIT:.1%}",
-        experiments=("oltp_ro",), fn=lambda ctx, build: readers_wait(ctx, build)),
+        experiments=("oltp_ro",), fn=lambda ctx, build: readers_wait(ctx, build),
+        reads={"engine": ["MEMORY-BTREE"], "tables": [1], "levels": None}),
     EngineScaling(
         id="B3-MEMORY-writes-limited", study="B3",
         statement="Read-write mix: MEMORY more or less single-threaded for writes, so it gains less "
