@@ -30,7 +30,7 @@ its figure is exactly what `./artifact plan` would print with that overlay:
                the figures' other cells, at the measured windows, on the fastest cut; close to,
                not exactly, the least the claims need (a claim reads every users level and
                core count its rule peaks over; the schedule is a list schedule; groups would go
-               a little lower on the 32-thread host)
+               a little lower)
 
     python bench/plan_levers.py [--topology tests/fixtures/topology/hwloc/X.xml ...]
                                 [--levers base figures3 ...] [--tsv out.tsv]

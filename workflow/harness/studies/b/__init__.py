@@ -324,6 +324,7 @@ CLAIMS = [
                   "B3's single-threaded writes",
         published="none: the study names no mechanism for B3", **GATE,
         mechanism=TABLE_LOCKS, macro="MemoryLockWaits", experiments=("read_write",), fn=lock_waits,
+        reads={"engine": ["MEMORY", "InnoDB"]},
         rule_text="MEMORY minus InnoDB share of waited table locks: above 0"),
     *[C.TablesRatio(
         id=f"B4-single-table-bottleneck-{exp.replace('_', '-')}-{engine}", study="B4",
