@@ -51,10 +51,13 @@ READERS_WAIT = 0.001
 SINGLE_TABLE = "LOCK_open, metadata locks and InnoDB's index mutex on a single table"
 
 
-def explain_of(ctx, experiment, build, engine, statement="range"):
-    """Distinct (type, key, rows) of an engine's EXPLAINed statements whose name contains `statement`."""
+def explain_of(ctx, experiment, build, engine, statement="range", tables=None):
+    """Distinct (type, key, rows) of an engine's EXPLAINed statements whose name contains
+    `statement` (of its cells on `tables` tables; None: any)."""
     out = []
     for r in ctx.tidy.extra("explain", experiment):
+        if tables is not None and r.get("tables") != str(tables):
+            continue
         if r.get("build", "") == build and r.get("engine") == engine and statement in (r.get("statement") or ""):
             t = (r.get("type") or "", r.get("key") or "", r.get("rows") or "")
             if t not in out:
@@ -78,11 +81,12 @@ def full_scan(ctx, build, experiment="simple_ranges"):
                     "EXPLAIN types as published" if ok else "EXPLAIN types differ from the published ALL / range")
 
 
-def work_bound(ctx, build, experiment="simple_ranges"):
+def work_bound(ctx, build, experiment="simple_ranges", tables=None):
     """(rows a HASH range query scans, rows the BTREE range examines): the slowdown a
-    full scan can cause is at most their ratio (the query's fixed cost only lowers it)."""
+    full scan can cause is at most their ratio (the query's fixed cost only lowers it),
+    on the claim's own table count (the cells it reads)."""
     def rows(engine, kind):
-        vals = [T.number(r) for t, _, r in explain_of(ctx, experiment, build, engine) if t == kind]
+        vals = [T.number(r) for t, _, r in explain_of(ctx, experiment, build, engine, tables=tables) if t == kind]
         vals = [v for v in vals if v]
         return max(vals) if vals else None
     return rows("MEMORY", "ALL"), rows("MEMORY-BTREE", "range")
@@ -98,7 +102,7 @@ class Collapse(C.EngineRatio):
         res = super().evaluate(ctx, build)
         if res.verdict == C.NOT_MEASURABLE:
             return res
-        scan, rng = work_bound(ctx, build, self.experiment_name)
+        scan, rng = work_bound(ctx, build, self.experiment_name, self.tables)
         if not scan or not rng:
             return replace(res, verdict=C.NOT_MEASURABLE,
                            reason="data: no EXPLAIN row estimates to tell whether a full scan can cost "
