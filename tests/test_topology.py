@@ -364,8 +364,8 @@ def test_plan_command_on_a_recorded_host(capsys):
             "this host has 32, 0 of them on cores mysqld leaves free") in out
     assert ("    8 cores: mysqld on cpus 0-7 (socket 0, NUMA node 0, memory on node 0); "
             "sysbench on cpus 8-11 (socket 1, NUMA node 1)") in out
-    assert "  point_select (A3, throughput; cores: auto): 1512 cells at most" in out
-    assert "    kept (cells at most) 1 (216), 2 (216), 4 (540), 8 (540); dropped 16, 24, 32: do not fit" in out
+    assert "  point_select (A3, throughput; cores: auto): 1188 cells at most" in out
+    assert "    kept (cells at most) 1 (216), 2 (216), 4 (216), 8 (540); dropped 16, 24, 32: do not fit" in out
     assert "dropped 1, 2, 4: cores: max keeps only the largest count that fits" in out
     assert "  build_compare (A3, throughput; cores: study): 192 cells at most" in out
     assert ("    kept (cells at most) 8 (192); dropped 1, 2, 4: cores: study: none of the study's own counts "
