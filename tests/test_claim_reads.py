@@ -28,12 +28,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from test_lanes import paper
 from test_retidy_fixture import retidy
 
-from harness import builds, registry
+from harness import registry
 from harness.analysis import claims as C
 from harness.analysis import tidydata as T
-from harness.measure import factors, topology
+from harness.measure import factors
 from harness.plan import cells as P, config, reads
 from harness.plan.combos import combos
 
@@ -148,11 +149,7 @@ def test_a_check_reads_what_it_declares(recorded):
 def test_paper_plan_reads_fewer_cells_by_levels():
     """On the paper profile a claim holding one level of a varied factor reads only it:
     A3's autocommit peak reads the oltp_ro cells with trx off, none with trx on."""
-    topo = topology.read(str(ROOT / "tests/fixtures/topology/hwloc/192em64t-12gr2n8c2t.xml"))
-    cfg = config.defaults()
-    config.deep_merge(cfg, yaml.safe_load((ROOT / "config/paper.yaml").read_text()))
-    resolved = config.resolve(cfg, config.LOCK, topo=topo)
-    lock = builds.load_lock(config.LOCK)
+    _, resolved, lock = paper("192em64t-12gr2n8c2t")
     claim = next(c for c in registry.claims() if c.id == "A3-OLTP-RO-innodb-peak-autocommit")
     (sel,) = reads.claim_selectors(claim, resolved)
     read = {d["variant"] for d, why in combos(resolved, lock, "oltp_ro") if why is None and sel.matches(d)}
@@ -165,13 +162,6 @@ TOPOLOGIES = ["32em64t-2n8c2t-pci-noio", "96em64t-4n4d3ca2co-pci", "192em64t-12g
 EVENTS = ["wait/synch/mutex/sql/MDL_map::mutex", "wait/synch/rwlock/myisam/MYISAM_SHARE::key_root_lock",
           "wait/synch/mutex/innodb/trx_sys_mutex", "wait/synch/mutex/mysys/KEY_CACHE::cache_lock",
           "wait/synch/mutex/sql/LOCK_status", "wait/synch/mutex/innodb/dict_sys_mutex"]
-
-
-def _paper(name):
-    topo = topology.read(str(ROOT / "tests/fixtures/topology/hwloc" / f"{name}.xml"))
-    cfg = config.defaults()
-    config.deep_merge(cfg, yaml.safe_load((ROOT / "config/paper.yaml").read_text()))
-    return topo, config.resolve(cfg, config.LOCK, topo=topo), builds.load_lock(config.LOCK)
 
 
 def _rows_of(key: dict, rep: int, rnd: random.Random) -> tuple[dict, dict]:
@@ -200,8 +190,7 @@ def synthetic(r: dict, lock: dict, planned: bool) -> T.Tidy:
             continue
         _, hi, _ = P.repetition_bounds(spec)
         fig = P.figure_blocks(spec)
-        early = [d for d in P.read_combos(r, lock, exp, 1)]
-        late = [d for d in P.read_combos(r, lock, exp, fig + 1)]
+        early, late = P.read_combos(r, lock, exp, 1), P.read_combos(r, lock, exp, fig + 1)
         cols = ["study", "experiment", "workload", "build", "engine", "variant", *factors.ORDER,
                 "tables", "cores", "users"]
         cells, extras = [], {"waits": [], "intervals": [], "status": [], "explain": []}
@@ -230,7 +219,7 @@ def synthetic(r: dict, lock: dict, planned: bool) -> T.Tidy:
 
 @pytest.mark.parametrize("name", TOPOLOGIES)
 def test_the_planned_cells_give_every_measurable_claim_the_row_all_cells_give(name):
-    topo, r, lock = _paper(name)
+    topo, r, lock = paper(name)
     full, planned = synthetic(r, lock, False), synthetic(r, lock, True)
     changed, compared = [], 0
     for claim in registry.claims():
@@ -249,7 +238,7 @@ def test_the_synthetic_check_sees_a_scaling_claim_that_loses_its_fewest_cores():
     """The check can fail: A3's 8-table scaling claim scales from the fewest cores planned,
     below its gate; a selector held to the gate (as the plan had it) loses those cells
     after the first look, and the claim's row changes."""
-    topo, r, lock = _paper("192em64t-12gr2n8c2t")
+    topo, r, lock = paper("192em64t-12gr2n8c2t")
     claim = next(c for c in registry.claims() if c.id == "A3-RO-8-tables-scale-MyISAM")
     assert reads.judge(claim, r, lock, topo).measurable
     real = reads.claim_selectors
