@@ -448,15 +448,21 @@ def _start_cell(dataset, build_dir, out, session=SESSION, **env_extra) -> subpro
                             stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
 
+def _comm(pid: int) -> str | None:
+    """pid's command name; None when it exited since it was listed."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except FileNotFoundError:
+        return None
+
+
 def _wait_measuring(proc, session: str, timeout=90) -> list[str]:
     """Until the cell's container runs and a labelled sysbench is at work; its container ids."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read()
         ids = docker_backend.containers(session=session)
-        sysbench = [p for p in procs.labelled_pids(session=session)
-                    if Path(f"/proc/{p}/comm").exists()
-                    and Path(f"/proc/{p}/comm").read_text().strip() == "sysbench"]
+        sysbench = [p for p in procs.labelled_pids(session=session) if _comm(p) == "sysbench"]
         if ids and sysbench:
             return ids
         time.sleep(0.2)
