@@ -296,6 +296,23 @@ def test_scaling_needs_two_core_counts(tmp_path):
     assert r["n"] == "6/6" and "ratios of ratios" in r["method"]   # per-block, paired by repetition
 
 
+def test_scaling_starts_at_the_claims_own_cores(tmp_path):
+    """A scaling claim scales from the fewest cores at or above its min_cores (where the study
+    measured), not from fewer: 8 tables gain 4x from 1 to 4 cores but nothing from 4 to 8,
+    so with min_cores 4 the claim is not reproduced; with 4 alone above it, not measurable."""
+    claim = C.ScalingRatio(id="T-scale", study="A3", statement="s", published="p", experiments=("x",),
+                           experiment_name="x", engine="InnoDB", rule=C.above(1.1), needs=C.SCALING,
+                           min_cores=4)
+    scaled = [v * 4 for v in SEVEN_HI]
+    cells = (runs("InnoDB", SEVEN_LO, tables=8, cores=1) + runs("InnoDB", scaled, tables=8, cores=4)
+             + runs("InnoDB", SEVEN_LO, tables=1, cores=1) + runs("InnoDB", SEVEN_LO, tables=1, cores=4))
+    r = evaluate(tmp_path / "a", {"x": cells}, config({"x": {}}), claim)[0]
+    assert r["verdict"] == C.NOT_MEASURABLE and "two core counts of at least 4" in r["reason"], r["reason"]
+    more = cells + runs("InnoDB", scaled, tables=8, cores=8) + runs("InnoDB", SEVEN_LO, tables=1, cores=8)
+    r = evaluate(tmp_path / "b", {"x": more}, config({"x": {}}), claim)[0]
+    assert r["verdict"] == C.NOT_REPRODUCED and "4→8 cores" in r["measured"], (r["verdict"], r["measured"])
+
+
 def scaling_cells(late_16):
     """8 tables gain 4x from 1 to 4 cores at users 4 and 16, 1 table gains nothing; 16
     blocks. At 1 table on 4 cores users 4 leads over the first 8 blocks; `late_16` is users

@@ -6,9 +6,9 @@ What a claim reads is derived from the claim object's own attributes, genericall
 name engines or builds of the experiment; `tables`; `a`/`b` as table counts when the
 claim compares table counts (`same_tables` false) or as core counts when it compares
 core counts (`cores` not in its `load`; a=None: the most cores planned above b); a
-`cores` attribute (one core count); for a contention claim, only the cells with mysqld
-on at least `min_cores` (a scaling claim reads every core count: it scales from the
-fewest; its `min_cores` only gates, `Selector.gate`); and the factor settings it holds
+`cores` attribute (one core count); for a contention or scaling claim, only the cells
+with mysqld on at least `min_cores` (a scaling claim scales from the fewest count at or
+above it: Claim.scaling_cores); and the factor settings it holds
 (its `read_levels`: a claim's LEVELS or the baselines, a LevelRatio's two). A Check
 (a free function of the data) reads what its `reads` mapping says, else every cell. A
 claim judged at the most cores (`top_cores`: TablesRatio) reads the most cores planned.
@@ -30,6 +30,7 @@ not its cells exist, so measuring them for it would cost time and decide nothing
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 from harness.measure import cores as coreplan
@@ -41,15 +42,14 @@ ANY = None
 @dataclass(frozen=True)
 class Selector:
     """The cells of one experiment a reader needs: each key a set of values (None: any);
-    `min_cores`: mysqld on at least that many; `gate`: the cores the claim's mechanism needs
-    (harness.plan.reads.judge: not measurable below; a scaling claim's cells go lower)."""
+    `min_cores`: mysqld on at least that many, the cores the claim's mechanism needs
+    (harness.plan.reads.judge: not measurable below)."""
     experiment: str
     engines: frozenset | None = ANY
     builds: frozenset | None = ANY
     tables: frozenset | None = ANY
     cores: frozenset | None = ANY
     min_cores: int = 0
-    gate: int = 0
     settings: tuple | None = ANY   # any of these ((factor, level), ...): a cell's variant
 
     def matches(self, d: dict) -> bool:
@@ -63,10 +63,17 @@ class Selector:
         return int(d.get("cores") or 0) >= self.min_cores
 
 
+@functools.lru_cache(maxsize=4096)
+def _variant(label: str) -> dict:
+    """A variant label's factor levels, parsed once per label (every selector match reads it);
+    callers only read the dict."""
+    return factors.parse(label)
+
+
 def _holds(d: dict, settings: tuple) -> bool:
     """Whether a cell's variant has these factor levels (a factor that does not apply to
     its engine holds any level, as harness.analysis.claimrules.matches reads cells)."""
-    variant = factors.parse(str(d["variant"]))
+    variant = _variant(str(d["variant"]))
     for name, level in settings:
         f = factors.FACTORS.get(name)
         if f is not None and not f.applies(str(d.get("engine") or "")):
@@ -132,7 +139,7 @@ def claim_selectors(claim, cfg: dict) -> list[Selector]:
         settings = tuple(tuple(lv.items()) for lv in levels) if levels is not None else ANY
         gate = claim.min_cores if getattr(claim, "needs", None) else 0
         sel = Selector(exp, frozenset(engines) or ANY, frozenset(builds) or ANY, tables, cores,
-                       0 if getattr(claim, "needs", None) == "scaling" else gate, gate, settings)
+                       gate, settings)
         out.append(dataclasses.replace(sel, **_declared(getattr(claim, "reads", None))))
     return out
 
@@ -221,11 +228,11 @@ def _why_not(claim, cfg, lock, topology) -> str:
         b = getattr(claim, "b", None)
         if _compares_cores(claim) and getattr(claim, "a", 0) is None and not any(n > b for n in planned):
             return f"cores: needs mysqld on {b} and on more than {b} cores; this host's plan gives {planned}"
-        if sel.gate and max(planned, default=0) < sel.gate:
+        if sel.min_cores and max(planned, default=0) < sel.min_cores:
             return (f"cores: needs mysqld on at least {claim.cores_needed()}; this host's plan gives "
                     f"at most {max(planned, default=0)}")
-        if getattr(claim, "needs", None) == "scaling" and len([n for n in planned if n >= sel.gate]) < 2:
-            return f"cores: scaling needs two core counts of at least {sel.gate}; planned {planned}"
+        if getattr(claim, "needs", None) == "scaling" and len([n for n in planned if n >= sel.min_cores]) < 2:
+            return f"cores: scaling needs two core counts of at least {sel.min_cores}; planned {planned}"
         tables = spec.get("tables")
         if sel.tables and tables and not sel.tables <= set(tables):
             return (f"experiment: {sel.experiment} runs on {tables} tables in this profile; the claim "

@@ -118,9 +118,9 @@ class Collapse(C.EngineRatio):
 
 @dataclass(frozen=True)
 class EngineScaling(C.Comparison):
-    """(engine a's peak on the most cores ÷ on the fewest) ÷ (the same for engine b), peaks
-    over the users all four measured, paired by repetition, no cell chosen from the data
-    (claimrules.scaling_judged): 'a gains less from added cores than b'."""
+    """(engine a's peak on the most cores ÷ on the fewest at or above min_cores) ÷ (the same
+    for engine b), peaks over the users all four measured, paired by repetition, no cell
+    chosen from the data (claimrules.scaling_judged): 'a gains less from added cores than b'."""
     a: str = ""
     b: str = ""
 
@@ -134,12 +134,13 @@ class EngineScaling(C.Comparison):
                  for e in (self.a, self.b)}
         if not pools[self.a] or not pools[self.b]:
             return C.missing("data", f"{self.experiment_name} needs {self.a} and {self.b} cells")
-        cores = sorted({c.int("cores") for c in pools[self.a]} & {c.int("cores") for c in pools[self.b]})
+        both = {c.int("cores") for c in pools[self.a]} & {c.int("cores") for c in pools[self.b]}
+        cores = self.scaling_cores(both)
         why = self.gate(ctx, pools[self.a] + pools[self.b])
         if why or len(cores) < 2:
             return C.missing("cores", (why or "").removeprefix("cores: ") or
-                             f"scaling needs two core counts measured with both engines; measured on "
-                             f"{C.fmt_cores(cores)}")
+                             f"scaling needs two core counts of at least {max(1, self.min_cores)} "
+                             f"measured with both engines; measured on {C.fmt_cores(sorted(both))}")
         lo, hi = cores[0], cores[-1]
         groups = C.scaling_groups(pools, self.a, self.b, lo, hi)
         if not all(groups):
@@ -315,7 +316,8 @@ CLAIMS = [
     EngineScaling(
         id="B3-MEMORY-writes-limited", study="B3",
         statement="Read-write mix: MEMORY more or less single-threaded for writes, so it gains less "
-                  "from added cores than InnoDB (MEMORY's gain ÷ InnoDB's, fewest to most cores)",
+                  f"from added cores than InnoDB (MEMORY's gain ÷ InnoDB's, from the fewest cores at or "
+                  f"above {B_CORES} to the most)",
         published="qualitative: 'more or less a single threaded engine for any write workload'",
         rule=C.below(1.0, "'single threaded': MEMORY gains less from cores; a direction"),
         mechanism=WRITES, macro="MemoryWrites", needs=C.SCALING, min_cores=B_CORES,
