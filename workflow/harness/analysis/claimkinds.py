@@ -395,7 +395,7 @@ class ScalingRatio(Comparison):
                            f"scaling needs two core counts of at least {max(1, self.min_cores)} "
                            f"measured with both table counts; measured on {fmt_cores(sorted(both))}",
                            f"{self.engine}: peak {self.a}/{self.b} tables {peak:.2f}× on "
-                           f"{fmt_cores(cores)}")
+                           f"{fmt_cores(sorted(both))}")
         lo, hi = cores[0], cores[-1]
         groups = scaling_groups(pools, self.a, self.b, lo, hi)
         if not all(groups):

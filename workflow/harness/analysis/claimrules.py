@@ -388,7 +388,8 @@ def peak_result(ctx: Context, pa: list[T.Cell], pb: list[T.Cell], rule: Rule, la
 
 
 SCALING_METHOD = ("max-min bound of per-block ratios of ratios (A's gain / B's gain, each gain the peak "
-                  "over users at the most cores / at the fewest), every pair of users judged: ")
+                  "over users at the most cores / at the fewest at or above the claim's min_cores), every pair "
+                  "of users judged: ")
 
 
 def scaling_judged(ctx: Context, experiment: str, groups: list[list[T.Cell]], rule: Rule) -> "BV.Judged":
