@@ -200,8 +200,11 @@ def _lanes(topo, chosen, clients) -> tuple[Lane, ...]:
 
 
 def oversubscribe(lanes: Lanes, n: int) -> Lanes:
-    """n lanes from fewer: lane i repeats lane i mod count's CPUs, every lane marked."""
+    """n lanes from fewer: lane i repeats lane i mod count's CPUs, every lane marked; n of
+    them or fewer: the first n, unmarked (they share no CPU)."""
     base = lanes.lanes
+    if n <= len(base):
+        return Lanes(lanes.topology, lanes.size, base[:n], lanes.client_min, lanes.client_ratio)
     out = tuple(Lane(i, base[i % len(base)].server_cores, base[i % len(base)].client_cores,
                      base[i % len(base)].node, base[i % len(base)].mems, base[i % len(base)].l3,
                      base[i % len(base)].shares_l3, True) for i in range(n))
