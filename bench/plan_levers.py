@@ -16,9 +16,11 @@ its figure is exactly what `./artifact plan` would print with that overlay:
                the expected (fewer blocks than 6 are
                refused: each of two looks at 95 % needs 6, and 5 blocks' exact signed-rank
                interval reaches 93.75 % at most)
-  autocores    (the profile before 2026-11-29, for reference) A3's 8-table build comparison
-               (build_compare) on `cores: auto` (4, 8, 16, 24, 32 where they fit) instead of
-               `cores: study` (A3's 16, 24, 32)
+  autocores    (for reference; close to the sweeps before 2026-11-29, when read_write ran on
+               `cores: max`) every experiment that
+               config/paper.yaml runs on `cores: study` (each study's own counts that fit)
+               on `cores: auto` instead (4, 8, 16, 24, 32 where they fit, 1 and 2 added on
+               a host where fewer than four fit)
   groups       sysbench.users_on_one_server: true (rejected by bench/group_vs_fresh.py:
                0 of 4 comparisons inside [0.97, 1.03])
   sharedl3     placement.lanes: the narrower cut whose servers share L3 caches
@@ -53,7 +55,8 @@ from harness.plan import config, coreplan, estimate  # noqa: E402
 TOPOLOGIES = ["32em64t-2n8c2t-pci-noio.xml", "96em64t-4n4d3ca2co-pci.xml", "192em64t-12gr2n8c2t.xml"]
 TARGETS = {"32em64t-2n8c2t-pci-noio.xml": "≤ 12 h / 36 h", "96em64t-4n4d3ca2co-pci.xml": "≤ 6 h",
            "192em64t-12gr2n8c2t.xml": "≤ 6 h"}
-SWEPT = ("build_compare",)   # cores: study in config/paper.yaml
+SWEPT = ("fts", "point_select", "oltp_ro", "simple_ranges", "read_write", "build_compare")   # cores: study
+                                                                                         # in config/paper.yaml
 
 
 def _figures3(cfg, topo):
@@ -137,7 +140,7 @@ def main(argv=None) -> int:
     print("| topology | lever | lanes | expected | worst case | base / this | target |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        label = f"{r['lever']} (before)" if r["lever"] == "autocores" else r["lever"]
+        label = r["lever"]
         print(f"| `{r['topology'].split('-')[0]}` | {label} | {r['lanes']} | {estimate.hms(r['expected_s'])} | "
               f"{estimate.hms(r['worst_s'])} | {r['vs_base']} | {TARGETS.get(r['topology'], '')} |")
     if a.tsv:

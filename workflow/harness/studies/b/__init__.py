@@ -41,6 +41,10 @@ COLLAPSE = 10.0
 B_CORES = 4
 B_CORES_WHY = "chosen here: Study B states no core count; the least of Study A's sweep"
 GATE = dict(needs=C.CONTENTION, min_cores=B_CORES, cores_why=B_CORES_WHY)
+# `cores: study` for B3's read-write mix: B3 is a scaling claim (MEMORY gains less from added
+# cores than InnoDB), so it needs two counts of at least B_CORES; with no count of its own,
+# Study A's sweep from B_CORES up (4, 8, 16, 24, 32 where they fit)
+CORES = {"B3": (4, 8, 16, 24, 32)}
 SERVER_LAYER = "every engine is limited by the server layer's own contention"
 WRITES = "MEMORY more or less single-threaded for writes (the study names no mechanism)"
 TABLE_LOCKS = "table locks serialise MEMORY's writes (the artifact's hypothesis)"
