@@ -82,7 +82,11 @@ class Claim:
         """The core counts a scaling claim scales over, fewest to most: those at or above its
         `min_cores`, where the study measured (A3 ran 16 to 64 hardware threads; a gain from
         fewer cores would judge a range the author never spoke of)."""
-        return sorted(c for c in cores if c >= max(1, self.min_cores))
+        return sorted(c for c in cores if c >= self.scaling_floor())
+
+    def scaling_floor(self) -> int:
+        """The fewest cores a scaling claim scales from (its `min_cores`, at least 1)."""
+        return max(1, self.min_cores)
 
     def cores_needed(self) -> str:
         """'16 hardware threads (A3's figures: ...)': the count the gate asks, in words."""
@@ -99,7 +103,7 @@ class Claim:
             return (f"cores: the published mechanism ({why}) needs mysqld on at least "
                     f"{self.cores_needed()}; measured on {fmt_cores(cores)}")
         if self.needs == SCALING and len(self.scaling_cores(cores)) < 2:
-            return (f"cores: scaling needs two core counts of at least {max(1, self.min_cores)}; "
+            return (f"cores: scaling needs two core counts of at least {self.scaling_floor()}; "
                     f"measured on {fmt_cores(cores)}")
         return None
 
@@ -392,7 +396,7 @@ class ScalingRatio(Comparison):
         if why or len(cores) < 2:
             peak = ratio_or_none(best(pools[self.a]).median(METRIC), best(pools[self.b]).median(METRIC))
             return missing("cores", (why or "").removeprefix("cores: ") or
-                           f"scaling needs two core counts of at least {max(1, self.min_cores)} "
+                           f"scaling needs two core counts of at least {self.scaling_floor()} "
                            f"measured with both table counts; measured on {fmt_cores(sorted(both))}",
                            f"{self.engine}: peak {self.a}/{self.b} tables {peak:.2f}× on "
                            f"{fmt_cores(sorted(both))}")

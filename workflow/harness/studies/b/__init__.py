@@ -143,7 +143,7 @@ class EngineScaling(C.Comparison):
         why = self.gate(ctx, pools[self.a] + pools[self.b])
         if why or len(cores) < 2:
             return C.missing("cores", (why or "").removeprefix("cores: ") or
-                             f"scaling needs two core counts of at least {max(1, self.min_cores)} "
+                             f"scaling needs two core counts of at least {self.scaling_floor()} "
                              f"measured with both engines; measured on {C.fmt_cores(sorted(both))}")
         lo, hi = cores[0], cores[-1]
         groups = C.scaling_groups(pools, self.a, self.b, lo, hi)
