@@ -285,6 +285,25 @@ def test_a_cell_no_span_places_holds_every_lane():
     assert L.job_lane(lanes, lanes.count - 1, wide)["lanes"] == list(range(lanes.count))
 
 
+def test_the_plan_says_which_cells_take_the_whole_host_not_a_span(tmp_path):
+    """16amd64's lane keeps its server on one NUMA node (2 cores), so no span holds a 4-core
+    cell, whose server spans nodes: it runs on the whole host, and the plan says so rather
+    than '4 cores 1' beside '1 lane of 1 server core'."""
+    t, r, lock = paper("16amd64-8n2c-cpusets")
+    est = estimate.estimate(r, lock, bench_dir=str(tmp_path / "b"), raw=str(tmp_path / "r"), topo=t)
+    lanes = est["lanes_obj"]
+    assert lanes.count == 1 and lanes.on_whole_host(4) and not lanes.on_whole_host(1)
+    four = L.cut(topo("192em64t-12gr2n8c2t"), 4, share_l3=True)
+    assert not any(four.on_whole_host(n) for n in (4, 8, 16, 32))
+    from harness.plan import coreplan
+    cfg = {}
+    for f in ("default.yaml", "paper.yaml"):
+        config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / f).read_text()))
+    text = coreplan.render(coreplan.build(cfg, t, root=str(tmp_path)))
+    assert "lanes per cell: 4 cores the whole host (no span of lanes holds it)" in text
+    assert "lanes per cell: 4 cores 1" not in text
+
+
 # (192em64t's 38 shared-L3 lanes were faster too while its sweeps held 4- and 8-core cells of A2/A3)
 @pytest.mark.parametrize("name,n", [("32em64t-2n8c2t-pci-noio", 3)])
 def test_the_plan_names_the_faster_shared_l3_cut_it_did_not_take(name, n, tmp_path):

@@ -86,6 +86,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                      "unread": len(plan.dropped_combos(resolved, lock, exp)),
                      "widths": (dict(sorted(schedule_widths(resolved, lock, exp, est).items()))
                                 if est else {}),
+                     "host_wide": sorted(n for n in spec["cores"] if est and est["lanes_obj"].on_whole_host(int(n))),
                      "kept": {str(n): per_count.get(n, 0) for n in spec["cores"]},
                      "dropped": {str(k): v for k, v in drop.items()},
                      "cells": sum(per_count.values()), "blocks": est_rows.get(exp, {}).get("blocks"),
@@ -214,7 +215,9 @@ def render(p: dict) -> str:
             lines.append(f"    {e['unread']} cell{'s' if e['unread'] > 1 else ''} per block read by no figure and "
                          f"no claim measurable here: not planned")
         if e["widths"]:
-            lines.append("    lanes per cell: " + ", ".join(f"{n} cores {w}" for n, w in e["widths"].items()))
+            lines.append("    lanes per cell: " + ", ".join(
+                f"{n} cores " + ("the whole host (no span of lanes holds it)" if n in e["host_wide"] else str(w))
+                for n, w in e["widths"].items()))
     for exp, why in p["not_planned"].items():
         lines.append(f"  {why.split(': ', 1)[1]}")
     lines += claim_lines(p["claims"])

@@ -96,6 +96,12 @@ class Lanes:
                     return w
         return self.count
 
+    def on_whole_host(self, cores: int, smt: bool = False) -> bool:
+        """No span of lanes places a cell on `cores` CPUs, so it takes the whole host (`place`):
+        e.g. its server spans NUMA nodes while each lane's server keeps to one."""
+        return not any(_fits(self.span_topology(span), cores, smt, self.client_min, self.client_ratio)
+                       for span in self.spans(self.width(cores, smt)))
+
     def place(self, cores: int, span: int = 0, smt: bool = False) -> C.Cell:
         """The CPUs of a cell on `cores` CPUs in span number `span` of its width (the core
         plan's rules on the span's cores); on the whole host when no span holds it."""
