@@ -430,6 +430,25 @@ def test_memory_sentence_only_from_the_check(tmp_path, tidy_copy, real):
     assert htidy  # the check reads run columns the tidy step adds from manifest['memory']
 
 
+def test_preload_sentence_only_from_the_column(tidy_copy, real):
+    """The deviations row on caches says what the cells' manifests said: the recorded fixture
+    predates the preload (blank column: named as such), and read/not-read cells are counted."""
+    cfg = config_of(real)
+    tidy = T.load(tidy_copy, cfg)
+    cells = [c for c in tidy.all_cells() if any("qps" in r for r in c.runs)]
+    n = len(cells)
+    assert n > 2
+    assert deviations.preload_sentence(tidy) == (f"{n} cells were recorded before cells read their tables in "
+                                                 "(an InnoDB cell's buffer pool then filled during its warm-up)")
+    for c in cells:
+        for r in c.runs:
+            r["preloaded"] = "True"
+    cells[0].runs[0]["preloaded"] = "False"
+    got = deviations.preload_sentence(tidy)
+    assert got.startswith(f"{n - 1} cells read their tables into memory before the warm-up")
+    assert "; 1 cell read nothing in first" in got and "recorded before" not in got
+
+
 def test_sections_follow_the_registry(real):
     tex = (real["generated"] / "sections.tex").read_text()
     assert re.findall(r'\\input\{"(.*)"\}', tex) == [str(studies.section_path(m)) for m in studies.all_studies().values()]

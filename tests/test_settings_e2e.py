@@ -60,6 +60,36 @@ def test_baseline_cell_runs_the_studies_settings(build_dir, lock_entry, dataset,
     assert m["memory"]["fits"] is True and m["memory"]["disk_reads"] == 0
 
 
+@pytest.mark.parametrize("engine", ["InnoDB", "MyISAM"])
+def test_tables_are_in_memory_before_the_first_measured_second(build_dir, lock_entry, dataset, myisam8,
+                                                                tmp_path, engine):
+    """With no warm-up at all, the window on a freshly started server reads no page from
+    outside InnoDB's buffer pool or MyISAM's key caches: the cell read every table (and
+    InnoDB every index) into memory first, so neither engine is measured while warming."""
+    source, tables = (dataset, 1) if engine == "InnoDB" else (myisam8, 8)
+    req_settings = {"warmup_s": 0, "duration_s": 2}
+    req = cell_spec(req_settings, engines=[engine], tables=[tables])
+    name = f"{BUILD}_{engine}_base_t{tables}_c1_u2_r1"
+    out = tmp_path / "raw" / name
+    m = cell.run_cell(experiment=req["experiment"], spec=req["spec"], cell=name, entry=lock_entry,
+                      build_dir=build_dir, source=source, settings=req["settings"], out=out)
+    rows = list(csv.DictReader(open(out / "preload.tsv"), delimiter="\t"))
+    reads = {(r["table"], r["read"]) for r in rows}
+    want = {(f"sbtest{i}", "rows") for i in range(1, tables + 1)}
+    if engine == "InnoDB":
+        want |= {("sbtest1", "k_1")}
+        # a fresh 5.6 server's pool starts cold: the read-in fetched at least the table's data pages
+        assert m["preload"]["innodb_pages_read"] >= m["memory"]["data_bytes"] // 16384 > 0
+    assert reads == want and all(int(r["rows"]) == 1000 for r in rows)
+    assert "preload.tsv" in m["captures"] and m["preload"]["by"] == "this cell"
+    d = _delta(out)
+    assert d["Com_select"] > 100
+    counter = "Innodb_buffer_pool_reads" if engine == "InnoDB" else "Key_reads"
+    assert counter in (out / "status_before.tsv").read_text()
+    assert counter not in d, f"{counter} rose by {d.get(counter)} in the window (status_delta.tsv lists changes)"
+    assert m["memory"]["disk_reads"] == 0 and m["memory"]["fits"] is True
+
+
 def test_prepared_statements_and_pfs_variant_reach_the_server(build_dir, lock_entry, dataset, tmp_path):
     m, out = _run(tmp_path, build_dir, lock_entry, dataset, f"{BUILD}_InnoDB_ps-on.pfs-off_t1_c1_u2_r1",
                   variants={"ps": ["on"], "pfs": ["off"]})

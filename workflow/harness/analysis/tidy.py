@@ -93,8 +93,18 @@ def run_row(m: dict, cell_dir: Path | None = None) -> dict:
             "client_saturated": drv.get("client_saturated", ""),
             "memory_fits": mem.get("fits", ""), "data_bytes": (mem.get("data_bytes", 0) + mem.get("index_bytes", 0))
             if mem else "", "buffer_bytes": mem.get("buffer_bytes", ""),
+            "preloaded": _preloaded(m),
             "duration_s": m["timing"]["duration_s"], "backend": m["placement"]["backend"],
             "mechanism": m["placement"]["mechanism"]}
+
+
+def _preloaded(m: dict):
+    """Were the cell's tables read into memory before its warm-up (manifest['preload'])? True,
+    False (an engine that holds them in memory anyway, or a dataset not read so), or blank
+    for a cell recorded before cells did this."""
+    if "preload" not in m:
+        return ""
+    return m["preload"] is not None
 
 
 def step_rows(m: dict, cell_dir: Path) -> list[dict]:

@@ -1,7 +1,8 @@
 """Measurement kind `throughput`: a load generator (a sysbench Lua driver)
 drives U users against a server on C cores over a prepared dataset.
 
-Per cell: a discarded warm-up (its own seed, so the measured run does not
+Per cell: its tables read into memory (sbtest on InnoDB or MyISAM, once per server
+start: captures.preload), a discarded warm-up (its own seed, so the measured run does not
 replay its key sequence), the measured run with per-interval CSV, SHOW GLOBAL
 STATUS before/after, EXPLAIN of the workload's statements, index types, MyISAM
 key caches, Performance Schema top waits, and the client's CPU time.
@@ -45,12 +46,13 @@ def named_settings(variant: dict, f: dict) -> dict:
 GROUP_NAMING = CellName("{build}_{engine}_{variant}_t{tables}_c{cores}_r{rep}")
 CLIENT_SATURATED = 0.9  # a load generator busier than this on its CPUs may measure itself
 WARMUP_SEED_OFFSET = 100003  # the warm-up's seed: far from every measured seed (seed + rep)
+PRELOADED = {"InnoDB", "MyISAM"}  # engines whose tables are read into memory before the warm-up
 
 # tidy: the columns naming a cell besides the factor columns, and the per-run metrics
 KEY_HEAD = ["study", "experiment", "workload", "build", "engine", "variant"]
 KEY_TAIL = ["tables", "cores", "users"]
 METRICS = ["qps", "qps_server", "tps", "lat_p95_ms", "errors", "client_cpu_util", "client_saturated",
-           "memory_fits", "data_bytes", "buffer_bytes"]
+           "memory_fits", "data_bytes", "buffer_bytes", "preloaded"]
 SUMMARY_METRICS = ["qps", "qps_server"]
 
 
@@ -170,12 +172,23 @@ def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
         "result": {k: result[k] for k in ("qps", "tps", "lat_p95_ms", "errors", "reconnects", "total_time_s")},
         "intervals": len(intervals),
         "memory": memory,
+        "preload": _preload_record(fr, captures),
     }
+
+
+def _preload_record(fr, captures: dict) -> dict | None:
+    """The tables read into memory before the warm-up (None: a dataset without TABLE_CAPTURES,
+    or an engine kept in memory anyway); a group's later cells name its first as the reader."""
+    if "preloaded" not in fr.state:
+        return None
+    by = "this cell" if "preload.tsv" in captures else "the group's first cell"
+    return {**fr.state["preloaded"], "by": by}
 
 
 def _table_captures(fr, spec: dict, d: dict, values: dict) -> tuple[dict, list | None]:
     """sbtest's tables before the run: filled (a volatile engine's, once per group), their
-    indexes, MyISAM's key caches, the workload's EXPLAIN; ({file: text}, the key caches)."""
+    indexes, MyISAM's key caches, read into memory (once per group: collect.preload), the
+    workload's EXPLAIN; ({file: text}, the key caches)."""
     srv, engine, caches, captures = fr.server, d["engine"], None, {}
     if engine in sbtest.VOLATILE and not fr.state.get("filled"):
         sbtest.fill(srv, engine=engine, tables=d["tables"], table_size=spec["table_size"],
@@ -186,6 +199,9 @@ def _table_captures(fr, spec: dict, d: dict, values: dict) -> tuple[dict, list |
     if engine == "MyISAM":
         caches = collect.key_caches(srv, d["tables"], values["key_cache"])
         captures["key_caches.tsv"] = collect.tsv(["table", "cache", "key_buffer_size", "load_index"], caches)
+    if engine in PRELOADED and "preloaded" not in fr.state:
+        rows, fr.state["preloaded"] = collect.preload(srv, d["tables"], engine)  # once per server start
+        captures["preload.tsv"] = collect.tsv(["table", "read", "rows", "seconds"], rows)
     captures["explain.tsv"] = collect.tsv(*collect.explain(srv, spec["workload"]))
     return captures, caches
 

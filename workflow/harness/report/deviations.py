@@ -69,6 +69,36 @@ def memory_sentence(tidy) -> str:
     return "the data fit in the server's buffers in " + f"{fits} of {total} cells, " + " and ".join(parts)
 
 
+def preload_sentence(tidy) -> str:
+    """What was in memory when a cell's warm-up began, from the run column `preloaded`
+    (manifest['preload']): cells whose tables were read in first, and cells recorded before
+    the artifact did so (blank)."""
+    read = kept = before = 0
+    for c in tidy.all_cells():
+        flags = [r["preloaded"] for r in c.runs if "preloaded" in r]
+        if not flags:
+            continue  # a steps cell, or a tidy table written before the column existed
+        if any(f in ("", None) for f in flags):
+            before += 1
+        elif all(T.flag(f) for f in flags):
+            read += 1
+        else:
+            kept += 1
+    if read + kept + before == 0:
+        return ""
+    def cells(n: int) -> str:
+        return f"{n} cell" + ("" if n == 1 else "s")
+    parts = [f"{cells(read)} read their tables into memory before the warm-up (each table's rows and "
+             "every InnoDB index once, MyISAM's indexes into its key caches)"] if read else []
+    if kept:
+        parts.append(f"{cells(kept)} read nothing in first (MEMORY tables live in memory; the full-text "
+                     "cells' tables, on either engine, are not read in first)")
+    if before:
+        parts.append(f"{cells(before)} were recorded before cells read their tables in (an InnoDB "
+                     "cell's buffer pool then filled during its warm-up)")
+    return "; ".join(parts)
+
+
 # --- the artifact's side of a study's SETUP row ----------------------------------------
 
 def _values(cells, col):
@@ -280,6 +310,10 @@ def deviation_rows(tidy) -> list[tuple[str, str, str]]:
         "warm-up and window" if sb.get("users_on_one_server") else
         "one per cell: every users value on a server started for it alone")))
     rows.append(("data in memory", "not stated", tex_escape(memory_sentence(tidy))))
+    cached = preload_sentence(tidy)
+    if cached:
+        rows.append(("caches when a run starts", "A: every table already in the file system cache; "
+                     "B, C: not stated", tex_escape(cached)))
     lanes = lanes_sentence((tidy.provenance or {}).get("placement") or [])
     if lanes:
         rows.append(("cells side by side", "one at a time", tex_escape(lanes)))
