@@ -39,14 +39,29 @@ def test_measurement_time_is_cells_times_warmup_plus_duration(tmp_path):
     assert ps["measure_s"] == ps["cells"] * per
     # smoke's point_select sweeps users 1 and 4: groups of 2 on one server start each
     assert plan.grouped(cfg, "point_select") and cfg["experiments"]["point_select"]["users"] == [1, 4]
-    group_over = (E.DEFAULT_CELL_OVERHEAD_S + E.DEFAULT_GROUP_CELL_S) / 2
+    # a group reads its tables into memory once, with its server start
+    pre = E.preload_seconds(cfg["experiments"]["point_select"])
+    assert pre > 0
+    group_over = (E.DEFAULT_CELL_OVERHEAD_S + pre + E.DEFAULT_GROUP_CELL_S) / 2
     assert abs(ps["total_s"] - ps["cells"] * (per + group_over)) < 1e-9
     fts = next(r for r in est["rows"] if r["experiment"] == "fts")  # one users value: a server per cell
     assert not plan.grouped(cfg, "fts")
+    assert E.preload_seconds(cfg["experiments"]["fts"]) == 0  # the full-text tables are not read in first
     assert fts["total_s"] == fts["cells"] * (per + E.DEFAULT_CELL_OVERHEAD_S)
     assert est["overheads"]["cell_overhead_src"] == "default"
     assert est["disk_bytes"] > 0
     assert "default" in E.render(est)
+
+
+def test_reading_the_tables_in_costs_rows_at_each_engines_rate_side_by_side_on_the_cores():
+    from harness.measure import sbtest
+    spec = {"dataset": "sbtest", "table_size": 1_000_000, "engines": ["InnoDB", "MyISAM", "MEMORY"],
+            "tables": [1, 8], "cores": [4]}
+    rate = (sbtest.PRELOAD_ROW_S["InnoDB"] + sbtest.PRELOAD_ROW_S["MyISAM"] + 0) / 3  # MEMORY: in memory
+    rounds = (1 + 2) / 2  # 1 table: one read; 8 tables on 4 cores: two
+    assert E.preload_seconds(spec) == pytest.approx(1_000_000 * rate * rounds)
+    assert E.preload_seconds({**spec, "engines": ["MEMORY"]}) == 0
+    assert E.preload_seconds({**spec, "cores": [8]}) == pytest.approx(1_000_000 * rate)
 
 
 def test_overhead_measured_from_benchmark_files(tmp_path):
@@ -67,6 +82,24 @@ def test_overhead_measured_from_benchmark_files(tmp_path):
     est = E.estimate(smoke(), builds.load_lock(config.LOCK), root=str(tmp_path))
     ps = next(r for r in est["rows"] if r["experiment"] == "point_select")
     assert ps["todo"] == ps["cells"] - 2
+
+
+def test_a_measured_cells_overhead_leaves_out_its_tables_read_in(tmp_path):
+    """The plan adds each spec's read-in (preload_seconds), so the overhead measured on a
+    host's cells must not hold their own: their manifest's preload seconds come off."""
+    cells = sorted((RAW / "A3" / "point_select").iterdir())[:2]
+    raw = tmp_path / "data" / "raw" / "A3" / "point_select"
+    bench = tmp_path / "benchmarks" / "run_cell" / "A3" / "point_select"
+    bench.mkdir(parents=True)
+    for c, secs in zip(cells, (10.0, 14.0)):
+        m = json.loads((c / "manifest.json").read_text())
+        m["preload"] = {"seconds": 2.0, "innodb_pages_read": 10, "by": "this cell"}
+        (raw / c.name).mkdir(parents=True)
+        (raw / c.name / "manifest.json").write_text(json.dumps(m))
+        (bench / f"{c.name}.tsv").write_text(f"s\th:m:s\tmax_rss\n{secs}\t0:00:{int(secs):02d}\t1\n")
+    nominal = m["timing"]["warmup_s"] + m["timing"]["duration_s"]
+    ov = E.overheads(str(tmp_path / "benchmarks"), str(tmp_path / "data" / "raw"))
+    assert ov["cell_overhead_s"] == 12.0 - nominal - 2.0
 
 
 def test_a_groups_job_is_shared_by_its_cells(tmp_path):

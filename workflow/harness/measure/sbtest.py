@@ -18,6 +18,10 @@ VOLATILE = {"MEMORY", "MEMORY-BTREE"}
 DB = "sbtest"
 ROW_S = 1 / 50_000  # seconds to load a row, with its indexes (harness.plan.estimate)
 SCALE_KEY = "table_size"  # the spec key of its scale: rows per table (the deviations table, the estimate)
+# seconds per row to read a table into memory before the warm-up (harness.measure.captures.preload;
+# the plan's estimate): bench/preload_rate.py, 1 x 1,000,000 rows, mysqld on 1 CPU of the 2-CPU VM,
+# 2026-11-29, median of 3 (InnoDB 1.31 s: rows and index k_1; MyISAM 0.17 s: rows, from the page cache)
+PRELOAD_ROW_S = {"InnoDB": 1.3e-6, "MyISAM": 1.7e-7}
 TABLE_CAPTURES = True  # a cell reads its tables' statistics and key caches (harness.measure.throughput)
 
 

@@ -146,7 +146,9 @@ def measured_cells(bench_dir: str = BENCH, raw: str = RAW) -> list[dict]:
                 m = _manifest(d)
                 nominal = windows_s(m.get("timing") or {})
                 rows = int((m.get("driver") or {}).get("rows") or 0) if not kinds.of(m).SYSBENCH else 0
-                out.append({"experiment": exp, "seconds": s / len(dirs), "nominal": nominal,
+                pre = m.get("preload") or {}  # its tables read in (estimate adds that per spec: preload_seconds)
+                pre_s = float(pre.get("seconds") or 0) if pre.get("by") == "this cell" else 0.0
+                out.append({"experiment": exp, "seconds": s / len(dirs), "nominal": nominal, "preload_s": pre_s,
                             "cell": os.path.basename(d), "rows": rows, "group": len(dirs), "job": p, "job_s": s})
     return out
 
@@ -165,6 +167,21 @@ def row_seconds(name: str) -> float:
     return getattr(datasets.all_datasets().get(name), "ROW_S", 0.0)
 
 
+def preload_seconds(spec: dict) -> float:
+    """A throughput cell's mean seconds reading its tables into memory before its warm-up
+    (harness.measure.captures.preload): its dataset's PRELOAD_ROW_S per row and engine, the tables read
+    side by side, as many at once as mysqld has cores; nothing for engines that hold their
+    tables in memory anyway (harness.measure.throughput.PRELOADED)."""
+    from harness.measure import throughput
+    rates = getattr(datasets.all_datasets().get(spec.get("dataset")), "PRELOAD_ROW_S", None) or {}
+    engines, tables, cores = spec.get("engines") or [], spec.get("tables") or [1], spec.get("cores") or [1]
+    if not rates or not engines:
+        return 0.0
+    rate = statistics.mean(rates[e] if e in throughput.PRELOADED and e in rates else 0.0 for e in map(str, engines))
+    rounds = [-(-int(t) // max(1, int(c))) for t in tables for c in cores if str(c).isdigit()] or [1]
+    return int(spec.get("table_size") or 0) * rate * statistics.mean(rounds)
+
+
 def dataset_seconds(path: str, ov: dict) -> float:
     name, rows = dataset_rows(path)
     return ov["dataset_s"] + rows * row_seconds(name)
@@ -174,13 +191,13 @@ def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
     """Measured per-cell overhead, per-row time of each steps experiment, the fixed part of a
     dataset's preparation, each with its source ('measured from N files' or 'default')."""
     cells = measured_cells(bench_dir, raw)
-    thr = [c["seconds"] - c["nominal"] for c in cells if c["nominal"] > 0 and c["group"] == 1]
+    thr = [c["seconds"] - c["nominal"] - c["preload_s"] for c in cells if c["nominal"] > 0 and c["group"] == 1]
     over = statistics.median(thr) if thr else DEFAULT_CELL_OVERHEAD_S
     jobs: dict = {}  # a group's further cells: (job - its windows - one cell's overhead) / (g - 1)
     for c in cells:
         if c["group"] > 1 and c["nominal"] > 0:
             j = jobs.setdefault(c["job"], [c["job_s"], 0.0, c["group"]])
-            j[1] += c["nominal"]
+            j[1] += c["nominal"] + c["preload_s"]
     extra = [max(0.0, (job - win - over) / (g - 1)) for job, win, g in jobs.values()]
     steps: dict = {}
     for c in cells:  # a steps cell: its fixed part (the fit's, else the per-cell overhead), then its rows at a rate
@@ -259,7 +276,7 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
         todo = sum(1 for d in dirs if not os.path.isdir(d))
         if kinds.KINDS[spec["kind"]].SYSBENCH:
             per = float(sb["warmup_s"]) + float(sb["duration_s"])
-            over = ov["cell_overhead_s"]
+            over = ov["cell_overhead_s"] + preload_seconds(spec)  # measured overheads leave theirs out
             if plan.grouped(cfg, exp):  # g cells on one server start: one start, g-1 further cells
                 g = len(spec["users"])
                 over = (over + (g - 1) * ov["group_cell_s"]) / g
@@ -393,7 +410,9 @@ def size(b: float) -> str:
 def render(est: dict) -> str:
     ov = est["overheads"]
     lines = [f"estimate for profile {est['profile']}: cells x (warm-up + duration) x blocks "
-             f"+ {ov['cell_overhead_s']:.1f} s per cell ({ov['cell_overhead_src']}; a group of g users on one "
+             f"+ {ov['cell_overhead_s']:.1f} s per cell ({ov['cell_overhead_src']}"
+             f"; its tables read into memory at the dataset's rate"
+             f"; a group of g users on one "
              f"server: that + (g-1) x {ov['group_cell_s']:.1f} s, {ov['group_cell_src']}) "
              f"+ {ov['dataset_s']:.1f} s per dataset ({ov['dataset_src']}) and its rows; "
              f"steps cells: a fixed part and their rows at a rate (this host's runs, else bench/steps_rate.py's fit); "
