@@ -100,6 +100,7 @@ def one_start(sc: dict, engine: str, windows: int, rep: int, build: tuple, ds: P
     with Frame(out=work / "cells" / name, name=BUILD, entry=entry, build_dir=build_dir, source=ds,
                cores=d["cores"], settings=s, options=options, max_connections=sc["users"] + 64) as fr:
         common = throughput._driver_common(spec, fr.server, d)
+        throughput._table_captures(fr, spec, d, values)  # as a cell: key caches, tables read into memory
         for k in range(windows + 1):
             dur = sc["warmup_s"] if k == 0 else sc["duration_s"]
             argv = sysbench.command("point_select", common, sysbench.run_args(
