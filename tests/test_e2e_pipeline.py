@@ -247,6 +247,24 @@ def test_per_table_key_caches_are_captured_for_8_myisam_tables(work, first_run):
         assert all(r["load_index"] == "OK" and int(r["key_buffer_size"]) > 0 for r in rows)
 
 
+def test_each_server_start_reads_its_tables_in_once_before_its_first_warm_up(work, first_run):
+    """Smoke runs a setting's users on one server start: its first cell reads the tables into
+    memory (preload.tsv), the later ones find them there; MEMORY cells read nothing in."""
+    starts: dict = {}
+    for c in sorted((work / "data/raw/A3/point_select").iterdir()):
+        m = json.loads((c / "manifest.json").read_text())
+        engine = m["factors"]["engine"]
+        if engine.startswith("MEMORY"):
+            assert m["preload"] is None and not (c / "preload.tsv").exists(), c.name
+            continue
+        assert m["preload"]["seconds"] >= 0, c.name
+        group = (m.get("group") or {"cells": [c.name]})["cells"]  # a cell measured alone: its own start
+        starts.setdefault(tuple(group), []).append((m["preload"]["by"], (c / "preload.tsv").exists()))
+    assert starts
+    for group, seen in starts.items():
+        assert sorted(seen) == sorted([("this cell", True)] + [("the group's first cell", False)] * (len(seen) - 1)), group
+
+
 def test_performance_schema_waits_follow_the_pfs_factor(work, first_run):
     for c in (work / "data/raw/A3/ps_pfs").iterdir():
         waits = c / "pfs_waits.tsv"
