@@ -101,3 +101,23 @@ def per_start_text(ci, comp: dict, what: str = "ratio") -> str:
         return "n/a" if x != x else f"+-{x:.1%}"
     return (f"{head}; scatter of a window's ratio within a start {pct(comp['within_sd'])}, "
             f"between starts beyond it {pct(comp['between_sd'])} ({comp['windows']} windows)")
+
+
+def point_select_cell(engine: str, sc: dict, users: int, rep: int, build: tuple, ds: Path, work: Path):
+    """A Point-Selects cell (engine, sc's tables and table size, 1 core, baseline settings) set
+    up as the pipeline sets it up: (its Frame, to enter: the pipeline's CPUs, labelled and
+    reaped; the spec; the cell's factors; their settings). Once entered,
+    harness.measure.throughput._table_captures does what a cell does before its warm-up."""
+    from harness.measure import factors, throughput
+    from harness.measure.frame import Frame
+    entry, build_dir, _ = build
+    spec = {"study": "A3", "kind": "throughput", "workload": "point_select", "dataset": "sbtest",
+            "table_size": sc["table_size"]}
+    name = f"{BUILD}_{engine}_base_t{sc['tables']}_c1_u{users}_r{rep}"
+    d = throughput.parse(name)
+    values = factors.settings(factors.parse(d["variant"]), engine, "point_select")
+    s = sc["settings"]
+    options = {**s["options"], **throughput.server_options(spec, d, values, entry["family"])}
+    frame = Frame(out=work / "cells" / name, name=BUILD, entry=entry, build_dir=build_dir, source=ds,
+                  cores=d["cores"], settings=s, options=options, max_connections=users + 64)
+    return frame, spec, d, values

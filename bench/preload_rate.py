@@ -4,8 +4,8 @@ the plan can count it (harness.plan.estimate.preload_seconds: sbtest's PRELOAD_R
 
 Per engine (InnoDB, MyISAM), a prepared sbtest dataset of `--tables` x `--rows`; per
 round, a server started as a cell starts it (harness.measure.frame.Frame: the pipeline's
-CPUs, labelled, reaped) on a fresh copy, MyISAM's key caches loaded as a cell loads them,
-then the preload timed. Prints per round and engine: seconds, seconds per row (of one
+CPUs, labelled, reaped) on a fresh copy, then what a cell does before its warm-up
+(throughput._table_captures: MyISAM's key caches, then the read-in, timed). Prints per round and engine: seconds, seconds per row (of one
 table: the tables are read side by side), InnoDB pages fetched, and the median per engine.
 
     python bench/preload_rate.py [--rows 1000000] [--tables 1] [--rounds 3]
@@ -19,29 +19,19 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import BUILD, ROOT, pinned_build, run_settings, sbtest_datasets  # noqa: E402
+from common import ROOT, pinned_build, point_select_cell, run_settings, sbtest_datasets  # noqa: E402
 
 ENGINES = ("InnoDB", "MyISAM")
 
 
 def one_round(engine: str, sc: dict, build: tuple, ds: Path, work: Path, rnd: int) -> dict:
-    from harness.measure import captures, factors, throughput
-    from harness.measure.frame import Frame
-    entry, build_dir, _ = build
-    spec = {"study": "A3", "kind": "throughput", "workload": "point_select", "dataset": "sbtest",
-            "table_size": sc["table_size"]}
-    name = f"{BUILD}_{engine}_base_t{sc['tables']}_c1_u4_r{rnd}"
-    d = throughput.parse(name)
-    values = factors.settings(factors.parse(d["variant"]), engine, "point_select")
-    s = sc["settings"]
-    options = {**s["options"], **throughput.server_options(spec, d, values, entry["family"])}
-    with Frame(out=work / "cells" / name, name=BUILD, entry=entry, build_dir=build_dir, source=ds,
-               cores=d["cores"], settings=s, options=options, max_connections=64) as fr:
-        if engine == "MyISAM":
-            captures.key_caches(fr.server, sc["tables"], values["key_cache"])
-        _, total = captures.preload(fr.server, sc["tables"], engine)
+    """One server start: what a cell does before its warm-up; the read-in's totals."""
+    from harness.measure import throughput
+    frame, spec, d, values = point_select_cell(engine, sc, 4, rnd, build, ds, work)
+    with frame as fr:
+        throughput._table_captures(fr, spec, d, values)  # key caches, then the tables read in
         fr.finish()
-    return total
+        return fr.state["preloaded"]
 
 
 def main() -> int:

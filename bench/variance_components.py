@@ -52,7 +52,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import BUILD, ROOT, per_start, per_start_text, pinned_build, run_settings, sbtest_datasets  # noqa: E402
+from common import BUILD, ROOT, per_start, per_start_text, pinned_build, point_select_cell, run_settings, sbtest_datasets  # noqa: E402
 
 ENGINES = ("InnoDB", "MyISAM")
 LEVEL = 0.90
@@ -78,27 +78,15 @@ def profile_scale(name: str, backend: str = "host") -> dict:
 
 
 # -- measuring ---------------------------------------------------------------------------
-def _cell(engine: str, sc: dict, rep: int) -> str:
-    return f"{BUILD}_{engine}_base_t{sc['tables']}_c1_u{sc['users']}_r{rep}"
-
-
 def one_start(sc: dict, engine: str, windows: int, rep: int, build: tuple, ds: Path, work: Path) -> dict:
     """One server start as a cell makes it, the warm-up, then `windows` windows; its
     per-second QPS per window (0 = the warm-up), the windows' QPS and the frame's phases."""
     from harness.measure import sysbench, throughput
-    from harness.measure.frame import Frame
     from harness.measure import factors
-    entry, build_dir, _ = build
-    spec = {"study": "A3", "kind": "throughput", "workload": "point_select", "dataset": "sbtest",
-            "table_size": sc["table_size"]}
-    name = _cell(engine, sc, rep)
-    d = throughput.parse(name)
-    values = factors.settings(factors.parse(d["variant"]), engine, "point_select")
+    frame, spec, d, values = point_select_cell(engine, sc, sc["users"], rep, build, ds, work)
     s = sc["settings"]
-    options = {**s["options"], **throughput.server_options(spec, d, values, entry["family"])}
     out = {"seconds": {}, "qps": {}}
-    with Frame(out=work / "cells" / name, name=BUILD, entry=entry, build_dir=build_dir, source=ds,
-               cores=d["cores"], settings=s, options=options, max_connections=sc["users"] + 64) as fr:
+    with frame as fr:
         common = throughput._driver_common(spec, fr.server, d)
         throughput._table_captures(fr, spec, d, values)  # as a cell: key caches, tables read into memory
         for k in range(windows + 1):
