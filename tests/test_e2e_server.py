@@ -11,38 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
+import procnet
 from conftest import BUILD, ROOT, cell_spec, harness_cmd, harness_env, server_pids
 
 from harness.measure import placement
 from harness.measure.server import Server
 
 pytestmark = pytest.mark.e2e
-
-
-def _listening_inodes() -> set[str]:
-    inodes = set()
-    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(f).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            cols = line.split()
-            if cols[3] == "0A":  # LISTEN
-                inodes.add(cols[9])
-    return inodes
-
-
-def _socket_inodes(pid: int) -> set[str]:
-    out = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            out.add(target[8:-1])
-    return out
 
 
 def test_server_runs_in_its_cpuset_without_tcp(build_dir, lock_entry, dataset, tmp_path):
@@ -57,7 +32,7 @@ def test_server_runs_in_its_cpuset_without_tcp(build_dir, lock_entry, dataset, t
             assert str(srv.pid) in (srv.placement.path / "cgroup.procs").read_text().split()
             cg = srv.placement.path
         assert srv.query("SELECT @@skip_networking")[0][0] == 1
-        assert not (_socket_inodes(srv.pid) & _listening_inodes()), "mysqld listens on TCP"
+        assert not (procnet.socket_inodes(srv.pid) & procnet.inet_inodes(listening_only=True)), "mysqld listens on TCP"
         assert srv.version() == "5.6.24"
         assert srv.pid in server_pids()
         pid = srv.pid

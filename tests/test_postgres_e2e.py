@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+import procnet
 from conftest import BUILD, ROOT, SESSION, harness_env, run_settings
 
 from harness.measure import cell, placement
@@ -60,35 +61,6 @@ def _gone(pids, timeout=15.0) -> list[int]:
     return left
 
 
-def _listening_inodes() -> set[str]:
-    out = set()
-    for f in ("/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6"):
-        try:
-            lines = Path(f).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        out |= {line.split()[9] for line in lines}
-    return out
-
-
-def _socket_inodes(pid: int) -> set[str]:
-    """The socket inodes pid holds; none when it has exited since it was listed
-    (a backend of a query that just ended)."""
-    out = set()
-    try:
-        fds = list(Path(f"/proc/{pid}/fd").iterdir())
-    except FileNotFoundError:
-        return out
-    for fd in fds:
-        try:
-            t = os.readlink(fd)
-        except OSError:
-            continue
-        if t.startswith("socket:["):
-            out.add(t[8:-1])
-    return out
-
-
 def _uid(pid: int) -> int | None:
     """pid's real uid; None when it has exited since it was listed (a backend
     of a query that just ended: CI saw one vanish between the two reads)."""
@@ -116,7 +88,7 @@ def test_loop_insert_and_scan_then_nothing_left(pg_build, base):
             assert want != 0 and _uid(pg.pid) == want and uids == {want}, "PostgreSQL must not run as root"
         assert pg.query("SHOW listen_addresses") == [("",)]
         for p in pids:
-            assert not (_socket_inodes(p) & _listening_inodes()), f"pid {p} has a TCP/UDP socket"
+            assert not (procnet.socket_inodes(p) & procnet.inet_inodes()), f"pid {p} has a TCP/UDP socket"
         assert placement.observed_cpus(pg.pid) == pg.cpus
         sockdir = pg.sockdir
         assert (sockdir / ".s.PGSQL.5432").is_socket() and len(str(sockdir)) < 60
@@ -244,7 +216,7 @@ def test_in_a_container_on_its_cpuset_without_network_then_gone(pg_build, base, 
         assert pg.pid in pids and len(pids) >= 3
         assert all(_uid(p) != 0 for p in pids), "PostgreSQL must not run as root"
         for p in pids:
-            assert not (_socket_inodes(p) & _listening_inodes()), f"pid {p} has a TCP/UDP socket"
+            assert not (procnet.socket_inodes(p) & procnet.inet_inodes()), f"pid {p} has a TCP/UDP socket"
         assert pg.server_version().split()[0] == pg_build[1]["version"]
         assert postgres.legacy_insert(pg, 300) > 0
         assert postgres.legacy_scan(pg)[1] == 300
