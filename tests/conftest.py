@@ -173,6 +173,25 @@ def build_dir(lock_entry):
     return d
 
 
+MARIADB = "mariadb-10.11"
+
+
+@pytest.fixture(scope="session")
+def mariadb_1011():
+    """(name, lock entry, build dir, template) of MariaDB 10.11 (Debian's package), fetched
+    and bootstrapped as the pipeline does (cached in resources/)."""
+    entry = builds.load_lock(config.LOCK)[MARIADB]
+    d = ROOT / "resources" / "builds" / MARIADB
+    try:
+        builds.fetch(MARIADB, entry, d)  # debian: checks the installed version, links the tree
+    except builds.BuildError as e:
+        pytest.skip(f"{MARIADB}: {e}")
+    tpl = ROOT / "resources" / "templates" / MARIADB
+    if not tpl.exists():
+        initdb.bootstrap(MARIADB, entry, d, tpl)
+    return MARIADB, entry, d, tpl
+
+
 PG_BUILD = "postgresql-15"
 
 

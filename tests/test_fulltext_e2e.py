@@ -14,12 +14,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-
-from harness import builds
-from harness.measure import initdb
-
-from harness.plan import config
 
 from harness.studies.a1 import corpus
 
@@ -48,21 +42,6 @@ def _cpus() -> tuple[list[int], list[int]]:
     return placement.split(allowed, 1, 1) if len(allowed) > 1 else (allowed, allowed)
 
 
-def _mariadb_1011():
-    """MariaDB 10.11 (Debian's package), fetched and bootstrapped as the pipeline does (cached)."""
-    name = "mariadb-10.11"
-    entry = builds.load_lock(config.LOCK)[name]
-    d = ROOT / "resources" / "builds" / name
-    try:
-        builds.fetch(name, entry, d)  # debian: checks the installed version, links the tree
-    except builds.BuildError as e:
-        pytest.skip(f"{name}: {e}")
-    tpl = ROOT / "resources" / "templates" / name
-    if not tpl.exists():
-        initdb.bootstrap(name, entry, d, tpl)
-    return name, entry, d, tpl
-
-
 @pytest.fixture(scope="module", params=["mysql-5.6.24", "mariadb-10.11"])
 def loaded(request, standin, tmp_path_factory):
     """A real server of the build with the stand-in in InnoDB and MyISAM (db fts)."""
@@ -70,7 +49,7 @@ def loaded(request, standin, tmp_path_factory):
         name, entry = "mysql-5.6.24", request.getfixturevalue("lock_entry")
         build_dir, template = request.getfixturevalue("build_dir"), request.getfixturevalue("template")
     else:
-        name, entry, build_dir, template = _mariadb_1011()
+        name, entry, build_dir, template = request.getfixturevalue("mariadb_1011")
     scratch = Path(tempfile.mkdtemp(prefix="mbfts-"))  # short: the socket path
     server_cpus, _ = _cpus()
     try:
