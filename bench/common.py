@@ -103,8 +103,9 @@ def per_start_text(ci, comp: dict, what: str = "ratio") -> str:
             f"between starts beyond it {pct(comp['between_sd'])} ({comp['windows']} windows)")
 
 
-def point_select_cell(engine: str, sc: dict, users: int, rep: int, build: tuple, ds: Path, work: Path):
-    """A Point-Selects cell (engine, sc's tables and table size, 1 core, baseline settings) set
+def point_select_cell(engine: str, sc: dict, users: int, rep: int, build: tuple, ds: Path, work: Path,
+                      cores: int = 1):
+    """A Point-Selects cell (engine, sc's tables and table size, mysqld on `cores`, baseline settings) set
     up as the pipeline sets it up: (its Frame, to enter: the pipeline's CPUs, labelled and
     reaped; the spec; the cell's factors; their settings). Once entered,
     harness.measure.throughput._table_captures does what a cell does before its warm-up."""
@@ -113,7 +114,7 @@ def point_select_cell(engine: str, sc: dict, users: int, rep: int, build: tuple,
     entry, build_dir, _ = build
     spec = {"study": "A3", "kind": "throughput", "workload": "point_select", "dataset": "sbtest",
             "table_size": sc["table_size"]}
-    name = f"{BUILD}_{engine}_base_t{sc['tables']}_c1_u{users}_r{rep}"
+    name = f"{BUILD}_{engine}_base_t{sc['tables']}_c{cores}_u{users}_r{rep}"
     d = throughput.parse(name)
     values = factors.settings(factors.parse(d["variant"]), engine, "point_select")
     s = sc["settings"]

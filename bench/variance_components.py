@@ -33,7 +33,7 @@ time per cell = c + W + T (c: the frame's copy + start + stop, measured). Minimi
 b = s2_window + s2_start. W is the shortest warm-up whose measured ratio bias is within
 --bias-tol.
 
-    python bench/variance_components.py [--profiles smoke,default] [--blocks 4] [--starts 2]
+    python bench/variance_components.py [--profiles smoke,default] [--cores 1] [--users N] [--blocks 4] [--starts 2]
                                         [--windows 3] [--tsv raw.tsv] [--seed 1] [--backend host]
     python bench/variance_components.py --from-tsv raw.tsv --blocks 4 --starts 2 --windows 3
                                         [--cell-overhead 2.5]   (re-analyse, no server)
@@ -59,9 +59,12 @@ LEVEL = 0.90
 
 
 # -- the profile's scale -----------------------------------------------------------------
-def profile_scale(name: str, backend: str = "host") -> dict:
+def profile_scale(name: str, backend: str = "host", cores: int = 1, users: int | None = None,
+                  check_cores: bool = True) -> dict:
     """The warm-up, window, table size, users and tables a profile's cells run with
-    (bench/common.py run_settings with the profile's warm-up and window)."""
+    (bench/common.py run_settings with the profile's warm-up and window; users its first
+    level unless given), mysqld on `cores` of this host (the pipeline's core plan: a
+    one-line error before any server when they do not fit)."""
     import yaml
 
     from harness.plan import config
@@ -72,8 +75,15 @@ def profile_scale(name: str, backend: str = "host") -> dict:
     ed = cfg["experiment_defaults"]
     settings = run_settings(warmup_s=cfg["sysbench"]["warmup_s"], duration_s=cfg["sysbench"]["duration_s"],
                             backend=backend)
+    from harness.measure import cores as cores_mod
+    if check_cores:  # not when re-analysing a TSV measured on another host
+        try:
+            cores_mod.resolve_cores([cores], cores_mod.Topology.live(), key="--cores",
+                                    client_min=settings["client_cpus"])
+        except cores_mod.CoresError as e:
+            raise SystemExit(f"error: {e}") from None
     return {"profile": name, "warmup_s": int(settings["warmup_s"]), "duration_s": int(settings["duration_s"]),
-            "table_size": int(ed["table_size"]), "users": int(ed["users"][0]),
+            "table_size": int(ed["table_size"]), "users": users or int(ed["users"][0]), "cores": cores,
             "tables": int(ed["tables"][0]), "settings": settings}
 
 
@@ -83,7 +93,7 @@ def one_start(sc: dict, engine: str, windows: int, rep: int, build: tuple, ds: P
     per-second QPS per window (0 = the warm-up), the windows' QPS and the frame's phases."""
     from harness.measure import sysbench, throughput
     from harness.measure import factors
-    frame, spec, d, values = point_select_cell(engine, sc, sc["users"], rep, build, ds, work)
+    frame, spec, d, values = point_select_cell(engine, sc, sc["users"], rep, build, ds, work, sc["cores"])
     s = sc["settings"]
     out = {"seconds": {}, "qps": {}}
     with frame as fr:
@@ -555,10 +565,16 @@ def main() -> int:
     p.add_argument("--cell-overhead", type=float, help="c, a cell's seconds beyond its windows "
                    "(default: the measured copy + start + stop)")
     p.add_argument("--from-tsv", type=Path, help="analyse a --tsv file instead of measuring")
+    p.add_argument("--cores", type=int, default=1, help="mysqld's cores, placed by the pipeline's core plan "
+                   "(a paper cell's 16 or 32 on a many-core host)")
+    p.add_argument("--users", type=int, help="sysbench's users (default: the profile's first level)")
     a = p.parse_args()
     if a.blocks < 2 or a.starts < 2 or a.windows < 2:
         p.error("--blocks, --starts and --windows: each at least 2 (else a component is not separable)")
-    profiles = [profile_scale(x, a.backend) for x in a.profiles.split(",")]  # bad names fail before any server
+    if a.users is not None and a.users < 1:
+        p.error("--users: at least 1")
+    profiles = [profile_scale(x, a.backend, a.cores, a.users, check_cores=not a.from_tsv)  # fail before any server
+                for x in a.profiles.split(",")]
     rng = random.Random(a.seed)
     runs = read_tsv(a.from_tsv) if a.from_tsv else {}
     with contextlib.nullcontext() if a.from_tsv else tempfile.TemporaryDirectory(prefix="variance-components-", dir=ROOT) as work:
@@ -571,7 +587,7 @@ def main() -> int:
     for sc in profiles:
         run = runs[sc["profile"]]
         print(f"\n== {sc['profile']}: {BUILD} Point-Selects, {sc['tables']} x {sc['table_size']:,} rows, "
-              f"{sc['users']} users, warm-up {sc['warmup_s']} s, window {sc['duration_s']} s; "
+              f"mysqld on {sc['cores']} core(s), {sc['users']} users, warm-up {sc['warmup_s']} s, window {sc['duration_s']} s; "
               f"{a.blocks} blocks x {a.starts} starts x {a.windows} windows per engine; load average "
               f"(1 min) during it {min(run['load'] or [math.nan]):.2f}..{max(run['load'] or [math.nan]):.2f}; lock waits "
               f"{run['lock_wait_s']:.0f} s")
