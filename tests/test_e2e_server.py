@@ -41,6 +41,31 @@ def test_server_runs_in_its_cpuset_without_tcp(build_dir, lock_entry, dataset, t
         assert not cg.exists(), "the run's cgroup was not removed"
 
 
+def test_a_read_in_the_server_does_not_answer_fails_in_one_line(build_dir, lock_entry, dataset, tmp_path,
+                                                                  monkeypatch):
+    """The read-in before the warm-up waits at most its read timeout: a table another
+    session holds locked (a server that stops answering, as far as the reader can tell)
+    fails the cell with a line naming the table, instead of hanging it."""
+    from harness.measure import captures
+    from harness.measure.server import ServerError
+    monkeypatch.setattr(captures, "PRELOAD_TIMEOUT_S", 2)
+    datadir = tmp_path / "datadir"
+    subprocess.run(["cp", "-a", str(dataset / "datadir"), str(datadir)], check=True)
+    with Server(name=BUILD, entry=lock_entry, build_dir=build_dir, datadir=datadir, rundir=tmp_path / "run",
+                run_id=f"test-preload-{os.getpid()}", cpus=sorted(os.sched_getaffinity(0))[:1]) as srv:
+        assert captures.preload(srv, 1, "InnoDB")[0][0][:2] == ("sbtest1", "rows")  # unlocked: it reads
+        holder = srv.connect("sbtest")
+        try:
+            holder.cursor().execute("LOCK TABLES sbtest1 WRITE")
+            t0 = time.monotonic()
+            with pytest.raises(ServerError, match=r"reading sbtest1 into memory \(\w+\) failed after \d+ s "
+                                                  r"\(read timeout 2 s\)"):
+                captures.preload(srv, 1, "InnoDB")
+            assert time.monotonic() - t0 < 30
+        finally:
+            holder.close()
+
+
 def _cell_args(dataset: Path, build_dir: Path, out: Path, duration: int) -> list[str]:
     spec = json.dumps(cell_spec({"warmup_s": 1, "duration_s": duration}))
     return harness_cmd("run-cell", "--cell", out.name, "--cell-spec", spec, "--build-dir", str(build_dir),
