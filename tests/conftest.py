@@ -182,9 +182,13 @@ def mariadb_1011():
     and bootstrapped as the pipeline does (cached in resources/)."""
     entry = builds.load_lock(config.LOCK)[MARIADB]
     d = ROOT / "resources" / "builds" / MARIADB
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        pytest.skip("apt-get and dpkg-deb are needed to fetch the pinned MariaDB packages")
     try:
-        builds.fetch(MARIADB, entry, d)  # debian: checks the installed version, links the tree
+        builds.fetch(MARIADB, entry, d)
     except builds.BuildError as e:
+        if "is no longer offered" not in str(e):  # a hash or version mismatch fails; a gone package skips
+            raise
         pytest.skip(f"{MARIADB}: {e}")
     tpl = ROOT / "resources" / "templates" / MARIADB
     if not tpl.exists():
