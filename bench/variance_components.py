@@ -135,7 +135,7 @@ def measure(sc: dict, blocks: int, starts: int, windows: int, rng: random.Random
                           + ", ".join(f"{data[(b, s, e)]['qps'][k]:,.0f}" for k in range(1, windows + 1))
                           + " QPS", flush=True)
             load.append(os.getloadavg()[0])
-    return {"data": data, "load": load, "lock_wait_s": waited}
+    return {"data": data, "load": load, "lock_wait_s": waited, "shape": {"cores": sc["cores"], "users": sc["users"]}}
 
 
 # -- the estimator (pure: tests/test_variance_components.py) ------------------------------
@@ -510,13 +510,16 @@ def print_shorter(sc: dict, rows: list[dict], c: float) -> dict | None:
 def write_tsv(path: Path, runs: dict) -> None:
     """Raw figures: one row per 1 s interval (window 0 = the warm-up), per window
     (second = 'window'), per start's frame phase (window = 'phase', second = its name),
-    and the load averages (engine = 'load'); `read_tsv` reads it back."""
+    the load averages (engine = 'load') and the cell's shape (engine = 'shape': cores, users);
+    `read_tsv` reads it back."""
     with open(path, "w") as f:
         f.write("profile\tblock\tstart\tengine\twindow\tsecond\tqps\n")
         for prof, run in runs.items():
             for i, x in enumerate(run["load"]):
                 f.write(f"{prof}\t0\t0\tload\t{i}\tload\t{x}\n")
             f.write(f"{prof}\t0\t0\tlock\t0\twait\t{run['lock_wait_s']}\n")
+            for k, x in run["shape"].items():  # the cell's shape: mysqld's cores, the users
+                f.write(f"{prof}\t0\t0\tshape\t0\t{k}\t{x}\n")
             for (b, s, e), v in sorted(run["data"].items()):
                 for k, xs in v["seconds"].items():
                     for i, q in enumerate(xs, 1):
@@ -533,12 +536,15 @@ def read_tsv(path: Path) -> dict:
     runs: dict = {}
     for line in Path(path).read_text().splitlines()[1:]:
         prof, b, s, e, k, sec, v = line.split("\t")
-        run = runs.setdefault(prof, {"data": {}, "load": [], "lock_wait_s": 0.0})
+        run = runs.setdefault(prof, {"data": {}, "load": [], "lock_wait_s": 0.0, "shape": {}})
         if e == "load":
             run["load"].append(float(v))
             continue
         if e == "lock":
             run["lock_wait_s"] = float(v)
+            continue
+        if e == "shape":
+            run["shape"][sec] = int(v)
             continue
         st = run["data"].setdefault((int(b), int(s), e), {"seconds": {}, "qps": {}, "phases": {}})
         if k == "phase":
@@ -573,6 +579,8 @@ def main() -> int:
         p.error("--blocks, --starts and --windows: each at least 2 (else a component is not separable)")
     if a.users is not None and a.users < 1:
         p.error("--users: at least 1")
+    if a.cores < 1:
+        p.error("--cores: at least 1")
     profiles = [profile_scale(x, a.backend, a.cores, a.users, check_cores=not a.from_tsv)  # fail before any server
                 for x in a.profiles.split(",")]
     rng = random.Random(a.seed)
@@ -586,6 +594,8 @@ def main() -> int:
         write_tsv(a.tsv, runs)
     for sc in profiles:
         run = runs[sc["profile"]]
+        if run["shape"]:  # a TSV says what it measured; one written before it did: the flags' values
+            sc = {**sc, **run["shape"]}
         print(f"\n== {sc['profile']}: {BUILD} Point-Selects, {sc['tables']} x {sc['table_size']:,} rows, "
               f"mysqld on {sc['cores']} core(s), {sc['users']} users, warm-up {sc['warmup_s']} s, window {sc['duration_s']} s; "
               f"{a.blocks} blocks x {a.starts} starts x {a.windows} windows per engine; load average "

@@ -138,3 +138,20 @@ def test_no_shorter_cell_without_enough_start_pairs_or_when_every_one_is_biased(
     slow = VC.shorter_cells(sc, _starts(3, 8, 90, 0.2), 3, m, c=2.0)
     assert not any(r["eligible"] for r in slow)                 # biased throughout against the later windows
     assert VC.print_shorter(sc, slow, 2.0) is None
+
+
+def test_the_tsv_keeps_what_it_measured_and_on_what_shape(tmp_path):
+    """--tsv then --from-tsv: the same per-second and per-window figures, and the cell's shape
+    (mysqld's cores, the users), so a file measured on a many-core host is re-analysed as such."""
+    run = {**_starts(4, 6, 12, 0.3), "load": [0.5, 1.5], "lock_wait_s": 3.0, "shape": {"cores": 16, "users": 128}}
+    for v in run["data"].values():  # as measured: every window has its seconds, every start its phases
+        v["seconds"].update({k: [q] * 60 for k, q in v["qps"].items() if k not in v["seconds"]})
+        v.setdefault("phases", {"copy_s": 0.3, "start_s": 0.6})
+    VC.write_tsv(tmp_path / "vc.tsv", {"paper": run})
+    back = VC.read_tsv(tmp_path / "vc.tsv")["paper"]
+    assert back["shape"] == {"cores": 16, "users": 128} and back["load"] == [0.5, 1.5]
+    assert back["lock_wait_s"] == 3.0 and back["data"].keys() == run["data"].keys()
+    for key, v in run["data"].items():
+        assert back["data"][key]["qps"] == pytest.approx(v["qps"])
+        assert back["data"][key]["seconds"] == {k: pytest.approx(x) for k, x in v["seconds"].items()}
+        assert back["data"][key]["phases"] == v["phases"]
