@@ -8,13 +8,14 @@ from pathlib import Path
 LISTEN = "0A"  # /proc/net/tcp's state column for a listening socket
 
 
-def inet_inodes(listening_only: bool = False) -> set[str]:
-    """Inodes of the host's TCP and UDP sockets (only TCP's listening ones when asked)."""
+def inet_inodes(pid: int, listening_only: bool = False) -> set[str]:
+    """Inodes of the TCP and UDP sockets in pid's network namespace (a container's own, not
+    the host's), only TCP's listening ones when asked."""
     files = ("tcp", "tcp6") if listening_only else ("tcp", "tcp6", "udp", "udp6")
     out = set()
     for f in files:
         try:
-            lines = Path("/proc/net", f).read_text().splitlines()[1:]
+            lines = Path(f"/proc/{pid}/net", f).read_text().splitlines()[1:]
         except OSError:
             continue
         out |= {c[9] for c in map(str.split, lines) if not listening_only or c[3] == LISTEN}

@@ -32,7 +32,7 @@ def test_server_runs_in_its_cpuset_without_tcp(build_dir, lock_entry, dataset, t
             assert str(srv.pid) in (srv.placement.path / "cgroup.procs").read_text().split()
             cg = srv.placement.path
         assert srv.query("SELECT @@skip_networking")[0][0] == 1
-        assert not (procnet.socket_inodes(srv.pid) & procnet.inet_inodes(listening_only=True)), "mysqld listens on TCP"
+        assert not (procnet.socket_inodes(srv.pid) & procnet.inet_inodes(srv.pid, listening_only=True)), "mysqld listens on TCP"
         assert srv.version() == "5.6.24"
         assert srv.pid in server_pids()
         pid = srv.pid

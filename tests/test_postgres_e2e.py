@@ -88,7 +88,7 @@ def test_loop_insert_and_scan_then_nothing_left(pg_build, base):
             assert want != 0 and _uid(pg.pid) == want and uids == {want}, "PostgreSQL must not run as root"
         assert pg.query("SHOW listen_addresses") == [("",)]
         for p in pids:
-            assert not (procnet.socket_inodes(p) & procnet.inet_inodes()), f"pid {p} has a TCP/UDP socket"
+            assert not (procnet.socket_inodes(p) & procnet.inet_inodes(p)), f"pid {p} has a TCP/UDP socket"
         assert placement.observed_cpus(pg.pid) == pg.cpus
         sockdir = pg.sockdir
         assert (sockdir / ".s.PGSQL.5432").is_socket() and len(str(sockdir)) < 60
@@ -216,7 +216,7 @@ def test_in_a_container_on_its_cpuset_without_network_then_gone(pg_build, base, 
         assert pg.pid in pids and len(pids) >= 3
         assert all(_uid(p) != 0 for p in pids), "PostgreSQL must not run as root"
         for p in pids:
-            assert not (procnet.socket_inodes(p) & procnet.inet_inodes()), f"pid {p} has a TCP/UDP socket"
+            assert not (procnet.socket_inodes(p) & procnet.inet_inodes(p)), f"pid {p} has a TCP/UDP socket"
         assert pg.server_version().split()[0] == pg_build[1]["version"]
         assert postgres.legacy_insert(pg, 300) > 0
         assert postgres.legacy_scan(pg)[1] == 300
