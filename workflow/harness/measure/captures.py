@@ -165,9 +165,7 @@ def preload(srv, tables: int, engine: str) -> tuple[list[tuple], dict]:
         for what, sql in reads:
             t0 = time.monotonic()
             try:  # a server that stops answering fails the cell, not hangs it
-                with srv.connect("sbtest", read_timeout=PRELOAD_TIMEOUT_S) as con, con.cursor() as cur:
-                    cur.execute(sql)
-                    n = cur.fetchone()[0]
+                n = srv.query(sql, "sbtest", read_timeout=PRELOAD_TIMEOUT_S)[0][0]
             except pymysql.err.OperationalError as e:
                 raise ServerError(f"reading {t} into memory ({what}) failed after {time.monotonic() - t0:.0f} s "
                                   f"(read timeout {PRELOAD_TIMEOUT_S} s): {e}") from None

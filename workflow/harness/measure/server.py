@@ -179,8 +179,8 @@ class Server(procs.Managed):
         return pymysql.connect(unix_socket=str(self.socket), user="root", database=db,
                                connect_timeout=5, read_timeout=read_timeout, autocommit=True)
 
-    def query(self, sql: str, db: str | None = None) -> list[tuple]:
-        with contextlib.closing(self.connect(db)) as con, con.cursor() as cur:
+    def query(self, sql: str, db: str | None = None, read_timeout: float | None = None) -> list[tuple]:
+        with contextlib.closing(self.connect(db, read_timeout)) as con, con.cursor() as cur:
             cur.execute(sql)
             return list(cur.fetchall())
 
