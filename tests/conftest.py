@@ -38,6 +38,7 @@ _CGROUPS_AT_START: set = set()
 
 
 _STARTED = [0.0]
+_FILE_SECONDS: dict[str, float] = {}  # test file -> seconds of its tests (setup, call, teardown)
 SUITES = {"not slow": "default", "slow": "long"}  # -m expression -> suite (./artifact test / test-long)
 
 
@@ -62,9 +63,18 @@ def _record_suite(session) -> None:
            "collected": session.testscollected, "passed": len(stats.get("passed", [])),
            "failed": len(stats.get("failed", [])) + len(stats.get("error", [])),
            "exitstatus": int(session.exitstatus),
+           # where the suite's time goes, longest first: what to move to the long suite
+           # when the default one nears an hour (README, "How long it takes")
+           "files_s": {f: round(t, 1) for f, t in
+                       sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])},
            "date": time.strftime("%Y-%m-%d", time.gmtime())}
     path = ROOT / "logs" / "tests" / f"suite-{suite}.json"
     atomic.write_text(path, json.dumps(out, indent=1) + "\n")
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
 
 
 def pytest_sessionstart(session):
