@@ -303,6 +303,16 @@ def test_resolve_a_count_that_does_not_fit_names_the_key_and_the_largest_that_fi
     with pytest.raises(CoresError, match="the largest that fits is 42"):
         cores.resolve_cores([48], INTEL, smt=True)   # 21 cores x 2 threads + 21 for sysbench = 63 of 64
 
+    assert msg.endswith("use cores: auto or counts up to 1")
+
+
+def test_resolve_advises_a_flag_in_the_flags_own_words():
+    """A bench's `--cores N` takes one count and no `auto`: its error says what to type."""
+    with pytest.raises(CoresError) as e:
+        cores.resolve_cores([16], CLOUD, key="--cores")
+    assert str(e.value).startswith("--cores: 16 does not fit on this 16-CPU host")
+    assert str(e.value).endswith("use --cores 6 or fewer") and "auto" not in str(e.value)
+
 
 @pytest.mark.parametrize("value", ["all", [], [0], [2.5], [True], 8])
 def test_resolve_rejects_what_is_neither_auto_nor_a_list(value):

@@ -347,7 +347,9 @@ def resolve_cores(value, topology: Topology, *, key: str = "cores", client_min: 
     if p.missing:
         bad = list(p.missing)
         best = largest_fit(topology, **kw)
-        fix = f"use cores: auto or counts up to {best}" if best else "run on a bigger host"
+        # a command-line flag (`--cores`) takes one count and no `auto`: advise in its own words
+        use = f"use {key} {best} or fewer" if key.startswith("--") else f"use cores: auto or counts up to {best}"
+        fix = use if best else "run on a bigger host"
         raise CoresError(f"{key}: {', '.join(map(str, bad))} do{'es' if len(bad) == 1 else ''} not fit on this "
                          f"{len(topology.cpus)}-CPU host ({bad[0]}: {p.missing[bad[0]]}); "
                          f"the largest that fits is {best}; {fix}")
