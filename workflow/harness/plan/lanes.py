@@ -27,7 +27,7 @@ so twins share no physical core. A span without a twin runs its pieces as blocks
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.measure.placement import cpulist
 from harness.measure import cores as C
@@ -68,6 +68,9 @@ class Lanes:
     lanes: tuple[Lane, ...]
     client_min: int = 1
     client_ratio: float = 0.5
+    # width() per (cores, smt): the lanes are fixed, and a plan asks the same few counts
+    # hundreds of times (each answer places the cell on every span: most of a plan's time)
+    _widths: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def count(self) -> int:
@@ -90,11 +93,12 @@ class Lanes:
     def width(self, cores: int, smt: bool = False) -> int:
         """Lanes a cell on `cores` CPUs takes: the smallest width one of whose spans places it;
         every lane (the whole host) when none does."""
-        for w in range(1, self.count + 1):
-            for span in self.spans(w):
-                if _fits(self.span_topology(span), cores, smt, self.client_min, self.client_ratio):
-                    return w
-        return self.count
+        key = (cores, smt)
+        if key not in self._widths:
+            self._widths[key] = next((w for w in range(1, self.count + 1) for span in self.spans(w)
+                                      if _fits(self.span_topology(span), cores, smt, self.client_min,
+                                               self.client_ratio)), self.count)
+        return self._widths[key]
 
     def on_whole_host(self, cores: int, smt: bool = False) -> bool:
         """No span of lanes places a cell on `cores` CPUs, so it takes the whole host (`place`):

@@ -64,14 +64,7 @@ def _phases(spec: dict, worst: bool) -> list[tuple[int, int]]:
 def widths(cfg: dict, lock: dict, exp: str, lanes: L.Lanes, rep: int = 1) -> Counter:
     """{width: cells of block `rep`} of an experiment on these lanes (a block after
     repetitions.figures: only the cells claims read)."""
-    memo: dict = {}
-    out: Counter = Counter()
-    for d in plan.read_combos(cfg, lock, exp, rep):
-        n = int(d.get("cores") or 1)
-        if n not in memo:
-            memo[n] = lanes.width(n)
-        out[memo[n]] += 1
-    return out
+    return Counter(lanes.width(int(d.get("cores") or 1)) for d in plan.read_combos(cfg, lock, exp, rep))
 
 
 def pieces(cfg: dict, lock: dict, rows: list[dict], lanes: L.Lanes, worst: bool) -> list[Piece]:
