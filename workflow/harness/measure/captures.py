@@ -134,9 +134,13 @@ def memory_btree(srv, tables: int) -> None:
         srv.query(f"ALTER TABLE sbtest{i} ADD KEY xid (id) USING BTREE", "sbtest")
 
 
+def show_index(srv, table: str) -> list[tuple]:
+    """SHOW INDEX's rows: [2] the key, [3] the column's place in it, [4] the column, [10] the type."""
+    return srv.query(f"SHOW INDEX FROM {table}", "sbtest")
+
+
 def index_types(srv, tables: int) -> list[tuple]:
-    return [(f"sbtest{i}", r[2], r[10]) for i in range(1, tables + 1)
-            for r in srv.query(f"SHOW INDEX FROM sbtest{i}", "sbtest")]
+    return [(f"sbtest{i}", r[2], r[10]) for i in range(1, tables + 1) for r in show_index(srv, f"sbtest{i}")]
 
 
 def _status(srv, name: str) -> int:
@@ -158,7 +162,7 @@ def preload(srv, tables: int, engine: str) -> tuple[list[tuple], dict]:
         reads = [("rows", f"SELECT COUNT(*), SUM(LENGTH(pad)) FROM {t}")]
         if engine == "InnoDB":  # each secondary index by its first column: SUM, not COUNT(*), which
             # MySQL 8.0.17+ answers from the clustered index whatever the hint
-            first = {r[2]: r[4] for r in srv.query(f"SHOW INDEX FROM {t}", "sbtest") if int(r[3]) == 1}
+            first = {r[2]: r[4] for r in show_index(srv, t) if int(r[3]) == 1}
             reads += [(k, f"SELECT COUNT(*), SUM(LENGTH(`{col}`)) FROM {t} FORCE INDEX (`{k}`)")
                       for k, col in sorted(first.items()) if k != "PRIMARY"]
         out = []
