@@ -265,6 +265,27 @@ def test_each_server_start_reads_its_tables_in_once_before_its_first_warm_up(wor
         assert sorted(seen) == sorted([("this cell", True)] + [("the group's first cell", False)] * (len(seen) - 1)), group
 
 
+def test_every_build_reads_its_tables_in(work, first_run):
+    """On every pinned build (MySQL 5.5.9 and 5.6.24, MariaDB 10.2 and 10.11: each with its own
+    SHOW INDEX and counters) the read-in reads every table's rows, and InnoDB each table's
+    secondary index, once per server start, before the first warm-up."""
+    exp = smoke_config(work)["experiments"]["build_compare"]
+    seen = set()  # (build, engine) of the cells that read in
+    for c in (work / "data/raw/A3/build_compare").iterdir():
+        m = json.loads((c / "manifest.json").read_text())
+        if m["preload"]["by"] != "this cell":
+            continue
+        tables, engine = int(m["factors"]["tables"]), m["factors"]["engine"]
+        rows = list(csv.DictReader(open(c / "preload.tsv"), delimiter="\t"))
+        want = {(f"sbtest{i}", "rows") for i in range(1, tables + 1)}
+        if engine == "InnoDB":
+            want |= {(f"sbtest{i}", "k_1") for i in range(1, tables + 1)}
+        assert {(r["table"], r["read"]) for r in rows} == want, c.name
+        assert all(int(r["rows"]) == int(m["factors"]["table_size"]) > 0 for r in rows), c.name
+        seen.add((m["build"]["name"], engine))
+    assert seen == {(b, e) for b in exp["builds"] for e in exp["engines"]}
+
+
 def test_performance_schema_waits_follow_the_pfs_factor(work, first_run):
     for c in (work / "data/raw/A3/ps_pfs").iterdir():
         waits = c / "pfs_waits.tsv"
