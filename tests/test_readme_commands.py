@@ -514,3 +514,18 @@ def test_replot_and_claims_keep_replot_with_a_config_of_the_callers(recorded):
         jobs = planned_jobs(res.stdout + res.stderr)
         assert jobs.get("paper") == 1 and not MEASURING & set(jobs), (argv, jobs)
         assert "of profile smoke are not measured" in res.stderr, tail(res)
+
+
+def test_a_path_argument_names_a_file_of_the_callers_folder(tmp_path):
+    """Called from another folder, `artifact` reads a path argument there (it works in its
+    clone, so a relative path used to name a file of the clone): a topology beside the caller,
+    given as `--topology FILE` and as `--topology=FILE`, is the one planned on; a path only the
+    clone holds (config/paper.yaml) still names the clone's file."""
+    (tmp_path / "my host.xml").write_bytes(
+        (ROOT / "tests/fixtures/topology/hwloc/32em64t-2n8c2t-pci-noio.xml").read_bytes())
+    for args in (["--topology", "my host.xml"], ["--topology=my host.xml"]):
+        res = subprocess.run([str(ROOT / "artifact"), "plan", "--configfile", "config/paper.yaml", *args],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr[-2000:]
+        assert f"plan for profile paper on {tmp_path / 'my host.xml'}" in res.stdout
+        assert "32 CPUs: 2 sockets x 8 cores x 2 threads" in res.stdout
