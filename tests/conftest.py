@@ -64,7 +64,9 @@ def _record_suite(session) -> None:
            "failed": len(stats.get("failed", [])) + len(stats.get("error", [])),
            "exitstatus": int(session.exitstatus),
            # where the suite's time goes, longest first: what to move to the long suite
-           # when the default one nears an hour (README, "How long it takes")
+           # when the default one nears an hour (README, "How long it takes"). A session
+           # fixture's set-up counts in the first file that uses it, its teardown in the last:
+           # moving that file alone moves its share to the next
            "files_s": {f: round(t, 1) for f, t in
                        sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])},
            "date": time.strftime("%Y-%m-%d", time.gmtime())}
