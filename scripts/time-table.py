@@ -54,8 +54,11 @@ ORDER = ["smoke", "default", "midsize", "paper"]
 SUITES = {"default": "`./artifact test`", "long": "`./artifact test-long`"}
 SUITE_WHAT = {"default": "the default suite (`pytest -m \"not slow\"`): unit tests, end-to-end runs on real "
                          "servers, containers, the Nix store, PostgreSQL, the smoke pipeline to a PDF, replot, "
-                         "the fault cases, a two-node SLURM run",
-              "long": "the long suite (`pytest -m slow`): the load test (hundreds of short cells in a row) and group-run cells against fresh-server cells (10 rounds of 4 pairs, ~25 min on 2 CPUs)"}
+                         "the fault cases, a two-node SLURM cluster (set-up, a job's allocation, dry runs)",
+              "long": "the long suite (`pytest -m slow`): the load test (hundreds of short cells in a row), "
+                      "group-run cells against fresh-server cells (10 rounds of 4 pairs, ~25 min on 2 CPUs), "
+                      "the reduced sweep through the two-node SLURM cluster and here side by side, and duet "
+                      "pairs end to end"}
 
 
 def _span(values) -> str:

@@ -29,7 +29,9 @@ from conftest import SESSION, harness_env, one_claim_study, outside_pipeline, se
 from harness.measure import procs
 from harness.plan import cells
 
-pytestmark = pytest.mark.e2e
+# the long suite (`./artifact test-long`): duet pairing is optional (`pairing: duet`), and
+# its plan and scheduling are in the default suite's tests/test_duet.py
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 PYTHON = sys.executable
 AA, ENG = "duet_mmap", "duet_engines"
 CLAIM = "Z8-duet"
