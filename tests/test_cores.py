@@ -296,14 +296,13 @@ def test_resolve_a_count_that_does_not_fit_names_the_key_and_the_largest_that_fi
     msg = str(e.value)
     assert msg.startswith("experiments.point_select.cores: 4, 8 do not fit on this 2-CPU host")
     assert "the largest that fits is 1" in msg and "\n" not in msg
+    assert msg.endswith("use cores: auto or counts up to 1")
     with pytest.raises(CoresError, match=r"\(16: need 16 cores, this host has 8\); the largest that fits is 6"):
         cores.resolve_cores([16], CLOUD)     # one thread per core, sysbench's 3 CPUs on 2 more cores
     with pytest.raises(CoresError, match="the largest that fits is 25"):
         cores.resolve_cores([48], INTEL)     # 25 cores + sysbench's 13 CPUs on the 7 cores left
     with pytest.raises(CoresError, match="the largest that fits is 42"):
         cores.resolve_cores([48], INTEL, smt=True)   # 21 cores x 2 threads + 21 for sysbench = 63 of 64
-
-    assert msg.endswith("use cores: auto or counts up to 1")
 
 
 def test_resolve_advises_a_flag_in_the_flags_own_words():

@@ -35,10 +35,9 @@ from conftest import BUILD, ROOT, copy_checkout
 from test_e2e_pipeline import planned_jobs, smoke_config
 
 pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
-# the reduced sweep run twice (on the cluster, then here): minutes, so in the long suite
-# (`./artifact test-long`); the default suite keeps the cluster's set-up, a job's allocation
-# and the dry runs
-LONG = pytest.mark.slow
+# the reduced sweep run twice (on the cluster, then here) is minutes: its three tests are
+# marked slow, in the long suite (`./artifact test-long`); the default suite keeps the
+# cluster's set-up, a job's allocation and the dry runs
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 DAEMONS = {"munged": "/usr/sbin/munged", "slurmctld": "/usr/sbin/slurmctld", "slurmd": "/usr/sbin/slurmd"}
 CLIENTS = ("sinfo", "squeue", "scancel", "sbatch", "srun")
@@ -360,7 +359,7 @@ def slurm_jobs(slurm: Cluster) -> list[dict]:
     return out
 
 
-@LONG
+@pytest.mark.slow
 def test_slurm_sweep_ends_in_the_paper(slurm, slurm_run):
     work, out = slurm_run
     pdf = work / "paper/main.pdf"
@@ -435,7 +434,7 @@ def test_a_jobs_plan_sees_its_allocation_not_the_nodes_other_cpus(slurm):
     assert f"usable CPUs 0-{n - 1}," in whole.stdout, whole.stdout
 
 
-@LONG
+@pytest.mark.slow
 def test_slurm_cells_and_manifests_equal_a_local_run_in_structure(local_run, slurm_run):
     local, cluster = cells(local_run[0]), cells(slurm_run[0])
     assert local and sorted(local) == sorted(cluster)
@@ -459,7 +458,7 @@ def job_times(work: Path) -> dict[str, list[tuple[float, float, str]]]:
     return out
 
 
-@LONG
+@pytest.mark.slow
 def test_local_cores_all_never_runs_two_measurements_at_once(local_run):
     work, out = local_run
     times = job_times(work)
