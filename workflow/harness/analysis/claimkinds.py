@@ -44,6 +44,7 @@ class Claim:
     deviation: str = ""   # how the artifact's test differs from the study's (deviations table)
     min_cores: int = 0    # a contention/scaling claim: the hardware threads mysqld needs for its mechanism
     cores_why: str = ""   # where min_cores comes from ("A1's figures: 4 to 32 cores")
+    limits: str = ""      # how a deviation (in `deviation`) limits the verdict: said in every row's reason
 
     @property
     def experiment(self) -> str:
@@ -115,7 +116,8 @@ class Claim:
         if res.verdict not in VERDICTS:
             raise ValueError(f"claim {self.id}: invalid verdict {res.verdict!r}")
         ci, rule = res.ci, self.rule
-        reason = res.reason + settings_text(res.cells)   # every setting of the cells it read
+        reason = res.reason + (f"; limited: {self.limits}" if self.limits else "") \
+            + settings_text(res.cells)   # every setting of the cells it read
         return {
             "claim": self.id, "study": self.study, "statement": self.text(ctx),
             "published": self.published,

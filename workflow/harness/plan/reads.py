@@ -7,7 +7,7 @@ name engines or builds of the experiment; `tables`; `a`/`b` as table counts when
 claim compares table counts (`same_tables` false) or as core counts when it compares
 core counts (`cores` not in its `load`; a=None: the most cores planned above b); a
 `cores` attribute (one core count); for a contention or scaling claim, only the cells
-with mysqld on at least `min_cores` (a scaling claim scales from the fewest count at or
+with mysqld on at least `min_cores` (or its `read_floor`, when it reads fewer) (a scaling claim scales from the fewest count at or
 above it: Claim.scaling_cores); and the factor settings it holds
 (its `read_levels`: a claim's LEVELS or the baselines, a LevelRatio's two). A Check
 (a free function of the data) reads what its `reads` mapping says, else every cell. A
@@ -137,7 +137,9 @@ def claim_selectors(claim, cfg: dict) -> list[Selector]:
             cores = _ints(max((n for n in spec.get("cores") or [] if isinstance(n, int)), default=None))
         levels = claim.read_levels(exp, spec) if hasattr(claim, "read_levels") else None
         settings = tuple(tuple(lv.items()) for lv in levels) if levels is not None else ANY
-        gate = claim.min_cores if getattr(claim, "needs", None) else 0
+        # a claim gated on its published cores that still reads fewer (A1's best over cores:
+        # MyISAM's best is on 8, InnoDB's on 24 or 32) names the floor it reads from
+        gate = getattr(claim, "read_floor", claim.min_cores) if getattr(claim, "needs", None) else 0
         sel = Selector(exp, frozenset(engines) or ANY, frozenset(builds) or ANY, tables, cores,
                        gate, settings)
         out.append(dataclasses.replace(sel, **_declared(getattr(claim, "reads", None))))
@@ -228,7 +230,8 @@ def _why_not(claim, cfg, lock, topology) -> str:
         b = getattr(claim, "b", None)
         if _compares_cores(claim) and getattr(claim, "a", 0) is None and not any(n > b for n in planned):
             return f"cores: needs mysqld on {b} and on more than {b} cores; this host's plan gives {planned}"
-        if sel.min_cores and max(planned, default=0) < sel.min_cores:
+        floor = claim.min_cores if getattr(claim, "needs", None) else 0
+        if floor and max(planned, default=0) < floor:
             return (f"cores: needs mysqld on at least {claim.cores_needed()}; this host's plan gives "
                     f"at most {max(planned, default=0)}")
         if getattr(claim, "needs", None) == "scaling" and len([n for n in planned if n >= sel.min_cores]) < 2:

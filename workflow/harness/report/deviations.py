@@ -303,7 +303,9 @@ def deviation_rows(tidy) -> list[tuple[str, str, str]]:
                      tex_escape(f"{str(f.baseline).replace('_', ' ')} unless varied{where}")))
     for c in studies.claims():
         if c.deviation:
-            rows.append((f"{tex_escape(c.study)} {tex_tt(c.id)}", tex_escape(c.published), tex_escape(c.deviation)))
+            # how the deviation limits the verdict, when the claim says (its `limits`, also in its reason)
+            here = c.deviation + (f"; how it limits the verdict: {c.limits}" if c.limits else "")
+            rows.append((f"{tex_escape(c.study)} {tex_tt(c.id)}", tex_escape(c.published), tex_escape(here)))
     sb = (tidy.config or {}).get("sysbench") or {}
     rows.append(("server starts", "not stated", tex_escape(
         "one per setting: its users values in a random order on one server start, each with its own "
