@@ -204,10 +204,12 @@ def test_an_experiment_only_unmeasurable_claims_read_is_not_planned():
 # on `cores: study` (no extra 1 and 2 cores on a small host, A2 and A3 on 16-32, B3's read_write
 # on 4-32, so that B3 can be decided): 71.8/145.3, 19.2/58.4 and 44.4/133.2 h before; each
 # cell's tables read into memory before its warm-up, counted per row (sbtest.PRELOAD_ROW_S):
-# 45.9/106.0, 18.0/57.4 and 41.9/130.4 h before (96em64t's list schedule packs differently).
-@pytest.mark.parametrize("name,expected_h,worst_h", [("32em64t-2n8c2t-pci-noio", 46.1, 106.4),
-                                                     ("192em64t-12gr2n8c2t", 18.5, 57.8),
-                                                     ("96em64t-4n4d3ca2co-pci", 40.9, 131.3)])
+# 45.9/106.0, 18.0/57.4 and 41.9/130.4 h before (96em64t's list schedule packs differently);
+# A2's one-table runs on the study's setup sweep, 4 to 32 cores, not A3's 16-32 (issue 52):
+# 46.1/106.4, 18.5/57.8 and 40.9/131.3 h before.
+@pytest.mark.parametrize("name,expected_h,worst_h", [("32em64t-2n8c2t-pci-noio", 52.3, 131.1),
+                                                     ("192em64t-12gr2n8c2t", 20.2, 60.8),
+                                                     ("96em64t-4n4d3ca2co-pci", 43.8, 138.4)])
 def test_estimate_on_lanes(name, expected_h, worst_h, tmp_path):
     t, r, lock = paper(name)
     est = estimate.estimate(r, lock, bench_dir=str(tmp_path / "b"), raw=str(tmp_path / "r"), topo=t)
