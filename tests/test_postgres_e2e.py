@@ -100,8 +100,8 @@ def test_loop_insert_and_scan_then_nothing_left(pg_build, base):
         secs, matched = postgres.legacy_scan(pg)
         assert secs > 0 and matched == 500
         assert "Seq Scan on t1" in postgres.scan_plan(pg)
-        one_trx = postgres.legacy_insert(pg, 500, commit_each=False)
-        assert one_trx > 0
+        per_row = postgres.legacy_insert(pg, 500, commit_each=True)
+        assert per_row > 0
         pids = pg.processes()  # now with a backend or two more
     assert _gone(pids) == [], "PostgreSQL processes outlived the with-block"
     assert postgres.pg_pids(run_id=run_id) == []
@@ -112,6 +112,17 @@ def test_loop_insert_and_scan_then_nothing_left(pg_build, base):
     with _pg(pg_build, base, run_id) as pg:
         assert pg.query("SELECT count(*) FROM t1") == [("500",)]
     assert postgres.pg_pids(run_id=run_id) == []
+
+
+def test_the_study_loop_is_one_transaction_and_the_variant_commits_per_row(pg_build, base):
+    """Issue 52: the study's procedure loop has no COMMIT, so legacy_insert's default runs it as
+    one transaction (every row the same xmin); the per-row variant commits each row (one xmin
+    a row). On the real PostgreSQL: the old default (a COMMIT per row) fails the first."""
+    with _pg(pg_build, base, f"test-pg-trx-{os.getpid()}") as pg:
+        assert postgres.legacy_insert(pg, 300) > 0
+        assert pg.query("SELECT count(DISTINCT xmin::text), count(*) FROM t1") == [("1", "300")]
+        assert postgres.legacy_insert(pg, 300, commit_each=True) > 0
+        assert pg.query("SELECT count(DISTINCT xmin::text), count(*) FROM t1") == [("300", "300")]
 
 
 def test_exception_inside_the_with_block_stops_everything(pg_build, base):

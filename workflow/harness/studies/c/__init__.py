@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from harness.analysis import blockverdict as BV, claims as C, intervals as I, tidydata as T
 from harness.analysis import marks as _marks
 from harness.analysis.claimrules import interval_text
-from harness.studies.c import percommit, test_drive
+from harness.studies.c import legacy_pg, percommit, test_drive
 from harness.studies.c.legacy_pg import reap  # noqa: F401
 
 NAME = "c"
@@ -150,6 +150,10 @@ class StepRatio(C.Claim):
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(EXPERIMENT) is None:
             return C.missing(*ctx.tidy.missing(EXPERIMENT))
+        if LEGACY in (self.a[1], self.b[1]) and self.a[0] == "C1":
+            gap = legacy_loop_gap(ctx, build)
+            if gap:
+                return gap
         va, b, vb = self.series(ctx, build)
         for (step, engine, metric), v in ((self.a, va), (b, vb)):
             if not v:
@@ -168,6 +172,19 @@ class StepRatio(C.Claim):
         r = super().row(ctx, build)
         r["metric"] = "time_s" if self.unit == "s" else "datadir_bytes"
         return r
+
+
+def legacy_loop_gap(ctx, build) -> C.Result | None:
+    """NOT_MEASURABLE when the stand-in's C1 rows of `build` were not the study's loop (one
+    transaction): cells measured before the loop ran so (a COMMIT per row), kept as data by a
+    replot, judge another procedure than the study's; None when every row says the loop."""
+    want = legacy_pg.LOOP_WORDS[legacy_pg.ONCE]
+    other = [r for r in step_rows(ctx, build, "C1", LEGACY, "insert_s") if want not in (r.get("detail") or "")]
+    if not other:
+        return None
+    return C.missing("data", f"the PostgreSQL stand-in's C1 loop in {build} did not run as the study's, one "
+                             f"transaction ({len(other)} row(s) say: {(other[0].get('detail') or '?')[:90]}); "
+                             f"re-measure {EXPERIMENT} (legacy_commit: once)")
 
 
 def pluggability(ctx, build) -> C.Result:
@@ -199,6 +216,8 @@ def _published(times: dict, a: str, b: str) -> dict:
 SECOND_HAND = ("a second-hand figure ('reported ... in some cases'): only the direction is judged, "
                "the 80% beside it")
 SCAN_ORDER = ("legacy", "MyISAM", "ARCHIVE", "InnoDB")   # the published scan times, fastest first
+# "less than half a second" behind the legacy's 1.43 s scan, as a ratio to it
+HALF_SECOND = (PUBLISHED_SCAN_S["legacy"] + 0.5) / PUBLISHED_SCAN_S["legacy"]
 
 
 @dataclass(frozen=True)
@@ -272,8 +291,9 @@ def _insert(cid, slow, fast, words, macro, **kw):
         a=("C1", _engine(slow), "insert_s"), b=("C1", _engine(fast), "insert_s"), **kw)
 
 
-LEGACY_DEVIATION = ("PostgreSQL from Debian, a PL/pgSQL loop committing per row, stands in for the "
-                    "study's commercial database")
+LEGACY_DEVIATION = ("PostgreSQL from Debian, running the study's procedure loop in PL/pgSQL as one "
+                    "transaction (no COMMIT in the loop, as the study's PL/SQL), stands in for the study's "
+                    "commercial database")
 
 CLAIMS = [
     _insert("C1-MyISAM-inserts-faster-than-InnoDB", "InnoDB", "MyISAM", "about 40%", "CInsertMyisam"),
@@ -304,6 +324,23 @@ CLAIMS = [
         statement="Full scan times in the published order: legacy < MyISAM < ARCHIVE < InnoDB",
         published="1.43 s < 1.86 s < 1.98 s < 4.05 s",
         macro="CScanOrder", experiments=(EXPERIMENT,), deviation=LEGACY_DEVIATION),
+    StepRatio(
+        id="C2-MyISAM-scan-within-half-second-of-legacy", study="C2",
+        statement="Full scan: MyISAM less than half a second behind the legacy RDBMS, as a ratio of the "
+                  "study's times (MyISAM time ÷ legacy time below (1.43 s + 0.5 s) ÷ 1.43 s; here "
+                  "PostgreSQL stands in)",
+        published="1.86 s vs 1.43 s: 'less than half a second' (bound 1.35×)", published_ratio=1.86 / 1.43,
+        rule=C.below(HALF_SECOND, "'less than half a second' behind 1.43 s: a bound, as a ratio to the legacy "
+                                  "time, since this host's rows and disk are not 2005's"),
+        macro="CScanHalfSecond", experiments=(EXPERIMENT,), deviation=LEGACY_DEVIATION,
+        a=("C2", "MyISAM", "scan_s"), b=("C2", LEGACY, "scan_s")),
+    StepRatio(
+        id="C2-ARCHIVE-scan-close-to-MyISAM", study="C2",
+        statement="Full scan: ARCHIVE follows MyISAM closely (ARCHIVE time ÷ MyISAM time)",
+        **_published(PUBLISHED_SCAN_S, "ARCHIVE", "MyISAM"),
+        rule=C.close("'followed closely' (the published pair is 1.06×)"),
+        macro="CScanArchiveClose", experiments=(EXPERIMENT,),
+        a=("C2", "ARCHIVE", "scan_s"), b=("C2", "MyISAM", "scan_s")),
     C.Check(
         id="C2-engine-switching-easy", study="C2",
         statement="Switching a loaded table's engine is easy and quick: one ALTER TABLE ... ENGINE= "
@@ -357,8 +394,9 @@ FIGURES = {
 # divided by InnoDB's, so its marks are the published times divided by InnoDB's
 # published time (InnoDB itself, 1 by definition, is the grey line). c_scans and
 # c_storage plot seconds and bytes of this host's row count: their marks are the
-# published ratios placed on a measured reference (InnoDB's scan; the ARCHIVE to
-# MyISAM conversion; MyISAM's bytes), never 2005's seconds.
+# published ratios placed on a measured reference (InnoDB's scan; MyISAM's bytes), never
+# 2005's seconds. The conversions have none: the study gave two times (5.86 s, 35.89 s) of
+# different conversions, never their ratio, and 2005's seconds are not this host's.
 PUBLISHED_MARKS = [
     *[_marks.mark("c_inserts", s / PUBLISHED_INSERT_S["InnoDB"],
                   _marks.ratio_label(s / PUBLISHED_INSERT_S["InnoDB"]), "C1, 3,000,000 inserts",
@@ -368,10 +406,6 @@ PUBLISHED_MARKS = [
                   _marks.ratio_label(s / PUBLISHED_SCAN_S["InnoDB"]), "C2, full scan (ratio to InnoDB)",
                   step="C2", metric="scan_s", engine=_engine(e), ref_engine="InnoDB")
       for e, s in PUBLISHED_SCAN_S.items() if e != "InnoDB"],
-    _marks.mark("c_scans", PUBLISHED_CONVERT_S["MyISAM>InnoDB"] / PUBLISHED_CONVERT_S["ARCHIVE>MyISAM"],
-                _marks.ratio_label(PUBLISHED_CONVERT_S["MyISAM>InnoDB"] / PUBLISHED_CONVERT_S["ARCHIVE>MyISAM"]),
-                "C2, conversions", step="C2.convert", metric="alter_s", engine="MyISAM>InnoDB",
-                ref_engine="ARCHIVE>MyISAM"),
     _marks.mark("c_storage", 1 - PUBLISHED_SAVING, f"published \u2212{100 * PUBLISHED_SAVING:.0f}%",
                 "C3, about 80% saved", step="C3", metric="identical_datadir_bytes", engine="ARCHIVE",
                 ref_engine="MyISAM"),

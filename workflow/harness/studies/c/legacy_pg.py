@@ -1,7 +1,8 @@
 """The "legacy commercial RDBMS" of study C, stood in for by a real PostgreSQL
 (the pinned build `postgresql-15` of config/builds.lock.yaml: Debian's packages):
-the same table, an equivalent PL/pgSQL loop inserting one row per statement, and
-the same scan.
+the same table, the study's procedure loop in PL/pgSQL (one INSERT per row, no COMMIT in
+the loop: one transaction, as the study's PL/SQL block ran; `legacy_commit: per_row` commits
+every row instead, the per-commit experiment's variant), and the same scan.
 
 The server itself (initdb, start in a container of the profile's backend or on
 the host, socket, stop, reaping) is harness.studies.c.pgserver; its names are
@@ -42,12 +43,20 @@ END
 $$"""
 
 
-def legacy_insert(pg: PgServer, rows: int, commit_each: bool = True) -> float:
+# experiment key legacy_commit: how the stand-in's loop commits (config/default.yaml)
+ONCE, PER_ROW = "once", "per_row"
+COMMITS = (ONCE, PER_ROW)
+# the C1 row's detail per mode: the claims read it to tell a loop run one way from the other
+LOOP_WORDS = {ONCE: "one transaction (the study's loop, no COMMIT)",
+              PER_ROW: "commit per row (a labelled variant, not the study's loop)"}
+
+
+def legacy_insert(pg: PgServer, rows: int, commit_each: bool = False) -> float:
     """C1 on the stand-in: a PL/pgSQL procedure's WHILE loop inserting `rows` rows one
     INSERT each into `(c1 int, c2 varchar(20), c3 date)`; returns the CALL's seconds.
-    `commit_each` (default) commits after every INSERT, as MySQL's autocommit does, so
-    each row waits for its WAL flush like InnoDB's; False is one transaction, as a
-    PL/SQL block without COMMIT would be (the study does not say which it ran)."""
+    By default the loop has no COMMIT, so the CALL is one transaction, as the study's
+    PL/SQL procedure (a FOR loop of INSERTs, no COMMIT) ran; `commit_each` commits after
+    every INSERT instead, as MySQL's autocommit does (the per-commit variant)."""
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
         raise PgError(f"legacy_insert rows={rows!r}: must be a whole number >= 1")
     pg.query("DROP TABLE IF EXISTS t1")
@@ -101,8 +110,8 @@ def _pg_parent(work: Path):
 
 
 # InnoDB's log flush of the cell (innodb_flush_log_at_trx_commit, set by harness.measure.factors)
-# on PostgreSQL: autocommit kept (a COMMIT per row), only whether each commit waits for its
-# WAL flush follows it (1: flush at every commit; 0 or 2: not)
+# on PostgreSQL: whether a commit waits for its WAL flush follows it (1: flush at every commit;
+# 0 or 2: not); the loop's commits are legacy_commit's (once: one, at the CALL's end)
 FLUSH_OPTION = "innodb_flush_log_at_trx_commit"
 
 
@@ -122,8 +131,12 @@ def settings(pg: PgServer) -> dict:
 
 def check_spec(spec: dict, where: str, lock: dict, lock_file: str) -> None:
     """A steps experiment's legacy row, before anything runs (harness.plan.config, as the
-    test_drive script's check): its legacy_build is a PostgreSQL build of the lock.
-    Raises ValueError naming the key and the fix."""
+    test_drive script's check): its legacy_commit is once or per_row, its legacy_build a
+    PostgreSQL build of the lock. Raises ValueError naming the key and the fix."""
+    mode = spec.get("legacy_commit", ONCE)
+    if mode not in COMMITS:
+        raise ValueError(f"{where}.legacy_commit: {mode!r} is not once or per_row; use once (the "
+                         f"study's loop, one transaction) or per_row (a COMMIT after every row)")
     if not spec.get("legacy"):
         return
     name = spec["legacy_build"]
@@ -157,11 +170,13 @@ def legacy(fr, spec: dict, rec, values: dict | None = None) -> dict:
     """The study's "legacy commercial RDBMS" row, stood in for by a real PostgreSQL (the
     pinned build spec["legacy_build"]) on the cell's server CPUs and backend (a container
     of its own under docker): its PL/pgSQL loop inserting the same rows one statement each,
-    committed per row (as autocommit), then the same scan. Each commit waits for its WAL
-    flush when the cell's InnoDB flushes its log at every commit (synchronous_commit follows
-    `values`, the cell's factor values). Labelled as a stand-in. Returns the manifest's
-    `legacy`: engine, version, effective settings, build, placement."""
+    as one transaction (the study's loop; spec["legacy_commit"] per_row: a COMMIT per row),
+    then the same scan. A commit waits for its WAL flush when the cell's InnoDB flushes its
+    log at every commit (synchronous_commit follows `values`, the cell's factor values).
+    Labelled as a stand-in. Returns the manifest's `legacy`: engine, version, effective
+    settings, build, placement, the loop's commit mode."""
     rows = spec["rows"]
+    mode = spec.get("legacy_commit", ONCE)
     sync = synchronous_commit(values or {}, fr.entry["family"])
     name = spec["legacy_build"]
     entry, build_dir = legacy_build(name)
@@ -180,12 +195,12 @@ def legacy(fr, spec: dict, rec, values: dict | None = None) -> dict:
                               f"{where['mems']}")
             version = pg.server_version()
             shown = settings(pg)
-            secs = legacy_insert(pg, rows)
+            secs = legacy_insert(pg, rows, commit_each=mode == PER_ROW)
             rec.value("C1", LEGACY_ENGINE, "insert_s", round(secs, 6), "s",
-                      detail=f"PostgreSQL {version}, PL/pgSQL loop, commit per row, "
+                      detail=f"PostgreSQL {version}, PL/pgSQL loop, {LOOP_WORDS[mode]}, "
                              f"synchronous_commit={shown.get('synchronous_commit')}")
             scan_s, n = legacy_scan(pg)
             rec.value("C2", LEGACY_ENGINE, "scan_s", round(scan_s, 6), "s", detail=scan_plan(pg))
             rec.check("C2", LEGACY_ENGINE, n == rows, f"{n} of {rows} rows match c1 = 1", metric="matched")
-    return {"engine": LEGACY_ENGINE, "version": version, "effective": shown,
+    return {"engine": LEGACY_ENGINE, "version": version, "effective": shown, "commit": mode,
             "build": build_info(name, entry, build_dir), "placement": where}

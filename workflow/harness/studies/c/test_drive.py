@@ -48,7 +48,7 @@ from harness.studies.c.pluggability import c4_features, c4_show_engines, c4_skip
 
 # -- the script ---------------------------------------------------------------------------
 # the experiment keys it reads beside a steps experiment's own (harness.plan.config.kind_keys)
-SPEC_KEYS = ("legacy", "legacy_build")
+SPEC_KEYS = ("legacy", "legacy_build", "legacy_commit")
 # its extra part's settings go into the cell's effective evidence as `postgres` (harness.measure.steps)
 EVIDENCE = {"legacy": "postgres"}
 
@@ -277,7 +277,8 @@ def _varied_sizes(ctx: StepContext, cur, p: dict, engines: list[str], datadir: P
 
 
 def extra(fr, spec: dict, rec, values: dict | None = None) -> dict:
-    """After the script: the legacy stand-in's row (a real PostgreSQL flushing its WAL as
+    """After the script: the legacy stand-in's row (a real PostgreSQL running the study's loop
+    as one transaction, or committing per row with legacy_commit: per_row, flushing its WAL as
     the cell's InnoDB flushes its log), when the experiment asks for it; its part of the
     manifest."""
     return {"legacy": legacy_pg.legacy(fr, spec, rec, values or {})} if spec.get("legacy") else {}

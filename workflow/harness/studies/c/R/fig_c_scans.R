@@ -2,8 +2,9 @@
 # (EXPLAIN type ALL; PostgreSQL, the legacy stand-in, a Seq Scan) and (b) the
 # ALTER TABLE ... ENGINE= conversions of the loaded table, in the study's order
 # and back: median seconds per build with the interval of the median (log scale).
-# Published marks (published.csv): the study's time ratios placed on this host's
-# reference (InnoDB's scan; the ARCHIVE-to-MyISAM conversion), median over builds.
+# Published marks (published.csv): the study's scan-time ratios placed on this host's
+# InnoDB scan, median over builds; the conversions have none (the study gave two times of
+# different conversions, never their ratio).
 #
 # Usage: Rscript workflow/harness/studies/c/R/fig_c_scans.R <test_drive_summary.csv> [published.csv] <out.pdf>
 
