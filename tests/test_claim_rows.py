@@ -150,14 +150,16 @@ def _judge(claim, ratio):
     return BV.judge_sides(va, vb, claim.rule, 0.9, (6, 12, 2), True).verdict
 
 
-def test_b2_is_a_bound_on_a_gain(tmp_path):
-    """'Limited to 8% more': MEMORY at 0.80 of InnoDB is not that claim, nor is 1.3."""
+def test_b2_is_a_band_around_its_8_percent(tmp_path):
+    """'Limited to 8% more', a stated figure: a band x/÷1.25 around 1.08 (issue 52: the bound
+    [1, 1.08] could not read the published +8% as reproduced); 0.80 and 1.4 are not it."""
     for cid in ("B2-MEMORY-8pct-over-InnoDB", "B2-MEMORY-8pct-over-InnoDB-8-tables"):
         claim = CLAIMS[cid]
-        assert (claim.rule.side, claim.rule.threshold, claim.rule.threshold_hi) == ("within", 1.0, 1.08)
+        assert (claim.rule.side, claim.rule.threshold, claim.rule.threshold_hi) == (
+            "within", 1.08 / claimrules.STATED, 1.08 * claimrules.STATED)
         assert _judge(claim, 0.80) == C.NOT_REPRODUCED
-        assert _judge(claim, 1.30) == C.NOT_REPRODUCED
-        assert _judge(claim, 1.04) == C.REPRODUCED
+        assert _judge(claim, 1.40) == C.NOT_REPRODUCED
+        assert _judge(claim, 1.08) == C.REPRODUCED
     # on constructed cells through the whole claim, at B's 4 cores
     claim = CLAIMS["B2-MEMORY-8pct-over-InnoDB"]
     exps = {"oltp_ro": runs("MEMORY-BTREE", scaled(80, 1.0), experiment="oltp_ro", tables=1, cores=4, trx="off")
@@ -245,7 +247,7 @@ def test_the_read_only_row_states_its_stand_in_and_the_studys_figures():
 # where that comes from in the study's setup)
 GATES = {
     "A1": (4, "A1 ran mysqld on 32, 24, 16, 8 and 4 cores (taskset)"),
-    "A2": (16, "A2 ran on A3's server and sweep (inferred): 16 to 64 hardware threads"),
+    "A2": (4, "the study's setup binds mysqld to 32, 24, 16, 8 and 4 cores; only A3 limits that sweep"),
     "A3": (16, "A3 limited its 8-table runs to 64 (HT), 32, 24 and 16 hardware threads"),
     "B2": (4, "study B states no host: the least of study A's sweep, chosen here"),
     "B3": (4, "study B states no host: the least of study A's sweep, chosen here"),
@@ -341,11 +343,16 @@ NEW_ROWS = {"A1-FTS-InnoDB-peak-24-32", "A2-WAIT-InnoDB-MDL-oltp-ro", "A2-WAIT-I
             "C4-unplug-unused-engines"}
 
 
+# issue 52's published statements that had no row
+FAITHFUL_ROWS = {"A1-FTS-InnoDB-slight-gain-beyond-16", "A3-RO-scale-well-InnoDB", "A3-RO-scale-well-MyISAM",
+                 "A3-SR-scale-well-InnoDB", "A3-SR-scale-well-MyISAM",
+                 "C2-MyISAM-scan-within-half-second-of-legacy", "C2-ARCHIVE-scan-close-to-MyISAM"}
+
+
 def test_the_registered_claim_ids():
     """72 ids before the audit, 3 outside the studies removed, the published claims that had
-    no row added (11 rows for the audit's 7 items): at least 76 distinct ids, each once."""
+    no row added (11 rows for the audit's 7 items; 7 for issue 52's): 87 distinct ids, each once."""
     ids = [c.id for c in studies.claims()]
     assert len(ids) == len(set(ids))
-    assert NEW_ROWS <= set(ids)
-    assert len(set(ids)) >= 76
-    assert len(set(ids)) == 72 - 3 + len(NEW_ROWS)
+    assert NEW_ROWS | FAITHFUL_ROWS <= set(ids)
+    assert len(set(ids)) == 72 - 3 + len(NEW_ROWS) + len(FAITHFUL_ROWS) == 87
