@@ -266,5 +266,7 @@ def test_steps_cell_manifest_shows_the_stand_ins_container_cpuset_and_package(
     assert on_disk["legacy"]["placement"]["container"] == where["container"]
     steps = (out / "steps.tsv").read_text()
     assert "PostgreSQL (legacy stand-in)" in steps and "PostgreSQL 15.20" in steps
+    # the study's loop, one transaction (issue 52), said in its row and the manifest
+    assert "one transaction (the study's loop, no COMMIT)" in steps and pg["commit"] == "once"
     assert docker_backend.inspect(where["container"]) is None, "the stand-in's container is still there"
     assert docker_backend.containers(session=SESSION) == []
