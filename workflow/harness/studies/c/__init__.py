@@ -21,6 +21,9 @@ from harness.analysis import blockverdict as BV, claims as C, intervals as I, ti
 from harness.analysis import marks as _marks
 from harness.analysis.claimrules import interval_text
 from harness.studies.c import legacy_pg, percommit, test_drive
+# reading the steps rows and formatting them (names the claims, tables and tests use from here)
+from harness.studies.c.steprows import (  # noqa: F401
+    by_rep, fmt_bytes, fmt_s, median, ok, rows_loaded, setup_value, step_rows, values)
 from harness.studies.c.legacy_pg import reap  # noqa: F401
 
 NAME = "c"
@@ -56,65 +59,6 @@ PUBLISHED_SAVING = 0.80
 # C4's steps whose rows are pass/fail answers of the server (C4.engines* are captures).
 C4_CHECK_STEPS = ("C4.feature", "C4.skip_innodb", "C4.restart")
 SETUP_SHOWN = ("innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin", "autocommit")
-
-
-# --- reading the steps rows ------------------------------------------------------------
-
-def step_rows(ctx, build: str, step: str | None = None, engine: str | None = None,
-              metric: str | None = None) -> list[dict]:
-    """The test_drive rows of `build` (every repetition) with these step/engine/metric."""
-    out = []
-    for cell in ctx.tidy.cells(EXPERIMENT, build=build):
-        for r in cell.runs:
-            if ((step is None or r.get("step") == step) and (engine is None or r.get("engine") == engine)
-                    and (metric is None or r.get("metric") == metric)):
-                out.append(r)
-    return out
-
-
-def ok(row: dict) -> bool:
-    return T.flag(row.get("ok", ""))
-
-
-def by_rep(ctx, build: str, step: str, engine: str, metric: str) -> dict:
-    """{rep: the median of the step's passing values in that repetition} (a repetition is a block)."""
-    out = {}
-    for r in step_rows(ctx, build, step, engine, metric):
-        v = T.number(r.get("value"))
-        if ok(r) and v is not None:
-            out.setdefault(r.get("rep", ""), []).append(v)
-    return {rep: statistics.median(v) for rep, v in sorted(out.items())}
-
-
-def values(ctx, build: str, step: str, engine: str, metric: str) -> list[float]:
-    """One value per repetition (the median of the step's passing values in it)."""
-    return list(by_rep(ctx, build, step, engine, metric).values())
-
-
-def median(ctx, build, step, engine, metric):
-    v = values(ctx, build, step, engine, metric)
-    return statistics.median(v) if v else None
-
-
-def setup_value(ctx, build: str, metric: str) -> str:
-    """A setup row's value as the script recorded it ('' when absent)."""
-    rows = step_rows(ctx, build, "setup", None, metric)
-    return rows[0].get("value", "") if rows else ""
-
-
-def rows_loaded(ctx) -> int | None:
-    return ctx.tidy.spec(EXPERIMENT).get("rows")
-
-
-# --- formatting --------------------------------------------------------------------------
-
-def fmt_s(x) -> str:
-    """Seconds with three significant digits: '1.94 s', '0.0612 s'."""
-    return "n/a" if x is None else f"{x:.3g} s"
-
-
-def fmt_bytes(x) -> str:
-    return "n/a" if x is None else f"{x:,.0f} B"
 
 
 # --- kinds of claim ------------------------------------------------------------------------
