@@ -235,15 +235,15 @@ def test_the_planned_cells_give_every_measurable_claim_the_row_all_cells_give(na
 
 
 def test_the_synthetic_check_sees_a_scaling_claim_that_loses_its_fewest_cores():
-    """The check can fail: A3's 8-table scaling claim scales from the fewest cores planned at
-    or above its gate (16); when every claim's oltp_ro selector starts one count higher (the
-    contention claims read 16 cores too), those cells are gone after the first look and the
-    claim's row changes. (Cells below the gate: tests/test_claims.py,
-    test_scaling_starts_at_the_claims_own_cores; the paper profile plans none for oltp_ro.)"""
+    """The check can fail: B3's scaling claim scales from the fewest cores planned at or above
+    its gate (4); when every claim's read_write selector starts one count higher, those cells
+    are gone after the first look and the claim's row changes. (Cells below the gate:
+    tests/test_claims.py, test_scaling_starts_at_the_claims_own_cores. Issue 52 made A3's
+    8-table OLTP_RO row, used here before, an 8-over-1-table ratio, not a scaling claim.)"""
     topo, r, lock = paper("192em64t-12gr2n8c2t")
-    claim = next(c for c in registry.claims() if c.id == "A3-RO-8-tables-scale-MyISAM")
+    claim = next(c for c in registry.claims() if c.id == "B3-MEMORY-writes-limited")
     assert reads.judge(claim, r, lock, topo).measurable
-    planned = sorted(r["experiments"]["oltp_ro"]["cores"])
+    planned = sorted(r["experiments"]["read_write"]["cores"])
     above = [n for n in planned if n > claim.min_cores]
     assert min(planned) == claim.min_cores < above[0]   # the gate's count and one above it
     full = synthetic(r, lock, False)
@@ -254,7 +254,7 @@ def test_the_synthetic_check_sees_a_scaling_claim_that_loses_its_fewest_cores():
 
     def held(c, cfg):
         sels = real(c, cfg)
-        return [dataclasses.replace(s, min_cores=max(s.min_cores, above[0])) if s.experiment == "oltp_ro"
+        return [dataclasses.replace(s, min_cores=max(s.min_cores, above[0])) if s.experiment == "read_write"
                 else s for s in sels]
     try:
         reads.claim_selectors = held
