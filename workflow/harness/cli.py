@@ -301,6 +301,8 @@ OWN_PARSER = {
     "artifact": ("harness.report.artifact", "the artifact appendix"),
     "published": ("harness.report.published", "every study's published marks as CSV"),
     "host-packages": ("harness.builds.debian", "the host libraries the lock's Debian builds load (setup installs them)"),
+    "export": ("harness.report.bundle", "this clone's raw cells as one checked bundle (BagIt, tar.gz)"),
+    "import": ("harness.report.bundleimport", "check bundles, then import them into data/hosts/<host id>/"),
 }
 
 

@@ -21,10 +21,16 @@ from harness.analysis import intervals as hintervals
 from harness.measure import procs as hprocs
 from harness import studies as hstudies
 from harness.measure import datasets as hdatasets
+from harness.report import bundle as hbundle
+from harness.report import bundleimport as himport
 
 try:
     CFG = hconfig.resolve(config)
-except hconfig.ConfigError as e:
+    # the one raw root every reader of cells uses: data/raw, or in a replot an imported
+    # host's data/hosts/<id>/raw (config raw_host; docs/results.md)
+    RAW = himport.raw_root(CFG["raw_host"], CFG["replot"], workflow.basedir)
+    himport.check_profile(RAW, CFG["profile"])
+except (hconfig.ConfigError, hbundle.BundleError) as e:
     sys.exit(f"config error: {e}")
 
 PY = shlex.quote(sys.executable)  # a shell word: the clone's path may hold a space (.venv/bin/python)
@@ -97,7 +103,7 @@ def planned_blocks(experiment):
 def cells(experiment, rep=None):
     """The measured cells of an experiment (of one block if given, else of its planned
     blocks); when replotting, only the ones that exist (the others are listed, never measured)."""
-    wanted = hplan.cells(CFG, LOCK, experiment, rep, blocks=None if rep else planned_blocks(experiment))
+    wanted = hplan.cells(CFG, LOCK, experiment, rep, raw=RAW, blocks=None if rep else planned_blocks(experiment))
     if not REPLOT:
         return wanted
     return [c for c in wanted if os.path.isdir(c)]
@@ -136,7 +142,7 @@ def _replot_missing(x):
     lo, hi, _ = hplan.repetition_bounds(EXPERIMENTS[x])
     out = []
     for r in range(1, hi + 1):
-        block = hplan.cells(CFG, LOCK, x, r)
+        block = hplan.cells(CFG, LOCK, x, r, raw=RAW)
         have = [c for c in block if os.path.isdir(c)]
         if r <= lo or have:
             out += [c for c in block if c not in have]
@@ -152,7 +158,7 @@ if REPLOT:
         for x, cs in _missing.items():
             if cs:
                 print(f"  {x}: {len(cs)} missing, e.g. {cs[0]}", file=sys.stderr)
-    EXPERIMENTS = {x: s for x, s in EXPERIMENTS.items() if any(os.path.isdir(c) for c in hplan.cells(CFG, LOCK, x))}
+    EXPERIMENTS = {x: s for x, s in EXPERIMENTS.items() if any(os.path.isdir(c) for c in hplan.cells(CFG, LOCK, x, raw=RAW))}
 
 
 def reap(_log=None):

@@ -198,7 +198,7 @@ rule runinfo:
     benchmark:
         "benchmarks/runinfo.tsv"
     shell:
-        "{HARNESS} runinfo write --config {input.config} --raw-dir data/raw --out {output}"
+        "{HARNESS} runinfo write --config {input.config} --raw-dir {RAW:q} --out {output}"
         " > {log} 2>&1 || (tail -5 {log}; exit 1)"
 
 

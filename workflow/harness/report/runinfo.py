@@ -43,6 +43,26 @@ def manifests(raw_dir: str) -> list[dict]:
     return out
 
 
+def imported(raw_dir: str, commit: str, lock: dict) -> list[str]:
+    """One sentence per bundle the cells were imported from (harness.report.bundleimport):
+    the host that measured them, and where its commit or builds differ from this clone's."""
+    from harness.report import bundleimport
+    out = []
+    for b in bundleimport.bundles_of(raw_dir):
+        repo = b.get("repository") or {}
+        theirs = str(repo.get("commit") or "unknown")
+        words = [f"imported from a bundle of host {b.get('host_id')} (profile {b.get('profile')}, "
+                 f"{b.get('cells')} cells); this host measured none of them"]
+        if theirs != commit or repo.get("dirty"):
+            words.append(f"the bundle's commit {theirs[:12]}{' (dirty)' if repo.get('dirty') else ''} "
+                         f"differs from this clone's {commit[:12]}")
+        diff = sorted(n for n, e in (b.get("lock_entries") or {}).items() if lock.get(n) != e)
+        if diff:
+            words.append(f"its builds {', '.join(diff)} differ from this clone's lock")
+        out.append("; ".join(words) + ".")
+    return out
+
+
 def run_facts(config: dict, mans: list[dict], today: dt.date | None = None) -> dict:
     """profile, hosts ('vm (2 CPUs)'), first start and last finish of the cells (UTC), build date."""
     hosts = sorted({f"{(m.get('host') or {}).get('hostname') or 'unknown host'} "
@@ -56,6 +76,7 @@ def run_facts(config: dict, mans: list[dict], today: dt.date | None = None) -> d
         "measured_to": ends[-1] if ends else None,
         "cells": len(mans),
         "built": (today or dt.datetime.now(dt.timezone.utc).date()).isoformat(),
+        "imported": [],
     }
 
 
@@ -79,8 +100,10 @@ def runinfo_tex(facts: dict) -> str:
              r"\newcommand{\RunMeasured}{%s}" % tex_escape(measured),
              r"\newcommand{\RunCells}{%d}" % facts["cells"],
              r"\newcommand{\RunBuilt}{%s}" % tex_escape(facts["built"]),
+             r"\newcommand{\RunImported}{%s}" % tex_escape(" ".join(facts.get("imported") or [])),
              r"\newcommand{\RunInfo}{Profile \texttt{\RunProfile}; host \RunHost; "
-             r"\RunCells{} cells measured \RunMeasured; PDF built \RunBuilt.}", ""]
+             r"\RunCells{} cells measured \RunMeasured; PDF built \RunBuilt.%s}"
+             % (r" \RunImported" if facts.get("imported") else ""), ""]
     return "\n".join(lines)
 
 
@@ -115,7 +138,8 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("write", help="write paper/generated/runinfo.tex")
     w.add_argument("--config", required=True)
-    w.add_argument("--raw-dir", required=True)
+    w.add_argument("--raw-dir", required=True, help="the raw root the run read (data/raw or data/hosts/<id>/raw)")
+    w.add_argument("--lock", default="config/builds.lock.yaml", help="this clone's build lock")
     w.add_argument("--out", required=True)
     c = sub.add_parser("check", help="the generated files and the resolved config agree on the profile")
     c.add_argument("--config", required=True)
@@ -127,7 +151,11 @@ def main(argv=None) -> int:
     if args.cmd == "write":
         with open(args.config) as f:
             config = yaml.safe_load(f) or {}
-        atomic.write_text(args.out, runinfo_tex(run_facts(config, manifests(args.raw_dir))))
+        facts = run_facts(config, manifests(args.raw_dir))
+        from harness.builds import load_lock
+        from harness.measure import hostinfo
+        facts["imported"] = imported(args.raw_dir, hostinfo.git_commit(), load_lock(args.lock))
+        atomic.write_text(args.out, runinfo_tex(facts))
         return 0
     bad = profile_mismatches(args.config, args.tidy_dir, args.generated)
     for b in bad:
