@@ -67,7 +67,7 @@ def _unpack(file: Path, dest: Path) -> Path:
     """Every member of `file` written under `dest` after its checks; the bag's top folder."""
     top = None
     try:
-        with tarfile.open(file, mode="r:*") as tf:
+        with tarfile.open(file, mode="r:gz") as tf:
             for m in tf:
                 name = PurePosixPath(m.name)
                 if name.is_absolute() or m.name.startswith("/"):
@@ -95,7 +95,8 @@ def _unpack(file: Path, dest: Path) -> Path:
         if isinstance(e, OSError) and not isinstance(e, (tarfile.TarError, EOFError)) \
                 and getattr(e, "filename", None):
             raise
-        raise B.BundleError(f"{file}: truncated or corrupt archive ({type(e).__name__}: {e}); "
+        why = " ".join(str(e).split())
+        raise B.BundleError(f"{file}: truncated or corrupt archive ({type(e).__name__}: {why}); "
                             f"copy it again, nothing written") from None
     if top is None:
         raise B.BundleError(f"{file}: an empty archive; not a bundle of harness export, nothing written")
