@@ -14,9 +14,7 @@ import yaml
 
 from harness import builds, paths, studies
 from harness.measure import initdb
-
 from harness.measure import cell
-
 from harness.plan import config
 
 from harness.measure import backends
