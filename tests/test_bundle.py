@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import ROOT
 from harness.report import bundleimport
 
@@ -279,3 +280,23 @@ def test_a_replot_reads_one_raw_root(tmp_path, bundle):
     bundleimport.check_profile(str(raw), "smoke")
     with pytest.raises(Exception, match="profile smoke, not default"):
         bundleimport.check_profile(str(raw), "default")
+
+
+def test_the_run_information_says_the_cells_were_imported_and_what_differs(tmp_path, bundle):
+    """The title page's line: this host measured none of them; the bundle's commit (here
+    unknown: its scratch clone is no git repository) and a build whose lock entry differs."""
+    from harness.report import runinfo
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    harness("import", "--root", str(dst), str(bundle))
+    raw = str(dst / f"data/hosts/{HOST}/raw")
+    entry = yaml.safe_load((ROOT / "config/builds.lock.yaml").read_text())["builds"]["mysql-5.6.24"]
+    same = runinfo.imported(raw, "unknown", {"mysql-5.6.24": entry})
+    assert len(same) == 1 and f"host {HOST}" in same[0] and "measured none of them" in same[0]
+    assert "differs" not in same[0] and "differ from" not in same[0]
+    other = runinfo.imported(raw, "0123456789abcdef", {"mysql-5.6.24": {**entry, "version": "9.9.9"}})[0]
+    assert "commit unknown differs from this clone's 0123456789ab" in other
+    assert "builds mysql-5.6.24 differ from this clone's lock" in other
+    assert runinfo.imported(str(dst / "data/raw"), "x", {}) == []
+    tex = runinfo.runinfo_tex({**runinfo.run_facts({"profile": "smoke"}, []), "imported": [other]})
+    assert r"\RunImported" in tex.split(r"\newcommand{\RunInfo}")[1]
