@@ -28,7 +28,11 @@ try:
     CFG = hconfig.resolve(config)
     # the one raw root every reader of cells uses: data/raw, or in a replot an imported
     # host's data/hosts/<id>/raw (config raw_host; docs/results.md)
-    RAW = himport.raw_root(CFG["raw_host"], CFG["replot"], workflow.basedir)
+    # several hosts (raw_host all, or auto with more than one): (id, raw root) of each, the
+    # first drawn by the figures and the text (data/tidy), the others tidied apart
+    # (data/tidy/hosts/<id>) and judged on their own (harness.analysis.claims.by_host)
+    HOSTS = himport.host_roots(CFG["raw_host"], CFG["replot"], CFG["profile"], workflow.basedir)
+    RAW = HOSTS[0][1]
     himport.check_profile(RAW, CFG["profile"])
 except (hconfig.ConfigError, hbundle.BundleError) as e:
     sys.exit(f"config error: {e}")
@@ -38,6 +42,7 @@ RUN_STARTED = time.time()  # reset in onstart
 ESTIMATE_S = None  # the estimate onstart prints
 HARNESS = f"{PY} -m harness"
 EXPERIMENTS = hplan.experiments(CFG)
+EXPERIMENTS_ALL = dict(EXPERIMENTS)   # before a replot keeps the first host's only (other hosts' tidy rules)
 LOCK = hconfig.builds.load_lock(hconfig.LOCK)
 # the registries (harness.studies): the studies (each may bring a rules.smk) and the datasets
 STUDIES = hstudies.all_studies()
@@ -109,6 +114,16 @@ def cells(experiment, rep=None):
     return [c for c in wanted if os.path.isdir(c)]
 
 
+HOST_RAW = dict(HOSTS[1:])   # another host's id -> its raw root (a several-host replot only)
+HOST_TIDY = {h: f"data/tidy/hosts/{h}" for h in HOST_RAW}
+
+
+def host_cells(host, experiment):
+    """The cells another host holds of an experiment (a replot: only those that exist)."""
+    return [c for c in hplan.cells(CFG, LOCK, experiment, raw=HOST_RAW[host], blocks=planned_blocks(experiment))
+            if os.path.isdir(c)]
+
+
 def block_dones(experiment):
     """The .done markers of an experiment's planned blocks (so every block is closed)."""
     return [] if REPLOT else [hblocks.done_path(experiment, r) for r in range(1, planned_blocks(experiment) + 1)]
@@ -149,6 +164,7 @@ def _replot_missing(x):
     return out
 
 
+HOST_EXPERIMENTS = {}
 if REPLOT:
     _missing = {x: _replot_missing(x) for x in EXPERIMENTS}
     _n = sum(map(len, _missing.values()))
@@ -158,6 +174,9 @@ if REPLOT:
         for x, cs in _missing.items():
             if cs:
                 print(f"  {x}: {len(cs)} missing, e.g. {cs[0]}", file=sys.stderr)
+    # every other host's experiments: those it holds a cell of
+    HOST_EXPERIMENTS = {h: [x for x in EXPERIMENTS if any(os.path.isdir(c) for c in hplan.cells(CFG, LOCK, x, raw=r))]
+                        for h, r in HOSTS[1:]}
     EXPERIMENTS = {x: s for x, s in EXPERIMENTS.items() if any(os.path.isdir(c) for c in hplan.cells(CFG, LOCK, x, raw=RAW))}
 
 

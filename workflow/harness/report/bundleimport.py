@@ -256,6 +256,44 @@ def raw_root(choice: str, replot: bool, root: Path = paths.ROOT) -> str:
     return f"{HOSTS}/{hosts[0]}/raw"
 
 
+ALL = "all"
+
+
+def host_roots(choice: str, replot: bool, profile: str, root: Path = paths.ROOT) -> list[tuple[str, str]]:
+    """(host id, raw root) of every host a run reads, the first the one whose cells the
+    figures and the text draw: one host for `local` or a host id (raw_root); for `all`,
+    and for `auto` when there is more than one host, the local host (data/raw, id
+    bundle.host_id()) when it holds a cell, then every imported host in id order. `all`
+    refuses an imported host of another profile (check_profile); `auto` leaves it out,
+    saying so."""
+    root = Path(root)
+    if not replot or choice not in (AUTO, ALL):
+        first = raw_root(choice, replot, root)
+        return [(_id_of(first), first)]
+    hosts = [(B.host_id(), "data/raw")] if B.cell_dirs(root / "data" / "raw") else []
+    for h in imported_hosts(root):
+        raw = f"{HOSTS}/{h}/raw"
+        try:
+            check_profile(str(root / raw), profile)
+        except B.BundleError:
+            if choice == ALL:
+                raise
+            print(f"raw_host auto: imported host {h} is of another profile than {profile}; left out",
+                  file=sys.stderr)
+            continue
+        hosts.append((h, raw))
+    if choice == ALL and not hosts:
+        raise B.BundleError("raw_host: all, but no host holds cells (data/raw is empty and nothing is "
+                            "imported: ./artifact import FILE)")
+    return hosts if len(hosts) > 1 else [(_id_of(r), r) for r in [raw_root(AUTO, replot, root)]]
+
+
+def _id_of(raw: str) -> str:
+    """The host id of a raw root: data/hosts/<id>/raw's id, this host's for data/raw."""
+    parts = Path(raw).parts
+    return parts[-2] if len(parts) >= 3 and parts[-3] == "hosts" else B.host_id()
+
+
 def bundles_of(raw_dir: str) -> list[dict]:
     """The bundle.json of every bundle imported into the host whose raw root is `raw_dir`
     ([] for data/raw), with its builds' lock entries (`lock_entries`)."""

@@ -80,6 +80,44 @@ def run_facts(config: dict, mans: list[dict], today: dt.date | None = None) -> d
     }
 
 
+def host_summary(host: str, config: dict, mans: list[dict], raw_dir: str) -> dict:
+    """One host of a several-host paper, for the setup appendix: CPU, hardware threads,
+    kernel, backend (and mechanism), profile and the first and last measurement of its
+    cells (the manifests'); an imported host's profile is its bundles'."""
+    def distinct(fn):
+        return sorted({str(v) for m in mans if (v := fn(m)) not in (None, "")})
+    from harness.report import bundleimport
+    profiles = sorted({str(b.get("profile")) for b in bundleimport.bundles_of(raw_dir)}) or \
+        [str(config.get("profile") or "unknown")]
+    facts = run_facts(config, mans)
+    return {"host": host, "cpu": distinct(lambda m: (m.get("host") or {}).get("cpu_model")),
+            "threads": distinct(lambda m: (m.get("host") or {}).get("n_cpus")),
+            "kernel": distinct(lambda m: (m.get("host") or {}).get("kernel")),
+            "backend": distinct(lambda m: "{backend} / {mechanism}".format(**{"backend": "?", "mechanism": "?",
+                                                                            **(m.get("placement") or {})})),
+            "profile": profiles, "cells": len(mans),
+            "from": facts["measured_from"], "to": facts["measured_to"]}
+
+
+def hosts_tex(hosts: list[dict]) -> str:
+    """\\RunHostsTable: the hosts of a several-host paper, one row each (none for one host)."""
+    if len(hosts) < 2:
+        return ""
+    rows = [" & ".join([r"\texttt{%s}" % tex_escape(h["host"]), tex_escape(", ".join(h["cpu"]) or "n/a"),
+                        tex_escape(", ".join(h["threads"]) or "n/a"), tex_escape(", ".join(h["kernel"]) or "n/a"),
+                        tex_escape(", ".join(h["backend"]) or "n/a"), tex_escape(", ".join(h["profile"])),
+                        str(h["cells"]), tex_escape(f"{_when(h['from'])} to {_when(h['to'])}")]) + r"\\"
+            for h in hosts]
+    return "\n".join([
+        r"\newcommand{\RunHostsTable}{\begin{table}[htbp]\centering\scriptsize",
+        r"\caption{The %d hosts whose cells this paper judges, each on its own (Table~\ref{tab:claims}).}"
+        r"\label{tab:hosts}" % len(hosts),
+        r"\begin{tabular}{@{}l>{\raggedright\arraybackslash}p{3.2cm}r>{\raggedright\arraybackslash}p{2.2cm}"
+        r">{\raggedright\arraybackslash}p{1.8cm}lr>{\raggedright\arraybackslash}p{2.6cm}@{}}",
+        r"\toprule Host & CPU & Threads & Kernel & Backend / mechanism & Profile & Cells & Measured\\ \midrule",
+        *rows, r"\bottomrule\end{tabular}\end{table}}", ""])
+
+
 def _when(iso: str | None) -> str:
     if not iso:
         return "n/a"
@@ -101,6 +139,7 @@ def runinfo_tex(facts: dict) -> str:
              r"\newcommand{\RunCells}{%d}" % facts["cells"],
              r"\newcommand{\RunBuilt}{%s}" % tex_escape(facts["built"]),
              r"\newcommand{\RunImported}{%s}" % tex_escape(" ".join(facts.get("imported") or [])),
+             hosts_tex(facts.get("host_list") or []),
              r"\newcommand{\RunInfo}{Profile \texttt{\RunProfile}; host \RunHost; "
              r"\RunCells{} cells measured \RunMeasured; PDF built \RunBuilt.%s}"
              % (r" \RunImported" if facts.get("imported") else ""), ""]
@@ -139,6 +178,9 @@ def main(argv=None) -> int:
     w = sub.add_parser("write", help="write paper/generated/runinfo.tex")
     w.add_argument("--config", required=True)
     w.add_argument("--raw-dir", required=True, help="the raw root the run read (data/raw or data/hosts/<id>/raw)")
+    w.add_argument("--host", default="", help="the id of the host of --raw-dir (a several-host paper)")
+    w.add_argument("--host-raw", action="append", default=[], metavar="ID=DIR",
+                   help="another host's raw root (data/raw or data/hosts/<id>/raw); repeat per host")
     w.add_argument("--lock", default="config/builds.lock.yaml", help="this clone's build lock")
     w.add_argument("--out", required=True)
     c = sub.add_parser("check", help="the generated files and the resolved config agree on the profile")
@@ -154,7 +196,16 @@ def main(argv=None) -> int:
         facts = run_facts(config, manifests(args.raw_dir))
         from harness.builds import load_lock
         from harness.measure import hostinfo
-        facts["imported"] = imported(args.raw_dir, hostinfo.git_commit(), load_lock(args.lock))
+        commit, lock = hostinfo.git_commit(), load_lock(args.lock)
+        facts["imported"] = imported(args.raw_dir, commit, lock)
+        raws = [(args.host, args.raw_dir)] + [tuple(x.split("=", 1)) for x in args.host_raw]
+        if len(raws) > 1:   # several hosts: each one's sentence, and the appendix's table of hosts
+            facts["hosts"] = [h for h, _ in raws]
+            facts["imported"] = [s for _, d in raws for s in imported(d, commit, lock)]
+            facts["host_list"] = [host_summary(h, config, manifests(d), d) for h, d in raws]
+            every = [m for _, d in raws for m in manifests(d)]
+            both = run_facts(config, every)
+            facts.update(cells=both["cells"], measured_from=both["measured_from"], measured_to=both["measured_to"])
         atomic.write_text(args.out, runinfo_tex(facts))
         return 0
     bad = profile_mismatches(args.config, args.tidy_dir, args.generated)
