@@ -235,9 +235,7 @@ def cmd_claims_print(a):
     import csv
     with open(a.claims, newline="") as f:
         rows = list(csv.DictReader(f))
-    several = len({r.get("host", "") for r in rows} - {"all"}) > 1   # claims.csv's host column
-    for r in rows if several else ():
-        r["claim"] = f"{r.get('claim', '')} @ {r.get('host', '')}"
+    rows = [{**r, "claim": f"{r['claim']} @ {r['host']}"} for r in rows] if len({r.get("host", "") for r in rows} - {"all"}) > 1 else rows
     width = max((len(r.get("claim", "")) for r in rows), default=10)
     for r in rows:
         print(f"{r.get('claim', ''):<{width}}  {r.get('verdict', ''):<19}  published {r.get('published', '')};"
