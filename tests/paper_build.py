@@ -30,12 +30,12 @@ def rscript(script: str, *args) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-def draw_figures(tidy: Path, generated: Path, figures: Path, names: list[str]) -> dict:
+def draw_figures(tidy: Path, generated: Path, figures: Path, names: list[str], raw: Path = RAW) -> dict:
     """Every figure the pipeline would draw -> its Rscript result (2 at a time)."""
     figures.mkdir(parents=True, exist_ok=True)
     (tidy / report.FACTOR_TABLE).write_text(report.factor_table_csv())
     (tidy / published.PUBLISHED_TABLE).write_text(published.published_csv())  # as rule published_table
-    experiments = sorted(d.name for d in RAW.glob("*/*") if d.is_dir())
+    experiments = sorted(d.name for d in raw.glob("*/*") if d.is_dir())
     jobs = {n: (report.FIGURES[n]["path"], *report.figure_inputs(n, experiments, str(tidy)),
                 figures / f"{n}.pdf") for n in names}
     for n, spec in report.PAPER_FIGURES.items():
@@ -45,11 +45,23 @@ def draw_figures(tidy: Path, generated: Path, figures: Path, names: list[str]) -
     return done
 
 
-def build(out: Path, raw: Path = RAW) -> dict:
+def build(out: Path, raw: Path = RAW, host: str = "", others=()) -> dict:
     """out/{tidy,generated} from the cells, out/figures/*.pdf, out/paper/main.pdf
-    (paper/main.tex's layout: generated/ beside main.tex, ../figures/)."""
+    (paper/main.tex's layout: generated/ beside main.tex, ../figures/). `others`: (host id,
+    raw dir) of more hosts (a several-host paper, as a replot of raw_host all): each tidied
+    apart into out/hosts/<id>/tidy and judged on its own beside `raw`'s host `host`."""
     out = Path(out)
     done = retidy(raw, out)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow")}
+    host_args, raw_args = ["--host", host], ["--host", host]
+    for h, other in others:
+        host_args += ["--host-tidy", f"{h}={retidy(other, out / 'hosts' / h)['tidy']}"]
+        raw_args += ["--host-raw", f"{h}={other}"]
+    if others:   # the report again, with every host
+        rep = subprocess.run([sys.executable, "-m", "harness", "report", "--tidy-dir", str(done["tidy"]), "--config",
+                              str(done["tidy"] / "config.resolved.yaml"), "--out", str(done["generated"]), *host_args],
+                             env=env, capture_output=True, text=True)
+        assert rep.returncode == 0, rep.stderr
     paper = out / "paper"
     if paper.exists():
         shutil.rmtree(paper)
@@ -58,9 +70,8 @@ def build(out: Path, raw: Path = RAW) -> dict:
     shutil.copytree(ROOT / "paper", paper, ignore=lambda d, names: [
         n for n in names if Path(d) == ROOT / "paper" and n not in ("main.tex", "references.bib")])
     shutil.copytree(done["generated"], paper / "generated")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow")}
     info = subprocess.run([sys.executable, "-m", "harness", "runinfo", "write", "--config",
-                           str(done["tidy"] / "config.resolved.yaml"), "--raw-dir", str(raw),
+                           str(done["tidy"] / "config.resolved.yaml"), "--raw-dir", str(raw), *raw_args,
                            "--out", str(paper / "generated" / "runinfo.tex")],
                           env=env, capture_output=True, text=True)
     assert info.returncode == 0, info.stderr
@@ -76,7 +87,7 @@ def build(out: Path, raw: Path = RAW) -> dict:
                                  "--out", str(paper / "generated" / "fts_counts.tex")],
                                 env=env, capture_output=True, text=True)
         assert counts.returncode == 0, counts.stderr
-    drawn = draw_figures(done["tidy"], paper / "generated", out / "figures", done["figures"])
+    drawn = draw_figures(done["tidy"], paper / "generated", out / "figures", done["figures"], raw)
     failed = {n: p.stderr[-500:] for n, p in drawn.items() if p.returncode != 0}
     latex = None
     if not failed:

@@ -94,6 +94,16 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
     "./artifact report": (
         EXCLUDE, [], "needs a finished pipeline's outputs (the PDF, every figure) and has no dry run; "
                      "tests/test_report_html.py builds it after a smoke run and opens it in a browser"),
+    **{c: (EXCLUDE, [], "exports this clone's cells (needs a run) or imports a bundle file (placeholder "
+                        "names); tests/test_bundle.py runs harness export/import on recorded cells and "
+                        "tests/test_e2e_pipeline.py the round trip of a real smoke run")
+       for c in ("./artifact export", "./artifact import F", "./artifact import",
+                 './artifact export --out run.tar.gz --creator "Ada Lovelace" --license CC0-1.0',
+                 "./artifact import run.tar.gz [more.tar.gz ...]", "./artifact import run.tar.gz",
+                 "./artifact export --creator ...")},
+    "./artifact replot --configfile config/smoke.yaml": (
+        EXCLUDE, [], "replots an imported bundle's cells (docs/results.md); tests/test_e2e_pipeline.py runs it "
+                     "in a fresh clone after an import"),
     "./artifact bench": (
         EXCLUDE, [], "benchmarks real servers for minutes and asserts nothing (prints figures); no dry run"),
     "sudo scripts/check-fresh-debian.sh -- -x -q tests/test_builds.py tests/test_config.py "

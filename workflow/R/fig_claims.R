@@ -5,7 +5,9 @@
 # measured ratio with its interval (filled point, coloured by verdict), and
 # the verdict in words at the right, so the figure reads without colour ("not
 # measurable here" as n/m and what is missing, said in full in the legend).
-# Claims without a ratio (ranks, EXPLAIN checks) show their verdict only.
+# Claims without a ratio (ranks, EXPLAIN checks) show their verdict only. Several hosts
+# (claims.csv's host column): a row per host with its interval, and the claim's combined
+# row (host "all": its verdict and on how many hosts, no pooled interval).
 #
 # Usage: Rscript workflow/R/fig_claims.R <claims.csv> <out.pdf>
 
@@ -15,6 +17,7 @@ CLAIMS_COLUMNS <- c("claim", "study", "published", "published_ratio", "ratio", "
                     "ratio_hi", "threshold", "threshold_hi", "side", "verdict", "build")
 
 NOT_MEASURABLE <- "not measurable here"
+ALL_HOSTS <- "all"   # the host of a claim's combined row (harness.analysis.claims.ALL_HOSTS)
 NM <- "n/m"
 
 num <- function(x) suppressWarnings(as.numeric(ifelse(is.na(x), "", x)))
@@ -43,8 +46,15 @@ read_claims <- function(path) {
 }
 
 claims_plot <- function(d) {
-  several <- d$claim %in% d$claim[duplicated(d$claim)]
+  if (!"host" %in% names(d)) d$host <- ""
+  hosts <- unique(d$host[d$host != ALL_HOSTS])
+  key <- paste(d$claim, d$host)
+  several <- d$claim %in% d$claim[duplicated(key)]
   d$row <- ifelse(several & d$build != "", paste0(d$claim, " (", d$build, ")"), d$claim)
+  # several hosts (claims.csv's host): a row per host with its own interval, then the
+  # claim's combined row (no interval: its verdict and k of n hosts only)
+  if (length(hosts) > 1)
+    d$row <- paste0(d$row, ifelse(d$host == ALL_HOSTS, ": all hosts", paste0(" @ ", d$host)))
   # a numeric position per row (first row on top), labelled with its claim: a
   # discrete y would be re-sorted alphabetically by ggplot's free facet scales
   d$pos <- rev(seq_len(nrow(d)))
@@ -56,6 +66,10 @@ claims_plot <- function(d) {
   d$said <- ifelse(d$verdict == NOT_MEASURABLE,
                    ifelse(nchar(missing) > 0 & nchar(missing) <= 12, paste0(NM, ": ", missing), NM),
                    as.character(d$verdict))
+  reason <- if ("reason" %in% names(d)) d$reason else rep("", nrow(d))
+  kn <- regmatches(reason, regexec("reproduced on ([0-9]+) of the ([0-9]+) hosts", reason))
+  kn <- vapply(kn, function(v) if (length(v) == 3) paste0(" (", v[2], " of ", v[3], " hosts)") else "", "")
+  d$said <- ifelse(d$host == ALL_HOSTS, paste0(d$said, kn), d$said)
   rg <- published_range(d$published)
   d$pub_lo <- rg$lo
   d$pub_hi <- rg$hi

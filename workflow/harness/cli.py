@@ -14,9 +14,7 @@ import yaml
 
 from harness import builds, paths, studies
 from harness.measure import initdb
-
 from harness.measure import cell
-
 from harness.plan import config
 
 from harness.measure import backends
@@ -237,6 +235,7 @@ def cmd_claims_print(a):
     import csv
     with open(a.claims, newline="") as f:
         rows = list(csv.DictReader(f))
+    rows = [{**r, "claim": f"{r['claim']} @ {r['host']}"} for r in rows] if len({r.get("host", "") for r in rows} - {"all"}) > 1 else rows
     width = max((len(r.get("claim", "")) for r in rows), default=10)
     for r in rows:
         print(f"{r.get('claim', ''):<{width}}  {r.get('verdict', ''):<19}  published {r.get('published', '')};"
@@ -301,6 +300,8 @@ OWN_PARSER = {
     "artifact": ("harness.report.artifact", "the artifact appendix"),
     "published": ("harness.report.published", "every study's published marks as CSV"),
     "host-packages": ("harness.builds.debian", "the host libraries the lock's Debian builds load (setup installs them)"),
+    "export": ("harness.report.bundle", "this clone's raw cells as one checked bundle (BagIt, tar.gz)"),
+    "import": ("harness.report.bundleimport", "check bundles, then import them into data/hosts/<host id>/"),
 }
 
 

@@ -21,10 +21,20 @@ from harness.analysis import intervals as hintervals
 from harness.measure import procs as hprocs
 from harness import studies as hstudies
 from harness.measure import datasets as hdatasets
+from harness.report import bundle as hbundle
+from harness.report import bundleimport as himport
 
 try:
     CFG = hconfig.resolve(config)
-except hconfig.ConfigError as e:
+    # the one raw root every reader of cells uses: data/raw, or in a replot an imported
+    # host's data/hosts/<id>/raw (config raw_host; docs/results.md)
+    # several hosts (raw_host all, or auto with more than one): (id, raw root) of each, the
+    # first drawn by the figures and the text (data/tidy), the others tidied apart
+    # (data/tidy/hosts/<id>) and judged on their own (harness.analysis.claims.by_host)
+    HOSTS = himport.host_roots(CFG["raw_host"], CFG["replot"], CFG["profile"], workflow.basedir)
+    RAW = HOSTS[0][1]
+    himport.check_profile(RAW, CFG["profile"])
+except (hconfig.ConfigError, hbundle.BundleError) as e:
     sys.exit(f"config error: {e}")
 
 PY = shlex.quote(sys.executable)  # a shell word: the clone's path may hold a space (.venv/bin/python)
@@ -32,6 +42,7 @@ RUN_STARTED = time.time()  # reset in onstart
 ESTIMATE_S = None  # the estimate onstart prints
 HARNESS = f"{PY} -m harness"
 EXPERIMENTS = hplan.experiments(CFG)
+EXPERIMENTS_ALL = dict(EXPERIMENTS)   # before a replot keeps the first host's only (other hosts' tidy rules)
 LOCK = hconfig.builds.load_lock(hconfig.LOCK)
 # the registries (harness.studies): the studies (each may bring a rules.smk) and the datasets
 STUDIES = hstudies.all_studies()
@@ -97,10 +108,20 @@ def planned_blocks(experiment):
 def cells(experiment, rep=None):
     """The measured cells of an experiment (of one block if given, else of its planned
     blocks); when replotting, only the ones that exist (the others are listed, never measured)."""
-    wanted = hplan.cells(CFG, LOCK, experiment, rep, blocks=None if rep else planned_blocks(experiment))
+    wanted = hplan.cells(CFG, LOCK, experiment, rep, raw=RAW, blocks=None if rep else planned_blocks(experiment))
     if not REPLOT:
         return wanted
     return [c for c in wanted if os.path.isdir(c)]
+
+
+HOST_RAW = dict(HOSTS[1:])   # another host's id -> its raw root (a several-host replot only)
+HOST_TIDY = {h: f"data/tidy/hosts/{h}" for h in HOST_RAW}
+
+
+def host_cells(host, experiment):
+    """The cells another host holds of an experiment (a replot: only those that exist)."""
+    return [c for c in hplan.cells(CFG, LOCK, experiment, raw=HOST_RAW[host], blocks=planned_blocks(experiment))
+            if os.path.isdir(c)]
 
 
 def block_dones(experiment):
@@ -136,13 +157,14 @@ def _replot_missing(x):
     lo, hi, _ = hplan.repetition_bounds(EXPERIMENTS[x])
     out = []
     for r in range(1, hi + 1):
-        block = hplan.cells(CFG, LOCK, x, r)
+        block = hplan.cells(CFG, LOCK, x, r, raw=RAW)
         have = [c for c in block if os.path.isdir(c)]
         if r <= lo or have:
             out += [c for c in block if c not in have]
     return out
 
 
+HOST_EXPERIMENTS = {}
 if REPLOT:
     _missing = {x: _replot_missing(x) for x in EXPERIMENTS}
     _n = sum(map(len, _missing.values()))
@@ -152,7 +174,10 @@ if REPLOT:
         for x, cs in _missing.items():
             if cs:
                 print(f"  {x}: {len(cs)} missing, e.g. {cs[0]}", file=sys.stderr)
-    EXPERIMENTS = {x: s for x, s in EXPERIMENTS.items() if any(os.path.isdir(c) for c in hplan.cells(CFG, LOCK, x))}
+    # every other host's experiments: those it holds a cell of
+    HOST_EXPERIMENTS = {h: [x for x in EXPERIMENTS if any(os.path.isdir(c) for c in hplan.cells(CFG, LOCK, x, raw=r))]
+                        for h, r in HOSTS[1:]}
+    EXPERIMENTS = {x: s for x, s in EXPERIMENTS.items() if any(os.path.isdir(c) for c in hplan.cells(CFG, LOCK, x, raw=RAW))}
 
 
 def reap(_log=None):

@@ -12,6 +12,9 @@ from harness.analysis.claimrules import setting as _claim_setting  # noqa: E402
 from harness.report import method as _power_method  # noqa: E402
 
 TIDY = "data/tidy"
+HOST_ID = HOSTS[0][0]   # the first host's id (claims.csv's host column); the others' tidy and raw roots:
+HOST_TIDY_ARGS = "".join(f" --host-tidy {shlex.quote(f'{h}={d}')}" for h, d in HOST_TIDY.items())
+HOST_RAW_ARGS = "".join(f" --host-raw {shlex.quote(f'{h}={d}')}" for h, d in HOST_RAW.items())
 # the code the generated tables and macros come from (a change re-runs them)
 # every registered study's package (its claims, marks, macros), wherever it lives
 STUDY_CODE = sorted(["workflow/harness/studies/__init__.py"] + [
@@ -168,6 +171,7 @@ rule generated_tex:
         study_tables=[f"{TIDY}/{name}" for name in hstudies.tidy_tables(EXPERIMENTS)],
         code=REPORT_CODE,
         power=POWER_CSV,
+        hosts=host_tidy_files(),   # several hosts: the others' tidy data (data/tidy/hosts/<id>)
     output:
         [
             report(f"paper/generated/{name}", caption="../report/claims.rst", category="Claims")
@@ -181,6 +185,7 @@ rule generated_tex:
         "benchmarks/generated_tex.tsv"
     shell:
         "{HARNESS} report --tidy-dir {TIDY} --config {input.config} --power {input.power} --out paper/generated"
+        " --host {HOST_ID:q}{HOST_TIDY_ARGS}"
         " > {log} 2>&1"
         " || (tail -5 {log}; exit 1)"
 
@@ -198,7 +203,8 @@ rule runinfo:
     benchmark:
         "benchmarks/runinfo.tsv"
     shell:
-        "{HARNESS} runinfo write --config {input.config} --raw-dir data/raw --out {output}"
+        "{HARNESS} runinfo write --config {input.config} --raw-dir {RAW:q} --host {HOST_ID:q}{HOST_RAW_ARGS}"
+        " --out {output}"
         " > {log} 2>&1 || (tail -5 {log}; exit 1)"
 
 

@@ -95,6 +95,8 @@ def invariant_violations(rows: list[dict], level: float | None = None) -> list[s
     for r in rows:
         if r["verdict"] not in (REPRODUCED, NOT_REPRODUCED) or not r.get("side"):
             continue
+        if r.get("host") == ALL_HOSTS:   # a combined row has no interval: by_host's counts
+            continue
         lo, hi, t = float(r["ratio_lo"]), float(r["ratio_hi"]), float(r["threshold"])
         th = float(r["threshold_hi"]) if r.get("threshold_hi") else None
         side = r["side"]
@@ -128,3 +130,73 @@ def experiment_decided(tidy: T.Tidy, experiment: str) -> bool:
             if res.verdict == INCONCLUSIVE and res.pending:
                 return False
     return True
+
+
+# --- several hosts ----------------------------------------------------------------------
+
+ALL_HOSTS = "all"   # the `host` of a claim's combined row (claims.csv)
+HOST_CSV_FIELDS = (*CSV_FIELDS, "host")
+# what a combined row copies from its hosts' rows (the claim, never a measured value)
+_CLAIM_FIELDS = ("claim", "study", "statement", "published", "published_ratio", "threshold",
+                 "threshold_hi", "side", "needs", "experiment", "build", "metric")
+
+
+def combined_verdict(verdicts: list[str]) -> tuple[str, str]:
+    """The combined verdict of one claim row over the hosts (each host's verdict, judged
+    on its own cells by the same rule) and its reason. n = the hosts that could measure it
+    (any verdict but not measurable here); k = those that reproduced it, j = those that did
+    not. *reproduced* when k > n/2 and j = 0, *not reproduced* when j > n/2 and k = 0,
+    *inconclusive* otherwise (hosts that disagree, or too few decided), *not measurable
+    here* when n = 0. A strict majority, so one host's decision (its interval's error, its
+    hardware's quirk) never decides for several; a contradiction between hosts is said,
+    never outvoted. No interval is pooled across hosts."""
+    total = len(verdicts)
+    able = [v for v in verdicts if v != NOT_MEASURABLE]
+    n, k, j = len(able), able.count(REPRODUCED), able.count(NOT_REPRODUCED)
+    if not n:
+        return NOT_MEASURABLE, f"host: not measurable on any of the {total} hosts"
+    said = (f"reproduced on {k} of the {n} hosts that could measure it, not reproduced on {j}"
+            + (f" ({total - n} of {total} could not measure it)" if total > n else ""))
+    if k and j:
+        return INCONCLUSIVE, f"hosts disagree: {said}"
+    if 2 * k > n:
+        return REPRODUCED, said
+    if 2 * j > n:
+        return NOT_REPRODUCED, said
+    return INCONCLUSIVE, f"no strict majority of hosts decided: {said}"
+
+
+def by_host(hosts: list[tuple[str, list[dict]]]) -> list[dict]:
+    """Every host's claim rows with their `host`, each claim row (claim and build) followed
+    by its combined row (host ALL_HOSTS, combined_verdict) when there are two hosts or more:
+    one host gives its rows as they are (plus the host). The order: the first host's rows,
+    then any row only a later host has, in that host's order."""
+    keyed: dict = {}
+    for host, rows in hosts:
+        for r in rows:
+            keyed.setdefault((r["claim"], r.get("build", "")), []).append({**r, "host": host})
+    out = []
+    for rows in keyed.values():
+        out += rows
+        if len(hosts) > 1:
+            out.append(combined_row(rows, len(hosts)))
+    return out
+
+
+def combined_row(rows: list[dict], n_hosts: int) -> dict:
+    """The combined row of one claim row's host rows (a host that lacks the row, e.g. it did
+    not run the experiment, counts as not measurable). Its measured text names each host's
+    verdict; its ratio and interval columns stay empty."""
+    verdicts = [r["verdict"] for r in rows] + [NOT_MEASURABLE] * (n_hosts - len(rows))
+    verdict, reason = combined_verdict(verdicts)
+    first = rows[0]
+    row = {f: "" for f in HOST_CSV_FIELDS}
+    row.update({f: first.get(f, "") for f in _CLAIM_FIELDS})
+    row.update(host=ALL_HOSTS, verdict=verdict, reason=reason,
+               measured="; ".join(f"{r['host']}: {r['verdict']}" for r in rows))
+    return row
+
+
+def hosts_of(rows: list[dict]) -> list[str]:
+    """The hosts of claim rows (without ALL_HOSTS), in order."""
+    return list(dict.fromkeys(r.get("host", "") for r in rows if r.get("host", "") != ALL_HOSTS))

@@ -49,27 +49,39 @@ OUTPUTS = ("macros.tex", "claims.tex", "claims.csv", "reasons.tex", "design.tex"
 
 
 def claims_csv(rows) -> str:
+    """claims.csv: every row's CSV_FIELDS and its `host` (C.by_host)."""
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=C.CSV_FIELDS, lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=C.HOST_CSV_FIELDS, lineterminator="\n", extrasaction="ignore")
     w.writeheader()
     w.writerows(rows)
     return buf.getvalue()
 
 
-def outputs(tidy: T.Tidy, power: str | None = None) -> dict:
+def host_rows(tidy: T.Tidy) -> list[dict]:
+    """The claim rows of one host's tidy data (every host's judged by this same code)."""
+    return studies.annotate(C.Context.of(tidy), C.evaluate(tidy, studies.claims()))
+
+
+def outputs(tidy: T.Tidy, power: str | None = None, host: str = "",
+            others: list[tuple[str, T.Tidy]] = ()) -> dict:
     """File name -> text of every generated file (`power`: the verdict power CSV, else
-    bench/verdict_power.py's default output if it exists)."""
+    bench/verdict_power.py's default output if it exists). `tidy` is host `host`'s; `others`
+    are the other hosts' (id, tidy), each judged on its own cells: claims.csv, the claims
+    table and the reasons show every host's row and each claim's combined row
+    (C.by_host); the text's numbers, the figures and the study tables are `host`'s."""
     ctx = C.Context.of(tidy)
-    rows = studies.annotate(ctx, C.evaluate(tidy, studies.claims()))
+    rows = host_rows(tidy)
+    every = C.by_host([(host, rows)] + [(h, host_rows(t)) for h, t in others])
     bc = tidy.experiment("build_compare")
     return {
         "macros.tex": M.macros_tex(M.build_macros(ctx, rows), M.flags_tex(tidy)),
-        "claims.tex": tables.claims_tex(rows, ctx.level),
-        "claims.csv": claims_csv(rows),
-        "reasons.tex": tables.reasons_tex(rows),
+        "claims.tex": tables.claims_tex(every, ctx.level),
+        "claims.csv": claims_csv(every),
+        "reasons.tex": tables.reasons_tex(every),
         "design.tex": tables.design_tex(tidy),
         "deviations.tex": deviations.deviations_tex(tidy),
-        "provenance.tex": tables.provenance_tex(tidy.provenance, tidy.config),
+        "provenance.tex": tables.provenance_tex(tidy.provenance, tidy.config,
+                                                [(h, t.provenance) for h, t in others], host),
         "explain.tex": tables.explain_tex(tidy.extra("explain", tables.EXPLAIN_EXPERIMENT)),
         "builds.tex": tables.builds_tex(bc.cells if bc else [], tidy.provenance),
         "unsupported.tex": tables.unsupported_tex(tidy.unsupported),
@@ -84,6 +96,9 @@ def main(argv=None):
     ap.add_argument("--tidy-dir", required=True, help="directory of the tidy CSVs (data/tidy)")
     ap.add_argument("--config", required=True, help="resolved config YAML")
     ap.add_argument("--out", required=True, help="output directory (paper/generated)")
+    ap.add_argument("--host", default="", help="the id of the host whose tidy data --tidy-dir holds (claims.csv's host)")
+    ap.add_argument("--host-tidy", action="append", default=[], metavar="ID=DIR",
+                    help="another host's tidy directory (data/tidy/hosts/<id>), judged on its own; repeat per host")
     ap.add_argument("--power", help="bench/verdict_power.py's CSV (the pipeline's data/power/verdict_power_<level>.csv)")
     if argv and argv[0] == "--":  # `harness report -- --tidy-dir ...`
         argv = argv[1:]
@@ -96,9 +111,20 @@ def main(argv=None):
     except ValueError as e:
         ap.error(f"{args.config}: {e}")
     tidy = T.load(args.tidy_dir, config, tables=studies.tidy_tables())
+    others = []
+    for spec in args.host_tidy:
+        hid, _, d = spec.partition("=")
+        if not hid or not os.path.isdir(d):
+            ap.error(f"--host-tidy {spec}: give ID=DIR with DIR a host's tidy directory (data/tidy/hosts/<id>)")
+        t = T.load(d, config, tables=studies.tidy_tables())
+        # what the plan decides, not the host: the builds' unsupported combinations, the official check
+        t.unsupported = tidy.unsupported
+        if "official_check" in tidy.provenance:
+            t.provenance.setdefault("official_check", tidy.provenance["official_check"])
+        others.append((hid, t))
     if args.power and not os.path.isfile(args.power):
         ap.error(f"--power {args.power}: no such file; make it with python bench/verdict_power.py --out FILE")
-    for name, text in outputs(tidy, args.power).items():
+    for name, text in outputs(tidy, args.power, args.host, others).items():
         atomic.write_text(os.path.join(args.out, name), text)
     for line in studies.warnings(tidy):  # e.g. an A/A control that says the host was not quiet
         print(line, file=sys.stderr)

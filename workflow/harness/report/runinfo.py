@@ -43,6 +43,26 @@ def manifests(raw_dir: str) -> list[dict]:
     return out
 
 
+def imported(raw_dir: str, commit: str, lock: dict) -> list[str]:
+    """One sentence per bundle the cells were imported from (harness.report.bundleimport):
+    the host that measured them, and where its commit or builds differ from this clone's."""
+    from harness.report import bundleimport
+    out = []
+    for b in bundleimport.bundles_of(raw_dir):
+        repo = b.get("repository") or {}
+        theirs = str(repo.get("commit") or "unknown")
+        words = [f"imported from a bundle of host {b.get('host_id')} (profile {b.get('profile')}, "
+                 f"{b.get('cells')} cells); this host measured none of them"]
+        if theirs != commit or repo.get("dirty"):
+            words.append(f"the bundle's commit {theirs[:12]}{' (dirty)' if repo.get('dirty') else ''} "
+                         f"differs from this clone's {commit[:12]}")
+        diff = sorted(n for n, e in (b.get("lock_entries") or {}).items() if lock.get(n) != e)
+        if diff:
+            words.append(f"its builds {', '.join(diff)} differ from this clone's lock")
+        out.append("; ".join(words) + ".")
+    return out
+
+
 def run_facts(config: dict, mans: list[dict], today: dt.date | None = None) -> dict:
     """profile, hosts ('vm (2 CPUs)'), first start and last finish of the cells (UTC), build date."""
     hosts = sorted({f"{(m.get('host') or {}).get('hostname') or 'unknown host'} "
@@ -56,7 +76,46 @@ def run_facts(config: dict, mans: list[dict], today: dt.date | None = None) -> d
         "measured_to": ends[-1] if ends else None,
         "cells": len(mans),
         "built": (today or dt.datetime.now(dt.timezone.utc).date()).isoformat(),
+        "imported": [],
     }
+
+
+def host_summary(host: str, config: dict, mans: list[dict], raw_dir: str) -> dict:
+    """One host of a several-host paper, for the setup appendix: CPU, hardware threads,
+    kernel, backend (and mechanism), profile and the first and last measurement of its
+    cells (the manifests'); an imported host's profile is its bundles'."""
+    def distinct(fn):
+        return sorted({str(v) for m in mans if (v := fn(m)) not in (None, "")})
+    from harness.report import bundleimport
+    profiles = sorted({str(b.get("profile")) for b in bundleimport.bundles_of(raw_dir)}) or \
+        [str(config.get("profile") or "unknown")]
+    facts = run_facts(config, mans)
+    return {"host": host, "cpu": distinct(lambda m: (m.get("host") or {}).get("cpu_model")),
+            "threads": distinct(lambda m: (m.get("host") or {}).get("n_cpus")),
+            "kernel": distinct(lambda m: (m.get("host") or {}).get("kernel")),
+            "backend": distinct(lambda m: "{backend} / {mechanism}".format(**{"backend": "?", "mechanism": "?",
+                                                                            **(m.get("placement") or {})})),
+            "profile": profiles, "cells": len(mans),
+            "from": facts["measured_from"], "to": facts["measured_to"]}
+
+
+def hosts_tex(hosts: list[dict]) -> str:
+    """\\RunHostsTable: the hosts of a several-host paper, one row each (none for one host)."""
+    if len(hosts) < 2:
+        return ""
+    rows = [" & ".join([r"\texttt{%s}" % tex_escape(h["host"]), tex_escape(", ".join(h["cpu"]) or "n/a"),
+                        tex_escape(", ".join(h["threads"]) or "n/a"), tex_escape(", ".join(h["kernel"]) or "n/a"),
+                        tex_escape(", ".join(h["backend"]) or "n/a"), tex_escape(", ".join(h["profile"])),
+                        str(h["cells"]), tex_escape(f"{_when(h['from'])} to {_when(h['to'])}")]) + r"\\"
+            for h in hosts]
+    return "\n".join([
+        r"\newcommand{\RunHostsTable}{\begin{table}[htbp]\centering\scriptsize",
+        r"\caption{The %d hosts whose cells this paper judges, each on its own (Table~\ref{tab:claims}).}"
+        r"\label{tab:hosts}" % len(hosts),
+        r"\begin{tabular}{@{}l>{\raggedright\arraybackslash}p{3.2cm}r>{\raggedright\arraybackslash}p{2.2cm}"
+        r">{\raggedright\arraybackslash}p{1.8cm}lr>{\raggedright\arraybackslash}p{2.6cm}@{}}",
+        r"\toprule Host & CPU & Threads & Kernel & Backend / mechanism & Profile & Cells & Measured\\ \midrule",
+        *rows, r"\bottomrule\end{tabular}\end{table}}", ""])
 
 
 def _when(iso: str | None) -> str:
@@ -79,8 +138,11 @@ def runinfo_tex(facts: dict) -> str:
              r"\newcommand{\RunMeasured}{%s}" % tex_escape(measured),
              r"\newcommand{\RunCells}{%d}" % facts["cells"],
              r"\newcommand{\RunBuilt}{%s}" % tex_escape(facts["built"]),
+             r"\newcommand{\RunImported}{%s}" % tex_escape(" ".join(facts.get("imported") or [])),
+             hosts_tex(facts.get("host_list") or []),
              r"\newcommand{\RunInfo}{Profile \texttt{\RunProfile}; host \RunHost; "
-             r"\RunCells{} cells measured \RunMeasured; PDF built \RunBuilt.}", ""]
+             r"\RunCells{} cells measured \RunMeasured; PDF built \RunBuilt.%s}"
+             % (r" \RunImported" if facts.get("imported") else ""), ""]
     return "\n".join(lines)
 
 
@@ -115,7 +177,11 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("write", help="write paper/generated/runinfo.tex")
     w.add_argument("--config", required=True)
-    w.add_argument("--raw-dir", required=True)
+    w.add_argument("--raw-dir", required=True, help="the raw root the run read (data/raw or data/hosts/<id>/raw)")
+    w.add_argument("--host", default="", help="the id of the host of --raw-dir (a several-host paper)")
+    w.add_argument("--host-raw", action="append", default=[], metavar="ID=DIR",
+                   help="another host's raw root (data/raw or data/hosts/<id>/raw); repeat per host")
+    w.add_argument("--lock", default="config/builds.lock.yaml", help="this clone's build lock")
     w.add_argument("--out", required=True)
     c = sub.add_parser("check", help="the generated files and the resolved config agree on the profile")
     c.add_argument("--config", required=True)
@@ -127,7 +193,20 @@ def main(argv=None) -> int:
     if args.cmd == "write":
         with open(args.config) as f:
             config = yaml.safe_load(f) or {}
-        atomic.write_text(args.out, runinfo_tex(run_facts(config, manifests(args.raw_dir))))
+        facts = run_facts(config, manifests(args.raw_dir))
+        from harness.builds import load_lock
+        from harness.measure import hostinfo
+        commit, lock = hostinfo.git_commit(), load_lock(args.lock)
+        facts["imported"] = imported(args.raw_dir, commit, lock)
+        raws = [(args.host, args.raw_dir)] + [tuple(x.split("=", 1)) for x in args.host_raw]
+        if len(raws) > 1:   # several hosts: each one's sentence, and the appendix's table of hosts
+            facts["hosts"] = [h for h, _ in raws]
+            facts["imported"] = [s for _, d in raws for s in imported(d, commit, lock)]
+            facts["host_list"] = [host_summary(h, config, manifests(d), d) for h, d in raws]
+            every = [m for _, d in raws for m in manifests(d)]
+            both = run_facts(config, every)
+            facts.update(cells=both["cells"], measured_from=both["measured_from"], measured_to=both["measured_to"])
+        atomic.write_text(args.out, runinfo_tex(facts))
         return 0
     bad = profile_mismatches(args.config, args.tidy_dir, args.generated)
     for b in bad:

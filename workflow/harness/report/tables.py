@@ -38,7 +38,9 @@ def _commits(x):
     return ", ".join(tex_tt(c, every=8) for c in commits if c) or NA
 
 
-def provenance_tex(prov, config):
+def provenance_tex(prov, config, others=(), host=""):
+    """The provenance record of the cells `prov` describes (host `host`'s); `others`: the
+    other hosts' (id, provenance), whose hosts and placement are listed after it."""
     rows = []  # (label, LaTeX value) or a section title (str)
     for b in prov.get("builds") or [{}]:
         rows += ["Build",
@@ -53,7 +55,7 @@ def provenance_tex(prov, config):
                  (f"{tex_escape(oc.get('build', ''))} vs {tex_escape(oc.get('official', ''))}",
                   tex_escape(oc.get("verdict", NA)) + (f" ({tex_escape(oc['reason'])})" if oc.get("reason") else ""))]
     for h in prov.get("hosts") or [{}]:
-        rows += ["Host",
+        rows += [f"Host {host}" if others else "Host",
                  ("CPU", _val(h.get("cpu_model"))),
                  ("logical CPUs", _val(h.get("n_cpus"))),
                  ("kernel", _val(h.get("kernel"))),
@@ -72,6 +74,16 @@ def provenance_tex(prov, config):
         rows.append(("backend / mechanism", f"{_val(p.get('backend'))} / {_val(p.get('mechanism'))}"
                      + (f"; sysbench's memory cgroup: {p['client_memcg']} (with the server's: shared)"
                         if p.get("client_memcg") else "")))
+    for hid, p in others:   # every other host: its machine and placement, its cells and commits
+        for h in p.get("hosts") or [{}]:
+            rows += [f"Host {hid}", ("CPU", _val(h.get("cpu_model"))), ("logical CPUs", _val(h.get("n_cpus"))),
+                     ("kernel", _val(h.get("kernel"))), ("governor", _val(h.get("governor"))),
+                     ("SMT", _val(h.get("smt")))]
+        rows += [("backend / mechanism", ", ".join(f"{_val(x.get('backend'))} / {_val(x.get('mechanism'))}"
+                                                   for x in p.get("placement") or [{}])),
+                 ("measured runs", _val(p.get("cells"))), ("git commit", _commits(p.get("git_commit")))]
+    if others:
+        rows.append(f"Run of host {host}")
     rows += [("config profile", _val(config.get("profile") or prov.get("profile"))),
              ("measured runs", _val(prov.get("cells"))),
              ("git commit", _commits(prov.get("git_commit")))]
@@ -104,8 +116,13 @@ def _f(x):
 
 
 def short_reason(row, level) -> str:
-    """The verdict's parenthesis in the table: what is missing, or why inconclusive."""
+    """The verdict's parenthesis in the table: what is missing, or why inconclusive; for a
+    combined row (several hosts) 'k of n hosts' (C.combined_verdict)."""
     v, reason = row["verdict"], row.get("reason") or ""
+    if row.get("host") == C.ALL_HOSTS:
+        m = re.search(r"reproduced on (\d+) of the (\d+) hosts", reason)
+        return (f"{'hosts disagree; ' if reason.startswith('hosts disagree') else ''}reproduced on "
+                f"{m.group(1)} of {m.group(2)} hosts" if m else "no host could measure it")
     if v == C.NOT_MEASURABLE:
         return reason.split(":", 1)[0] if ":" in reason else ""
     if v == C.INCONCLUSIVE:
@@ -174,18 +191,29 @@ def claims_tex(rows, level) -> str:
         return (r">{\raggedright\arraybackslash}p{\dimexpr(\linewidth-4.9cm-12\tabcolsep)*%d/30\relax}"
                 % share)
     rl = r">{\raggedright\arraybackslash}"
-    verdicts = [r["verdict"] for r in rows]
+    hosts = C.hosts_of(rows)
+    several = len(hosts) > 1
+    verdicts = [r["verdict"] for r in rows if not several or r.get("host") == C.ALL_HOSTS]
     summary = ", ".join(f"{verdicts.count(v)} {v}" for v in C.VERDICTS)
+    if several:
+        summary = (f"{len(hosts)} hosts, {', '.join(map(tex_tt, hosts))}, each judged on its own cells; "
+                   f"the combined rows (\\emph{{all hosts}}): {summary}")
     many_builds = len({r["build"] for r in rows if r["build"] and " vs " not in r["build"]}) > 1
     head = (r"Claim & Published ratio & Measured ratio [interval] & Rule & n & Cores & Verdict\\")
-    caption = (r"\caption{Published claims and the verdicts the pipeline computed from this "
-               r"host's measurements (%s). Measured: the Hodges--Lehmann ratio of the "
+    caption = (r"\caption{Published claims and the verdicts the pipeline computed from "
+               r"%s measurements (%s). Measured: the Hodges--Lehmann ratio of the "
                r"server's statement count with its interval and that interval's real coverage "
                r"(Section~\ref{sec:method}); published ratio: below, inside or above that interval; "
                r"rule: the published side of the threshold; n: "
                r"blocks (paired repetitions) the verdict used; cores: mysqld's cores in the compared cells. The "
                r"claims' statements are in Appendix~\ref{app:reasons}. $\dagger$: the verdict rests on a cell "
-               r"flagged unstable. Reasons: Appendix~\ref{app:reasons}.}\label{tab:claims}\\" % summary)
+               r"flagged unstable. Reasons: Appendix~\ref{app:reasons}.%s}\label{tab:claims}\\"
+               % ("the hosts'" if several else "this host's", summary,
+                  r" Per host a row each; a claim's row for all hosts says on how many of the hosts "
+                  r"that could measure it the claim was reproduced: reproduced (not reproduced) when more "
+                  r"than half of them reproduced it (did not) and none said the opposite, inconclusive "
+                  r"otherwise; no interval is pooled across hosts (Section~\ref{sec:method})."
+                  if several else ""))
     lines = [GENERATED, r"\begingroup\footnotesize",
              r"\begin{longtable}{@{}%s%s%s%sp{1.3cm}%sp{0.6cm}%sp{0.7cm}%sp{2.3cm}@{}}"
              % (x(13), x(8), x(9), rl, rl, rl, rl),
@@ -197,6 +225,9 @@ def claims_tex(rows, level) -> str:
         cid = r"{\scriptsize %s}" % tex_tt(r["claim"])
         if many_builds and r["build"] and " vs " not in r["build"]:
             cid += r" {\scriptsize (%s)}" % tex_tt(r["build"])
+        if several:
+            cid += (r"\newline{\scriptsize \emph{all hosts}}" if r.get("host") == C.ALL_HOSTS
+                    else r"\newline{\scriptsize host %s}" % tex_tt(r.get("host") or NA))
         why = short_reason(r, level)
         dagger = r"$^\dagger$" if "unstable" in (r.get("reason") or "") else ""
         verdict = tex_escape(r["verdict"]) + dagger + (r"\newline{\scriptsize (%s)}" % tex_escape(why)
@@ -217,8 +248,12 @@ def reasons_tex(rows) -> str:
         return GENERATED + "No claims.\n"
     # a hanging list, not a description: its labels (long claim ids) could not break
     lines = [GENERATED, r"\begin{list}{}{\leftmargin=1em\itemindent=-1em\itemsep=1pt}\footnotesize"]
+    several = len(C.hosts_of(rows)) > 1
     for r in rows:
         build = f" ({tex_tt(r['build'])})" if r.get("build") else ""
+        if several:
+            build += (r", \emph{all hosts}" if r.get("host") == C.ALL_HOSTS
+                      else f", host {tex_tt(r.get('host') or NA)}")
         lines.append(r"\item \textbf{%s}%s: %s %s. \emph{Measured:} %s. \emph{Reason:} %s." % (
             tex_tt(r["claim"]), build, tex_escape(r.get("statement") or ""), tex_escape(r["verdict"]),
             breakable(r.get("measured") or NA), breakable(r.get("reason") or NA)))

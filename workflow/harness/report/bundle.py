@@ -1,0 +1,297 @@
+"""`python -m harness export`: one run as one file, a BagIt bag (RFC 8493, the `bagit`
+library) packed as a deterministic tar.gz, so exporting the same data twice gives
+byte-identical files (docs/results.md).
+
+The bag:
+
+    mysqlbench-<profile>-<host id>/
+      bagit.txt, bag-info.txt            BagIt declaration; bag-info: host id, profile, dates,
+                                         cell count, format version, creators, licence
+      manifest-sha256.txt                the sha256 of every payload file
+      tagmanifest-sha256.txt             the sha256 of every tag file (these and the two below)
+      README.md                          what the file is and how to replot it
+      bundle.json                        machine-readable metadata (BUNDLE_FORMAT, FORMAT_VERSION)
+      data/raw/<study>/<experiment>/<cell>/   every raw cell: manifest.json, driver output, logs
+      data/config.resolved.yaml          the effective merged config of the run
+      data/builds.lock.yaml              the lock entries of the builds the cells name
+      data/host/host.json, lstopo.xml    the measuring host (export runs where the cells were measured)
+      data/repository/commit.json        the commit, dirty or not; dirty.diff when dirty
+
+`harness import` (harness.report.bundleimport) checks and imports it.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import gzip
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from harness import atomic, paths
+from harness.measure import hostinfo, topology
+
+BUNDLE_FORMAT = "mysqlbench-bundle"
+FORMAT_VERSION = 1
+HOST_ID_VAR = "MYSQLBENCH_HOST_ID"
+HOST_ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+DATA_LICENSE = "CC-BY-4.0"  # the measured data's licence (the code's is LICENSE, MIT)
+
+
+class BundleError(Exception):
+    """A bundle cannot be written or read: one line naming the member or key and the fix."""
+
+
+def same_cell(a: Path, b: Path) -> bool:
+    """Do two cell directories hold the same measurement? Today: their manifest.json files
+    have one sha256. The one place that decides it: switch it to the manifests'
+    settings_digest once every manifest records one (issue 53, item 0)."""
+    return _sha256(a / "manifest.json") == _sha256(b / "manifest.json")
+
+
+def _sha256(p: Path) -> str | None:
+    try:
+        return hashlib.sha256(p.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def host_id(given: str | None = None) -> str:
+    """This host's id: `given` (--host-id), else $MYSQLBENCH_HOST_ID, else h-<12 hex> of the
+    sha256 of /etc/machine-id (or the host name) and the CPU model: stable per host, different
+    between hosts. A test labels a second run on one machine by setting the variable."""
+    value = given or os.environ.get(HOST_ID_VAR)
+    if value:
+        if not HOST_ID_RE.fullmatch(value):
+            raise BundleError(f"host id {value!r} (--host-id or ${HOST_ID_VAR}): use lower-case letters, "
+                              f"digits, '.', '_' or '-', at most 64, starting with a letter or digit")
+        return value
+    machine = next((t for p in ("/etc/machine-id", "/var/lib/dbus/machine-id")
+                    if (t := hostinfo._read(p, "")).strip()), "") or hostinfo.platform.node()
+    return "h-" + hashlib.sha256(f"{machine}\n{hostinfo.cpu_model()}".encode()).hexdigest()[:12]
+
+
+def cell_dirs(raw: Path) -> list[Path]:
+    """data/raw/<study>/<experiment>/<cell>/ directories, sorted (no hidden or .tmp- ones)."""
+    return sorted(Path(p) for p in glob.glob(str(raw / "*" / "*" / "*"))
+                  if Path(p).is_dir() and ".tmp-" not in Path(p).name)
+
+
+def creators(root: Path, given: list[str] | None = None) -> list[str]:
+    """The bundle's creators: --creator values, else CITATION.cff's authors."""
+    if given:
+        return list(given)
+    try:
+        cff = yaml.safe_load((root / "CITATION.cff").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return []
+    out = []
+    for a in cff.get("authors") or []:
+        name = a.get("name") or " ".join(x for x in (a.get("given-names"), a.get("family-names")) if x)
+        if name:
+            out.append(name)
+    return out
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        res = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    except OSError:
+        return None
+    return res.stdout if res.returncode == 0 else None
+
+
+def repository(root: Path) -> tuple[dict, str | None]:
+    """(commit facts, the diff against HEAD when the tree is dirty): outputs under data/ are
+    ignored by git, so a run's own cells never make it dirty."""
+    head = (_git(root, "rev-parse", "HEAD") or "").strip()
+    if not head:
+        return {"commit": "unknown", "dirty": None}, None
+    status = _git(root, "status", "--porcelain", "--untracked-files=all") or ""
+    dirty = bool(status.strip())
+    diff = None
+    if dirty:
+        diff = (_git(root, "diff", "HEAD", "--binary") or "") + "".join(
+            f"untracked: {line[3:]}\n" for line in status.splitlines() if line.startswith("??"))
+    return {"commit": head, "dirty": dirty}, diff
+
+
+def cgroup_version() -> str:
+    if Path("/sys/fs/cgroup/cgroup.controllers").exists():
+        return "v2"
+    return "v1" if Path("/sys/fs/cgroup").is_dir() and any(Path("/sys/fs/cgroup").iterdir()) else "none"
+
+
+def _manifests(cells: list[Path]) -> list[dict]:
+    out = []
+    for c in cells:
+        try:
+            out.append(json.loads((c / "manifest.json").read_text()))
+        except (OSError, ValueError):
+            raise BundleError(f"{c}/manifest.json: missing or not JSON; a cell without its manifest "
+                              f"cannot travel (remove the directory or re-measure it)") from None
+    return out
+
+
+def metadata(root: Path, cfg: dict, mans: list[dict], hid: str, who: list[str], licence: str,
+             repo: dict) -> dict:
+    starts = sorted(t for m in mans if (t := (m.get("timing") or {}).get("started")))
+    ends = sorted(t for m in mans if (t := (m.get("timing") or {}).get("finished")))
+    per = {}
+    for m in mans:
+        key = f"{m.get('study')}/{m.get('experiment')}"
+        per[key] = per.get(key, 0) + 1
+    return {
+        "format": BUNDLE_FORMAT, "format_version": FORMAT_VERSION, "host_id": hid,
+        "profile": str(cfg.get("profile") or "unknown"),
+        "measured_from": starts[0] if starts else None, "measured_to": ends[-1] if ends else None,
+        "cells": len(mans), "cells_per_experiment": dict(sorted(per.items())),
+        "builds": sorted({(m.get("build") or {}).get("name") for m in mans} - {None}),
+        "measured_commits": sorted({(m.get("harness") or {}).get("git_commit") for m in mans} - {None}),
+        "repository": repo, "creators": who, "license": licence,
+        "title": f"mysqlbench run: profile {cfg.get('profile')}, host {hid}, {len(mans)} cells",
+    }
+
+
+README = """# A measured run of the MySQL storage-engine artifact
+
+This file is a BagIt bag (RFC 8493) packed as a tar.gz: {title}.
+It holds every raw cell the run measured (data/raw/, each with its manifest.json and logs),
+the run's effective config (data/config.resolved.yaml), the lock entries of its builds
+(data/builds.lock.yaml), the measuring host (data/host/: lstopo XML, CPU, kernel, cgroup
+version, backend and placement) and the repository commit (data/repository/; the diff when
+the tree was dirty). bundle.json and bag-info.txt say the same in machine-readable form;
+manifest-sha256.txt and tagmanifest-sha256.txt hold the sha256 of every member.
+
+Measured on host {host_id}, profile {profile}, {cells} cells, from {measured_from} to {measured_to}.
+Creators: {creators}. Data licence: {license}.
+
+To replot it, in a clone of the artifact (at commit {commit} for the same code):
+
+    ./artifact import <this file>
+    ./artifact replot --configfile config/{profile}.yaml
+
+The paper is built from these cells without measuring and without starting a server;
+its run information names the host that measured them and any difference between this
+bundle's commit or builds and the clone's.
+"""
+
+
+def _tar(bag: Path, top: str, out: Path) -> None:
+    """Pack `bag` as `top`/... deterministically: files only, sorted, mode 0644, owner 0:0,
+    mtime 0, gzip header mtime 0 and no file name."""
+    files = sorted(p for p in bag.rglob("*") if p.is_file())
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
+                tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tf:
+            for p in files:
+                ti = tarfile.TarInfo(f"{top}/{p.relative_to(bag).as_posix()}")
+                ti.size, ti.mode, ti.mtime = p.stat().st_size, 0o644, 0
+                ti.uid = ti.gid = 0
+                ti.uname = ti.gname = ""
+                with open(p, "rb") as f:
+                    tf.addfile(ti, f)
+        os.replace(tmp, out)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def export(root: Path, out: Path | None = None, given_host: str | None = None,
+           who: list[str] | None = None, licence: str = DATA_LICENSE) -> tuple[Path, dict]:
+    """Write the bundle of `root`'s data/raw; (its path, its metadata)."""
+    import bagit
+
+    root = Path(root)
+    raw, cfg_path = root / "data" / "raw", root / "data" / "tidy" / "config.resolved.yaml"
+    cells = cell_dirs(raw)
+    if not cells:
+        raise BundleError(f"{raw}: no measured cell to export; run ./artifact smoke or paper first")
+    if not cfg_path.is_file():
+        raise BundleError(f"{cfg_path}: missing; run ./artifact replot once to write the effective config")
+    cfg = yaml.safe_load(cfg_path.read_text()) or {}
+    mans = _manifests(cells)
+    hid = host_id(given_host)
+    repo, diff = repository(root)
+    meta = metadata(root, cfg, mans, hid, creators(root, who), licence, repo)
+    lock = yaml.safe_load((root / "config" / "builds.lock.yaml").read_text()) or {}
+    entries = lock.get("builds", lock)
+    top = f"mysqlbench-{meta['profile']}-{hid}"
+    out = Path(out) if out else root / "data" / "export" / f"{top}.tar.gz"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".export-", dir=out.parent) as tmp:
+        bag = Path(tmp) / top
+        for c in cells:
+            shutil.copytree(c, bag / "raw" / c.relative_to(raw), symlinks=False)
+        shutil.copy2(cfg_path, bag / "config.resolved.yaml")
+        (bag / "builds.lock.yaml").write_text(yaml.safe_dump(
+            {"builds": {b: entries[b] for b in meta["builds"] if b in entries}}, sort_keys=True))
+        (bag / "host").mkdir()
+        placement = sorted({json.dumps({k: (m.get("placement") or {}).get(k) for k in ("backend", "mechanism")},
+                                       sort_keys=True) for m in mans})
+        host = {"host_id": hid, "cpu_model": hostinfo.cpu_model(), "n_cpus": os.cpu_count(),
+                "kernel": hostinfo.platform.release(), "cgroup": cgroup_version(),
+                "placement": [json.loads(p) for p in placement],
+                "recorded_hosts": sorted({json.dumps(m.get("host") or {}, sort_keys=True) for m in mans})}
+        (bag / "host" / "host.json").write_text(json.dumps(host, indent=1, sort_keys=True) + "\n")
+        xml = topology.lstopo_xml()
+        if xml:
+            (bag / "host" / "lstopo.xml").write_text(xml)
+        (bag / "repository").mkdir()
+        (bag / "repository" / "commit.json").write_text(json.dumps(repo, indent=1, sort_keys=True) + "\n")
+        if diff is not None:
+            (bag / "repository" / "dirty.diff").write_text(diff)
+        day = (meta["measured_to"] or "1970-01-01")[:10]
+        bagit.make_bag(str(bag), bag_info={
+            "Bagging-Date": day, "External-Description": meta["title"],
+            "Contact-Name": "; ".join(meta["creators"]) or "unknown", "Bundle-Format": BUNDLE_FORMAT,
+            "Bundle-Format-Version": str(FORMAT_VERSION), "Host-Id": hid, "Profile": meta["profile"],
+            "Measured-From": meta["measured_from"] or "", "Measured-To": meta["measured_to"] or "",
+            "Cell-Count": str(meta["cells"]), "License": licence}, checksums=["sha256"])
+        (bag / "README.md").write_text(README.format(
+            **{**meta, "creators": ", ".join(meta["creators"]) or "unknown", "commit": repo["commit"]}))
+        (bag / "bundle.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        _retag(bag)
+        _tar(bag, top, out)
+    return out, meta
+
+
+def _retag(bag: Path) -> None:
+    """Rewrite tagmanifest-sha256.txt over every tag file (README.md and bundle.json were
+    added after make_bag), its lines sorted: bagit lists them in directory order."""
+    lines = []
+    for p in sorted(bag.iterdir()):
+        if p.is_file() and not p.name.startswith("tagmanifest-"):
+            lines.append(f"{hashlib.sha256(p.read_bytes()).hexdigest()} {p.name}\n")
+    atomic.write_text(bag / "tagmanifest-sha256.txt", "".join(lines))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m harness export", description=__doc__.splitlines()[0])
+    ap.add_argument("--out", help="the bundle file (default data/export/mysqlbench-<profile>-<host id>.tar.gz)")
+    ap.add_argument("--root", default=str(paths.ROOT), help="the clone whose data/raw is exported")
+    ap.add_argument("--host-id", help=f"this host's id (default ${HOST_ID_VAR}, else derived from "
+                                      f"/etc/machine-id and the CPU model)")
+    ap.add_argument("--creator", action="append", help="a creator's name (repeat; default CITATION.cff's authors)")
+    ap.add_argument("--license", default=DATA_LICENSE, help=f"the data's licence (default {DATA_LICENSE})")
+    a = ap.parse_args(argv)
+    try:
+        out, meta = export(Path(a.root), Path(a.out) if a.out else None, a.host_id, a.creator, a.license)
+    except BundleError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"exported {meta['cells']} cells of profile {meta['profile']} (host {meta['host_id']}) to {out} "
+          f"({out.stat().st_size} bytes)")
+    return 0
