@@ -194,13 +194,28 @@ def cmd_run_cell(a):
     if len(names) != 1:
         raise config.ConfigError(f"--cell: one group runs one build, not {', '.join(sorted(names))}")
     entry = _lock_entry(a.lock, names.pop())
+    from harness.measure import digest, kinds
+    lock = builds.load_lock(Path(a.lock))
+    # what each cell measures (harness.measure.digest): profile, settings_digest, digest_inputs
+    stamps = {c: digest.stamp(req, kinds.KINDS[req["spec"]["kind"]].parse(c), lock) for c in a.cell}
     ms = cell.run_cells(experiment=req["experiment"], spec=req["spec"], cells=a.cell, entry=entry,
                         build_dir=Path(a.build_dir), source=Path(a.source), settings=req["settings"],
                         outs=[Path(o) for o in a.out], block=block, lane=cell.lane_arg(a.lane),
-                        duet=cell.duet_arg(a.duet, a.cell))
+                        duet=cell.duet_arg(a.duet, a.cell), stamps=stamps)
     for m in ms:
         res = m.get("result", {})
         print(f"{m['cell']}: " + ", ".join(f"{k}={v}" for k, v in res.items()))
+
+
+def cmd_supersede(a):
+    """Move a cell measured with other settings than the profile plans aside (to
+    data/partial/, harness.plan.reuse.supersede) before it is measured again; then the marker."""
+    from harness import atomic
+    from harness.plan import reuse
+    dest = reuse.supersede(a.cell_dir, a.tag)
+    if dest:
+        print(f"{a.cell_dir} was measured with other settings: set aside in {dest}", file=sys.stderr)
+    atomic.write_text(a.out, (dest or "") + "\n")
 
 
 def cmd_block_open(a):
@@ -412,6 +427,13 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--cells", nargs="+", required=True, help="the block's cell directories")
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_block_open)
+
+    s = sub.add_parser("supersede", help="set a cell of other settings aside before it is measured again "
+                                         "(harness.plan.reuse)")
+    s.add_argument("--cell-dir", required=True)
+    s.add_argument("--tag", required=True, help="the manifest's tag (harness.plan.reuse.manifest_tag)")
+    s.add_argument("--out", required=True, help="the marker written once done")
+    s.set_defaults(fn=cmd_supersede)
 
     s = sub.add_parser("decided", help="one look: is an experiment decided on its blocks so far "
                                        "(harness.analysis.looks)")

@@ -21,6 +21,8 @@ from harness.analysis import intervals as hintervals
 from harness.measure import procs as hprocs
 from harness import studies as hstudies
 from harness.measure import datasets as hdatasets
+from harness.measure import digest as hdigest
+from harness.plan import reuse as hreuse
 
 try:
     CFG = hconfig.resolve(config)
@@ -45,6 +47,8 @@ def experiments_of(kind):
 # Every server this run starts carries this session id, so the clean-up
 # below ends only what this run started.
 SESSION = os.environ.setdefault(hprocs.SESSION_VAR, uuid.uuid4().hex[:12])
+# every cell this run measures records the profile beside its settings digest (harness.measure.digest)
+os.environ[hdigest.PROFILE_VAR] = str(CFG["profile"])
 os.environ["PYTHONPATH"] = os.path.join(workflow.basedir, "workflow") + os.pathsep + os.environ.get("PYTHONPATH", "")
 
 
@@ -100,7 +104,13 @@ def cells(experiment, rep=None):
     wanted = hplan.cells(CFG, LOCK, experiment, rep, blocks=None if rep else planned_blocks(experiment))
     if not REPLOT:
         return wanted
-    return [c for c in wanted if os.path.isdir(c)]
+    if experiment not in _REPLOT_CELLS:  # a cell of other settings (its digest) is none of this profile's
+        _REPLOT_CELLS[experiment] = set(hreuse.replot_cells(CFG, LOCK, experiment, [c for c in hplan.cells(
+            CFG, LOCK, experiment, blocks=planned_blocks(experiment)) if os.path.isdir(c)]))
+    return [c for c in wanted if c in _REPLOT_CELLS[experiment]]
+
+
+_REPLOT_CELLS = {}
 
 
 def block_dones(experiment):
@@ -137,13 +147,15 @@ def _replot_missing(x):
     out = []
     for r in range(1, hi + 1):
         block = hplan.cells(CFG, LOCK, x, r)
-        have = [c for c in block if os.path.isdir(c)]
+        have = [c for c in block if c in _REPLOT_CELLS[x]]
         if r <= lo or have:
             out += [c for c in block if c not in have]
     return out
 
 
 if REPLOT:
+    for _x in EXPERIMENTS:
+        cells(_x)  # which existing cells are this profile's (harness.plan.reuse.replot_cells), said once
     _missing = {x: _replot_missing(x) for x in EXPERIMENTS}
     _n = sum(map(len, _missing.values()))
     if _n:
@@ -152,7 +164,7 @@ if REPLOT:
         for x, cs in _missing.items():
             if cs:
                 print(f"  {x}: {len(cs)} missing, e.g. {cs[0]}", file=sys.stderr)
-    EXPERIMENTS = {x: s for x, s in EXPERIMENTS.items() if any(os.path.isdir(c) for c in hplan.cells(CFG, LOCK, x))}
+    EXPERIMENTS = {x: s for x, s in EXPERIMENTS.items() if _REPLOT_CELLS[x]}
 
 
 def reap(_log=None):

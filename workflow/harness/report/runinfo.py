@@ -26,15 +26,30 @@ import sys
 import yaml
 
 from harness import atomic
+from harness.analysis import tidydata
 from harness.report.latex import GENERATED, tex_escape
 
 RUNINFO = "runinfo.tex"
 
 
-def manifests(raw_dir: str) -> list[dict]:
-    """Every readable manifest.json of data/raw/<study>/<experiment>/<cell>/."""
+def manifests(raw_dir: str, config: dict | None = None) -> list[dict]:
+    """Every readable manifest.json of data/raw/<study>/<experiment>/<cell>/; given the
+    resolved `config`, only those of the cells its paper reads: of an experiment it runs,
+    planned, and measured with the settings it plans (harness.plan.reuse: CURRENT, or
+    LEGACY: no digest), so another profile's cells are never shown as this run's."""
     out = []
+    keep = None
+    if config is not None:
+        from harness import builds
+        from harness.plan import cells as plan, config as hconfig, reuse
+        lock = builds.load_lock(hconfig.LOCK)
+        keep = {os.path.normpath(os.path.join(raw_dir, os.path.relpath(d, "data/raw")))
+                for x in plan.experiments(config) for d in plan.cells(config, lock, x)
+                if reuse.status(config, lock, x, os.path.join(raw_dir, os.path.relpath(d, "data/raw")))
+                in (reuse.CURRENT, reuse.LEGACY)}
     for p in sorted(glob.glob(os.path.join(raw_dir, "*", "*", "*", "manifest.json"))):
+        if keep is not None and os.path.normpath(os.path.dirname(p)) not in keep:
+            continue
         try:
             with open(p) as f:
                 out.append(json.load(f))
@@ -102,7 +117,14 @@ def profile_mismatches(config_path: str, tidy_dir: str, generated: str) -> list[
         got = m.group(1).replace(r"\_", "_") if m else None
         if got != want:
             bad.append(f"{p}: profile {got!r}, but {config_path} says {want!r}")
+    # an experiment this profile does not run (enabled: false) is not read: its tidy files,
+    # another profile's leftovers, are none of this paper's (harness.analysis.tidydata.load)
+    with open(config_path) as f:
+        enabled = tidydata.enabled_experiments(yaml.safe_load(f) or {})
     for p in sorted(glob.glob(os.path.join(tidy_dir, "*_provenance.json"))):
+        exp = os.path.basename(p)[: -len("_provenance.json")]
+        if enabled is not None and exp not in enabled:
+            continue
         with open(p) as f:
             got = json.load(f).get("profile")
         if got is not None and str(got) != want:
@@ -127,7 +149,7 @@ def main(argv=None) -> int:
     if args.cmd == "write":
         with open(args.config) as f:
             config = yaml.safe_load(f) or {}
-        atomic.write_text(args.out, runinfo_tex(run_facts(config, manifests(args.raw_dir))))
+        atomic.write_text(args.out, runinfo_tex(run_facts(config, manifests(args.raw_dir, config))))
         return 0
     bad = profile_mismatches(args.config, args.tidy_dir, args.generated)
     for b in bad:
