@@ -15,7 +15,7 @@ import yaml
 from harness import builds, paths, studies
 from harness.measure import initdb
 
-from harness.measure import cell
+from harness.measure import cell, digest
 
 from harness.plan import config
 
@@ -194,28 +194,13 @@ def cmd_run_cell(a):
     if len(names) != 1:
         raise config.ConfigError(f"--cell: one group runs one build, not {', '.join(sorted(names))}")
     entry = _lock_entry(a.lock, names.pop())
-    from harness.measure import digest, kinds
-    lock = builds.load_lock(Path(a.lock))
-    # what each cell measures (harness.measure.digest): profile, settings_digest, digest_inputs
-    stamps = {c: digest.stamp(req, kinds.KINDS[req["spec"]["kind"]].parse(c), lock) for c in a.cell}
     ms = cell.run_cells(experiment=req["experiment"], spec=req["spec"], cells=a.cell, entry=entry,
                         build_dir=Path(a.build_dir), source=Path(a.source), settings=req["settings"],
                         outs=[Path(o) for o in a.out], block=block, lane=cell.lane_arg(a.lane),
-                        duet=cell.duet_arg(a.duet, a.cell), stamps=stamps)
+                        duet=cell.duet_arg(a.duet, a.cell), stamps=digest.stamps(req, a.cell, builds.load_lock(Path(a.lock))))
     for m in ms:
         res = m.get("result", {})
         print(f"{m['cell']}: " + ", ".join(f"{k}={v}" for k, v in res.items()))
-
-
-def cmd_supersede(a):
-    """Move a cell measured with other settings than the profile plans aside (to
-    data/partial/, harness.plan.reuse.supersede) before it is measured again; then the marker."""
-    from harness import atomic
-    from harness.plan import reuse
-    dest = reuse.supersede(a.cell_dir, a.tag)
-    if dest:
-        print(f"{a.cell_dir} was measured with other settings: set aside in {dest}", file=sys.stderr)
-    atomic.write_text(a.out, (dest or "") + "\n")
 
 
 def cmd_block_open(a):
@@ -312,6 +297,7 @@ OWN_PARSER = {
     "run-duet": ("harness.measure.duetrun", "measure a duet pair's two cells at once (or one after the other) "
                                             "into one unit directory"),
     "estimate": ("harness.plan.estimate", "the time and disk a profile's sweep needs"),
+    "supersede": ("harness.plan.reuse", "set a cell of other settings aside before it is measured again"),
     "runinfo": ("harness.report.runinfo", "write the PDF's run facts, or check one profile throughout"),
     "artifact": ("harness.report.artifact", "the artifact appendix"),
     "published": ("harness.report.published", "every study's published marks as CSV"),
@@ -427,13 +413,6 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--cells", nargs="+", required=True, help="the block's cell directories")
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_block_open)
-
-    s = sub.add_parser("supersede", help="set a cell of other settings aside before it is measured again "
-                                         "(harness.plan.reuse)")
-    s.add_argument("--cell-dir", required=True)
-    s.add_argument("--tag", required=True, help="the manifest's tag (harness.plan.reuse.manifest_tag)")
-    s.add_argument("--out", required=True, help="the marker written once done")
-    s.set_defaults(fn=cmd_supersede)
 
     s = sub.add_parser("decided", help="one look: is an experiment decided on its blocks so far "
                                        "(harness.analysis.looks)")

@@ -119,6 +119,12 @@ def stamp(req: dict, cell: dict, lock: dict) -> dict:
     return {"profile": os.environ.get(PROFILE_VAR) or None, "settings_digest": of(ins), "digest_inputs": ins}
 
 
+def stamps(req: dict, cells: list[str], lock: dict) -> dict:
+    """{cell: stamp} for the cells `harness run-cell` measures (named by the request's kind)."""
+    from harness.measure import kinds
+    return {c: stamp(req, kinds.KINDS[req["spec"]["kind"]].parse(c), lock) for c in cells}
+
+
 def differs(a: dict, b: dict, prefix: str = "") -> list[str]:
     """The keys (dotted) where two digests' inputs differ: what a reader sees changed."""
     out = []

@@ -18,6 +18,7 @@ page's run facts (harness.report.runinfo) all ask `status`.
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -131,3 +132,19 @@ def replot_cells(cfg: dict, lock: dict, exp: str, cell_dirs: list[str], say=None
         say(f"replot: {exp}: {len(legacy)} cell(s) carry no settings digest (measured before cells "
             f"recorded one): read, their settings unchecked (e.g. {legacy[0]})")
     return keep
+
+
+def main(argv=None) -> int:
+    """python -m harness supersede --cell-dir DIR --tag TAG --out MARKER (rule supersede)."""
+    from harness import atomic
+    ap = argparse.ArgumentParser(prog="python -m harness supersede",
+                                 description="set a cell of other settings aside (data/partial/) before it is measured again")
+    ap.add_argument("--cell-dir", required=True)
+    ap.add_argument("--tag", required=True, help="the manifest's tag (manifest_tag)")
+    ap.add_argument("--out", required=True, help="the marker written once done")
+    a = ap.parse_args(argv)
+    dest = supersede(a.cell_dir, a.tag)
+    if dest:
+        print(f"{a.cell_dir} was measured with other settings: set aside in {dest}", file=sys.stderr)
+    atomic.write_text(a.out, (dest or "") + "\n")
+    return 0
