@@ -351,6 +351,7 @@ if DUET:
 # A cell of other settings than this profile plans (harness.plan.reuse: its digest) is set
 # aside under data/partial/ before its job measures it again: nothing measured is lost.
 rule supersede:
+    localrule: True
     output:
         "data/order/{experiment}/{cell}.superseded-{tag}",
     log:
