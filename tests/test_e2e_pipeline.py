@@ -310,7 +310,7 @@ def _manifests(raw: Path) -> dict[str, dict]:
 
 def test_a_default_overlay_after_smoke_measures_what_its_estimate_says_and_reads_no_smoke_cell(work, first_run):
     """Issue 53, item 0, in the clone smoke ran in: a default-profile overlay (only
-    point_select, users 4 and 16, one table, 2 blocks; every other experiment
+    point_select, users 4 and 16, one table, 2 blocks, no verdicts; every other experiment
     `enabled: false`) shares half its cell paths with smoke's cells (t1, u4). Its
     estimate counts those as to do (their settings digest is smoke's), the run measures
     exactly that many, sets smoke's cells aside under data/partial/ (nothing measured is
@@ -322,7 +322,7 @@ def test_a_default_overlay_after_smoke_measures_what_its_estimate_says_and_reads
     smoke_digests = {m["settings_digest"] for m in smoke.values()}
     assert all(m["profile"] == "smoke" and m["settings_digest"] for m in smoke.values())
     exps = smoke_config(work)["experiments"]
-    overlay = {"profile": "digest-overlay",
+    overlay = {"profile": "digest-overlay", "claims": {"decide": False},  # 2 blocks decide nothing
                "experiments": {**{x: {"enabled": False} for x in exps if x != "point_select"},
                                "point_select": {"users": [4, 16], "tables": [1], "repetitions": 2}}}
     (work / "overlay.yaml").write_text(yaml.safe_dump(overlay))
