@@ -346,3 +346,60 @@ def test_a_smoke_run_exported_imported_into_a_fresh_clone_replots_to_the_same_cl
     runinfo = (fresh / "paper/generated/runinfo.tex").read_text()
     assert f"imported from a bundle of host {host}" in runinfo and "measured none" in runinfo
     assert (fresh / "paper/main.pdf").read_bytes()[:4] == b"%PDF"
+
+
+def _manifests(raw: Path) -> dict[str, dict]:
+    return {c.name: json.loads((c / "manifest.json").read_text()) for c in raw.iterdir()
+            if (c / "manifest.json").exists()}
+
+
+def test_a_default_overlay_after_smoke_measures_what_its_estimate_says_and_reads_no_smoke_cell(work, first_run):
+    """Issue 53, item 0, in the clone smoke ran in: a default-profile overlay (only
+    point_select, users 4 and 16, one table, 2 blocks, no verdicts; every other experiment
+    `enabled: false`) shares half its cell paths with smoke's cells (t1, u4). Its
+    estimate counts those as to do (their settings digest is smoke's), the run measures
+    exactly that many, sets smoke's cells aside under data/partial/ (nothing measured is
+    lost), and its paper builds beside smoke's leftover tidy files of the disabled
+    experiments, reading no cell that carries smoke's digest."""
+    from harness.plan import reuse
+    raw = work / "data/raw/A3/point_select"
+    smoke = _manifests(raw)
+    smoke_digests = {m["settings_digest"] for m in smoke.values()}
+    assert all(m["profile"] == "smoke" and m["settings_digest"] for m in smoke.values())
+    exps = smoke_config(work)["experiments"]
+    overlay = {"profile": "digest-overlay", "claims": {"decide": False},  # 2 blocks decide nothing
+               "experiments": {**{x: {"enabled": False} for x in exps if x != "point_select"},
+                               "point_select": {"users": [4, 16], "tables": [1], "repetitions": 2}}}
+    (work / "overlay.yaml").write_text(yaml.safe_dump(overlay))
+    est = subprocess.run([sys.executable, "-m", "harness", "estimate", "--configfile", "overlay.yaml", "--json"],
+                         cwd=work, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(work / "workflow")})
+    assert est.returncode == 0, est.stderr[-2000:]
+    todo = {r["experiment"]: r["todo"] for r in json.loads(est.stdout)["rows"]}
+    cfg = E.load_profile([str(work / "overlay.yaml")], work)
+    lock = builds.load_lock(config.LOCK)
+    planned = {Path(d).name for d in E.plan.cells(cfg, lock, "point_select")}
+    shared = planned & set(smoke)
+    assert shared and planned - shared, "the overlay shares some cell paths with smoke, not all"
+    assert todo == {"point_select": len(planned)}, todo  # smoke's cells at shared paths are to do
+    before = {n: (raw / n / "manifest.json").read_bytes() for n in smoke}
+    snakemake(work, "--cores", "all", "--configfile", "overlay.yaml")
+    after = _manifests(raw)
+    measured = {n for n in after if (raw / n / "manifest.json").read_bytes() != before.get(n)}
+    assert measured == planned and len(measured) == todo["point_select"]
+    for n in planned:  # every cell this paper reads is the overlay's, none smoke's
+        m = after[n]
+        assert m["profile"] == "digest-overlay" and m["settings_digest"] not in smoke_digests, n
+        assert m["settings_digest"] == reuse.planned_digest(cfg, lock, "point_select", n), n
+    kept = sorted((work / "data/partial/A3/point_select").glob("*.superseded-*"))
+    assert sorted(p.name.split(".superseded-")[0] for p in kept) == sorted(shared)
+    assert {json.loads((p / "manifest.json").read_text())["settings_digest"] for p in kept} <= smoke_digests
+    rows = _csv(work, "point_select.csv")
+    assert len(rows) == len(planned) and {r["users"] for r in rows} == {"4", "16"}
+    prov = json.loads((work / "data/tidy/point_select_provenance.json").read_text())
+    assert prov["profile"] == "digest-overlay"
+    # smoke's provenance of a disabled experiment is still there, and not read
+    assert json.loads((work / "data/tidy/fts_provenance.json").read_text())["profile"] == "smoke"
+    pdf = work / "paper/main.pdf"
+    assert pdf.read_bytes()[:4] == b"%PDF"
+    info = (work / "paper/generated/runinfo.tex").read_text()
+    assert r"\newcommand{\RunProfile}{digest-overlay}" in info and r"\newcommand{\RunCells}{%d}" % len(planned) in info

@@ -13,15 +13,8 @@ from pathlib import Path
 import yaml
 
 from harness import builds, paths, studies
-from harness.measure import initdb
-from harness.measure import cell
+from harness.measure import backends, cell, digest, initdb, placement, procs
 from harness.plan import config
-
-from harness.measure import backends
-from harness.measure import placement
-
-from harness.measure import procs
-
 from harness.measure.server import ServerError
 from harness.measure.sysbench import SysbenchError
 
@@ -195,7 +188,7 @@ def cmd_run_cell(a):
     ms = cell.run_cells(experiment=req["experiment"], spec=req["spec"], cells=a.cell, entry=entry,
                         build_dir=Path(a.build_dir), source=Path(a.source), settings=req["settings"],
                         outs=[Path(o) for o in a.out], block=block, lane=cell.lane_arg(a.lane),
-                        duet=cell.duet_arg(a.duet, a.cell))
+                        duet=cell.duet_arg(a.duet, a.cell), stamps=digest.stamps(req, a.cell, builds.load_lock(Path(a.lock))))
     for m in ms:
         res = m.get("result", {})
         print(f"{m['cell']}: " + ", ".join(f"{k}={v}" for k, v in res.items()))
@@ -296,6 +289,7 @@ OWN_PARSER = {
     "run-duet": ("harness.measure.duetrun", "measure a duet pair's two cells at once (or one after the other) "
                                             "into one unit directory"),
     "estimate": ("harness.plan.estimate", "the time and disk a profile's sweep needs"),
+    "supersede": ("harness.plan.reuse", "set a cell of other settings aside before it is measured again"),
     "runinfo": ("harness.report.runinfo", "write the PDF's run facts, or check one profile throughout"),
     "artifact": ("harness.report.artifact", "the artifact appendix"),
     "published": ("harness.report.published", "every study's published marks as CSV"),

@@ -23,6 +23,8 @@ from harness import studies as hstudies
 from harness.measure import datasets as hdatasets
 from harness.report import bundle as hbundle
 from harness.report import bundleimport as himport
+from harness.measure import digest as hdigest
+from harness.plan import reuse as hreuse
 
 try:
     CFG = hconfig.resolve(config)
@@ -56,6 +58,8 @@ def experiments_of(kind):
 # Every server this run starts carries this session id, so the clean-up
 # below ends only what this run started.
 SESSION = os.environ.setdefault(hprocs.SESSION_VAR, uuid.uuid4().hex[:12])
+# every cell this run measures records the profile beside its settings digest (harness.measure.digest)
+os.environ[hdigest.PROFILE_VAR] = str(CFG["profile"])
 os.environ["PYTHONPATH"] = os.path.join(workflow.basedir, "workflow") + os.pathsep + os.environ.get("PYTHONPATH", "")
 
 
@@ -111,7 +115,13 @@ def cells(experiment, rep=None):
     wanted = hplan.cells(CFG, LOCK, experiment, rep, raw=RAW, blocks=None if rep else planned_blocks(experiment))
     if not REPLOT:
         return wanted
-    return [c for c in wanted if os.path.isdir(c)]
+    if experiment not in _REPLOT_CELLS:  # a cell of other settings (its digest) is none of this profile's
+        _REPLOT_CELLS[experiment] = set(hreuse.replot_cells(CFG, LOCK, experiment, [c for c in hplan.cells(
+            CFG, LOCK, experiment, raw=RAW, blocks=planned_blocks(experiment)) if os.path.isdir(c)]))
+    return [c for c in wanted if c in _REPLOT_CELLS[experiment]]
+
+
+_REPLOT_CELLS = {}
 
 
 HOST_RAW = dict(HOSTS[1:])   # another host's id -> its raw root (a several-host replot only)
@@ -119,9 +129,14 @@ HOST_TIDY = {h: f"data/tidy/hosts/{h}" for h in HOST_RAW}
 
 
 def host_cells(host, experiment):
-    """The cells another host holds of an experiment (a replot: only those that exist)."""
-    return [c for c in hplan.cells(CFG, LOCK, experiment, raw=HOST_RAW[host], blocks=planned_blocks(experiment))
-            if os.path.isdir(c)]
+    """The cells another host holds of an experiment (a replot: only those that exist and
+    carry the settings this profile plans, as for the first host: harness.plan.reuse)."""
+    key = (host, experiment)
+    if key not in _REPLOT_CELLS:
+        _REPLOT_CELLS[key] = hreuse.replot_cells(CFG, LOCK, experiment, [
+            c for c in hplan.cells(CFG, LOCK, experiment, raw=HOST_RAW[host], blocks=planned_blocks(experiment))
+            if os.path.isdir(c)])
+    return _REPLOT_CELLS[key]
 
 
 def block_dones(experiment):
@@ -158,7 +173,7 @@ def _replot_missing(x):
     out = []
     for r in range(1, hi + 1):
         block = hplan.cells(CFG, LOCK, x, r, raw=RAW)
-        have = [c for c in block if os.path.isdir(c)]
+        have = [c for c in block if c in _REPLOT_CELLS[x]]
         if r <= lo or have:
             out += [c for c in block if c not in have]
     return out
@@ -166,6 +181,8 @@ def _replot_missing(x):
 
 HOST_EXPERIMENTS = {}
 if REPLOT:
+    for _x in EXPERIMENTS:
+        cells(_x)  # which existing cells are this profile's (harness.plan.reuse.replot_cells), said once
     _missing = {x: _replot_missing(x) for x in EXPERIMENTS}
     _n = sum(map(len, _missing.values()))
     if _n:
@@ -174,10 +191,9 @@ if REPLOT:
         for x, cs in _missing.items():
             if cs:
                 print(f"  {x}: {len(cs)} missing, e.g. {cs[0]}", file=sys.stderr)
-    # every other host's experiments: those it holds a cell of
-    HOST_EXPERIMENTS = {h: [x for x in EXPERIMENTS if any(os.path.isdir(c) for c in hplan.cells(CFG, LOCK, x, raw=r))]
-                        for h, r in HOSTS[1:]}
-    EXPERIMENTS = {x: s for x, s in EXPERIMENTS.items() if any(os.path.isdir(c) for c in hplan.cells(CFG, LOCK, x, raw=RAW))}
+    # every other host's experiments: those it holds a cell of this profile's settings
+    HOST_EXPERIMENTS = {h: [x for x in EXPERIMENTS if host_cells(h, x)] for h, _ in HOSTS[1:]}
+    EXPERIMENTS = {x: s for x, s in EXPERIMENTS.items() if _REPLOT_CELLS[x]}
 
 
 def reap(_log=None):

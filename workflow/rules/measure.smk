@@ -105,7 +105,13 @@ def _cell_inputs(experiment, first):
 
 
 def cell_inputs(wc):
-    return _cell_inputs(wc.experiment, wc.cell)
+    return {**_cell_inputs(wc.experiment, wc.cell), **stale_inputs(wc.experiment, [wc.cell])}
+
+
+def stale_inputs(experiment, names):
+    """A cell on disk measured with other settings (its digest, harness.plan.reuse): the
+    marker of rule supersede, which sets it aside first; the job then measures it again."""
+    return {} if REPLOT else hreuse.stale_inputs(CFG, LOCK, experiment, names)
 
 
 def _rep(wc):
@@ -173,7 +179,7 @@ def group_run(wc):
 
 
 def group_inputs(wc):
-    return _cell_inputs(wc.experiment, group_run(wc)[0][0])
+    return {**_cell_inputs(wc.experiment, group_run(wc)[0][0]), **stale_inputs(wc.experiment, group_run(wc)[0])}
 
 
 # profiles/slurm gives a measurement's job step the node's CPUs (cpus_per_task:
@@ -274,7 +280,7 @@ def duet_run(wc):
 
 def duet_inputs(wc):
     unit = duet_run(wc)[0]
-    inputs = _cell_inputs(wc.experiment, unit[0])
+    inputs = {**_cell_inputs(wc.experiment, unit[0]), **stale_inputs(wc.experiment, unit)}
     if len(unit) == 2 and not REPLOT:
         b = hplan.parse_cell(CFG, wc.experiment, unit[1])
         inputs["build_b"] = f"resources/builds/{b['build']}"
@@ -340,6 +346,23 @@ if DUET:
             block_group
         shell:
             "rm -rf {output}.link-tmp && cp -al {input}/{wildcards.cell} {output}.link-tmp && mv {output}.link-tmp {output}"
+
+
+# A cell of other settings than this profile plans (harness.plan.reuse: its digest) is set
+# aside under data/partial/ before its job measures it again: nothing measured is lost.
+rule supersede:
+    localrule: True
+    output:
+        "data/order/{experiment}/{cell}.superseded-{tag}",
+    log:
+        "logs/order/{experiment}/{cell}.superseded-{tag}.log",
+    wildcard_constraints:
+        tag=r"[0-9a-f]{12}",
+    params:
+        cell_dir=lambda wc: hplan.cell_dir(CFG, wc.experiment, wc.cell),
+    shell:
+        "{HARNESS} supersede --cell-dir {params.cell_dir} --tag {wildcards.tag} --out {output} > {log} 2>&1"
+        " || (tail -3 {log}; exit 1)"
 
 
 # A cell's marker: the next cell of its block waits for it (not for the cell's directory,

@@ -76,10 +76,12 @@ def max_users(spec: dict, ds: list[dict]) -> int:
 
 def run_cells(*, experiment: str, spec: dict, cells: list[str], entry: dict, build_dir: Path,
               source: Path, settings: dict, outs: list[Path], block: dict | None = None,
-              lane: dict | None = None, duet: dict | None = None) -> list[dict]:
+              lane: dict | None = None, duet: dict | None = None,
+              stamps: dict | None = None) -> list[dict]:
     """Measure `cells` (a group: the same setting but for their users,
     harness.plan.cells.grouped) on one server start, in the order given, cell i into
-    outs[i]; `block` is the first cell's (the others follow it in the block); `lane`
+    outs[i]; `stamps` (cell -> harness.measure.digest.stamp: profile, settings_digest,
+    digest_inputs) go into each cell's manifest; `block` is the first cell's (the others follow it in the block); `lane`
     (harness.plan.lanes.job_lane) the lanes it holds and its CPUs there. Each cell
     appears at its path, with its manifest, only when the whole group succeeded.
     Returns the manifests."""
@@ -121,6 +123,7 @@ def run_cells(*, experiment: str, spec: dict, cells: list[str], entry: dict, bui
                                             **{f"variant_{k}": v for k, v in variant.items()}},
                                    )
             manifest["settings"] = values  # every factor's value as the name says (the server's: "effective")
+            manifest.update((stamps or {}).get(cells[i], {}))  # what it measured: harness.measure.digest
             if block is not None:  # where the cell ran in its block (harness.plan.blocks)
                 manifest["block"] = {**block, "position": block["position"] + i}
             if len(ds) > 1:  # the group it ran in: one server start for all its cells, in this order

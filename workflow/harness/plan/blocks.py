@@ -144,7 +144,10 @@ def set_aside(cell_dirs: list[str], attempt_no: int, raw: str = "data/raw",
             n += 1
             dest = os.path.join(partial, f"{rel}.attempt{attempt_no}.{n}")
         os.makedirs(os.path.dirname(dest), exist_ok=True)
-        os.replace(d, dest)
+        try:
+            os.replace(d, dest)
+        except FileNotFoundError:  # set aside meanwhile as a cell of other settings (harness supersede)
+            continue
         moved.append(dest)
     return moved
 

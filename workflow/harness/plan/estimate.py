@@ -44,6 +44,7 @@ from harness.plan import config
 
 from harness.plan import cells as plan
 from harness.plan import repetitions
+from harness.plan import reuse
 DEFAULT_CELL_OVERHEAD_S = 2.0    # a throughput cell's job beyond its windows: copy, start, captures, stop (smoke, 2-CPU VM, docker, 2026-11-26: median 1.84 s of 85 cells)
 DEFAULT_GROUP_CELL_S = 0.3      # each further cell of a group (one server start): its captures and queries
 DEFAULT_STEPS_ROW_S = 0.005      # a steps cell without a measured fit below, per row of its script beyond
@@ -273,7 +274,9 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
         lo, hi, _ = plan.repetition_bounds(spec)
         dirs = plan.cells(cfg, lock, exp, raw=os.path.join(root, raw), blocks=lo)
         n, n_max = len(dirs), len(plan.cell_names(cfg, lock, exp, blocks=hi))
-        todo = sum(1 for d in dirs if not os.path.isdir(d))
+        # to do: every cell not measured with the settings this profile plans (its digest:
+        # harness.plan.reuse), another profile's cell at the same path included
+        todo = len(reuse.todo(cfg, lock, exp, dirs))
         if kinds.KINDS[spec["kind"]].SYSBENCH:
             per = float(sb["warmup_s"]) + float(sb["duration_s"])
             over = ov["cell_overhead_s"] + preload_seconds(spec)  # measured overheads leave theirs out

@@ -54,9 +54,10 @@ class BundleError(Exception):
 
 
 def same_cell(a: Path, b: Path) -> bool:
-    """Do two cell directories hold the same measurement? Today: their manifest.json files
-    have one sha256. The one place that decides it: switch it to the manifests'
-    settings_digest once every manifest records one (issue 53, item 0)."""
+    """Do two cell directories hold the same measurement? Their manifest.json files have one
+    sha256. Not their settings_digest: two measurements of one setting share a digest (a
+    re-measured cell, or the same cell id measured on two clones of one host), and an
+    import that took one for the other would replace a measurement."""
     return _sha256(a / "manifest.json") == _sha256(b / "manifest.json")
 
 

@@ -26,15 +26,30 @@ import sys
 import yaml
 
 from harness import atomic
+from harness.analysis import tidydata
 from harness.report.latex import GENERATED, tex_escape
 
 RUNINFO = "runinfo.tex"
 
 
-def manifests(raw_dir: str) -> list[dict]:
-    """Every readable manifest.json of data/raw/<study>/<experiment>/<cell>/."""
+def manifests(raw_dir: str, config: dict | None = None) -> list[dict]:
+    """Every readable manifest.json of data/raw/<study>/<experiment>/<cell>/; given the
+    resolved `config`, only those of the cells its paper reads: of an experiment it runs,
+    planned, and measured with the settings it plans (harness.plan.reuse: CURRENT, or
+    LEGACY: no digest), so another profile's cells are never shown as this run's."""
     out = []
+    keep = None
+    if config is not None:
+        from harness import builds
+        from harness.plan import cells as plan, config as hconfig, reuse
+        lock = builds.load_lock(hconfig.LOCK)
+        keep = {os.path.normpath(os.path.join(raw_dir, os.path.relpath(d, "data/raw")))
+                for x in plan.experiments(config) for d in plan.cells(config, lock, x)
+                if reuse.status(config, lock, x, os.path.join(raw_dir, os.path.relpath(d, "data/raw")))
+                in (reuse.CURRENT, reuse.LEGACY)}
     for p in sorted(glob.glob(os.path.join(raw_dir, "*", "*", "*", "manifest.json"))):
+        if keep is not None and os.path.normpath(os.path.dirname(p)) not in keep:
+            continue
         try:
             with open(p) as f:
                 out.append(json.load(f))
@@ -164,7 +179,14 @@ def profile_mismatches(config_path: str, tidy_dir: str, generated: str) -> list[
         got = m.group(1).replace(r"\_", "_") if m else None
         if got != want:
             bad.append(f"{p}: profile {got!r}, but {config_path} says {want!r}")
+    # an experiment this profile does not run (enabled: false) is not read: its tidy files,
+    # another profile's leftovers, are none of this paper's (harness.analysis.tidydata.load)
+    with open(config_path) as f:
+        enabled = tidydata.enabled_experiments(yaml.safe_load(f) or {})
     for p in sorted(glob.glob(os.path.join(tidy_dir, "*_provenance.json"))):
+        exp = os.path.basename(p)[: -len("_provenance.json")]
+        if enabled is not None and exp not in enabled:
+            continue
         with open(p) as f:
             got = json.load(f).get("profile")
         if got is not None and str(got) != want:
@@ -193,7 +215,7 @@ def main(argv=None) -> int:
     if args.cmd == "write":
         with open(args.config) as f:
             config = yaml.safe_load(f) or {}
-        facts = run_facts(config, manifests(args.raw_dir))
+        facts = run_facts(config, manifests(args.raw_dir, config))
         from harness.builds import load_lock
         from harness.measure import hostinfo
         commit, lock = hostinfo.git_commit(), load_lock(args.lock)
@@ -202,8 +224,8 @@ def main(argv=None) -> int:
         if len(raws) > 1:   # several hosts: each one's sentence, and the appendix's table of hosts
             facts["hosts"] = [h for h, _ in raws]
             facts["imported"] = [s for _, d in raws for s in imported(d, commit, lock)]
-            facts["host_list"] = [host_summary(h, config, manifests(d), d) for h, d in raws]
-            every = [m for _, d in raws for m in manifests(d)]
+            facts["host_list"] = [host_summary(h, config, manifests(d, config), d) for h, d in raws]
+            every = [m for _, d in raws for m in manifests(d, config)]
             both = run_facts(config, every)
             facts.update(cells=both["cells"], measured_from=both["measured_from"], measured_to=both["measured_to"])
         atomic.write_text(args.out, runinfo_tex(facts))

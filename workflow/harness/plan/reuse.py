@@ -1,0 +1,150 @@
+"""Is a cell on disk the one this profile plans? Decided by its settings digest
+(harness.measure.digest), never by its path: smoke and default cells share paths.
+
+A cell at a planned path is
+
+- CURRENT: its manifest's `settings_digest` is the one the profile plans for it: reused;
+- STALE: another digest (another profile's, or settings changed since): to do. The
+  pipeline moves it aside first (`harness supersede`, to
+  `data/partial/<study>/<experiment>/<cell>.superseded-<tag>/`, never deleted) and
+  measures the cell again;
+- LEGACY: a manifest without a digest (measured before cells recorded one): to do, as
+  STALE (its settings cannot be checked); a replot still reads it, and says so;
+- MISSING: no cell (or no readable manifest).
+
+The estimate's "to do" (harness.plan.estimate), the pipeline's re-measuring
+(workflow/rules/measure.smk: `stale_inputs`), a replot's choice of cells and the title
+page's run facts (harness.report.runinfo) all ask `status`.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+
+from harness.measure import digest
+from harness.plan import cells as plan
+
+CURRENT, STALE, LEGACY, MISSING = "current", "stale", "legacy", "missing"
+PARTIAL = "data/partial"
+ORDER = "data/order"
+
+_REQ: dict = {}
+
+
+def planned(cfg: dict, lock: dict, exp: str, name: str) -> dict:
+    """The digest's inputs of cell `name` of `exp` as this profile plans it."""
+    key = (id(cfg), exp)
+    if key not in _REQ:
+        _REQ[key] = (cfg, json.loads(plan.cell_spec(cfg, exp)))
+    return digest.inputs(_REQ[key][1], plan.parse_cell(cfg, exp, name), lock)
+
+
+def planned_digest(cfg: dict, lock: dict, exp: str, name: str) -> str:
+    return digest.of(planned(cfg, lock, exp, name))
+
+
+def read_manifest(cell_dir: str) -> dict | None:
+    try:
+        with open(os.path.join(cell_dir, "manifest.json")) as f:
+            m = json.load(f)
+        return m if isinstance(m, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def status(cfg: dict, lock: dict, exp: str, cell_dir: str) -> str:
+    """CURRENT, STALE, LEGACY or MISSING (module docstring)."""
+    if not os.path.isdir(cell_dir):
+        return MISSING
+    m = read_manifest(cell_dir)
+    if m is None:
+        return MISSING
+    have = m.get("settings_digest")
+    if not have:
+        return LEGACY
+    return CURRENT if have == planned_digest(cfg, lock, exp, os.path.basename(cell_dir)) else STALE
+
+
+def todo(cfg: dict, lock: dict, exp: str, cell_dirs: list[str]) -> list[str]:
+    """The cells of `cell_dirs` a run measures: every one not CURRENT."""
+    return [d for d in cell_dirs if status(cfg, lock, exp, d) != CURRENT]
+
+
+def manifest_tag(cell_dir: str) -> str:
+    """12 hex of the sha256 of the cell's manifest.json: names this very measurement."""
+    with open(os.path.join(cell_dir, "manifest.json"), "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:12]
+
+
+def marker(exp: str, cell: str, tag: str, root: str = ORDER) -> str:
+    return f"{root}/{exp}/{cell}.superseded-{tag}"
+
+
+def stale_inputs(cfg: dict, lock: dict, exp: str, names: list[str]) -> dict:
+    """Snakemake inputs of the job measuring `names` (a cell, a group, a duet unit): one
+    supersede marker per cell on disk that is not CURRENT. The marker does not exist, so the
+    rule `supersede` runs first (moving the cell aside) and the job measures again."""
+    out = {}
+    for n in names:
+        d = plan.cell_dir(cfg, exp, n)
+        st = status(cfg, lock, exp, d)
+        if st in (STALE, LEGACY):
+            out[f"supersede_{n}"] = marker(exp, n, manifest_tag(d))
+    return out
+
+
+def supersede(cell_dir: str, tag: str, raw: str = "data/raw", partial: str = PARTIAL) -> str | None:
+    """Move the cell at `cell_dir` (if it is still the measurement `tag` names) to
+    data/partial/<study>/<experiment>/<cell>.superseded-<tag>/; where it went, or None
+    (already gone: an interrupted block's set-aside took it, or it was moved before)."""
+    if not os.path.isdir(cell_dir) or read_manifest(cell_dir) is None or manifest_tag(cell_dir) != tag:
+        return None
+    dest = os.path.join(partial, f"{os.path.relpath(cell_dir, raw)}.superseded-{tag}")
+    n = 1
+    while os.path.exists(dest):
+        n += 1
+        dest = os.path.join(partial, f"{os.path.relpath(cell_dir, raw)}.superseded-{tag}.{n}")
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    try:
+        os.replace(cell_dir, dest)
+    except FileNotFoundError:  # moved meanwhile by block_open's set-aside
+        return None
+    return dest
+
+
+def replot_cells(cfg: dict, lock: dict, exp: str, cell_dirs: list[str], say=None) -> list[str]:
+    """The existing cells a replot reads: CURRENT and LEGACY ones (the latter said once);
+    a STALE cell (another profile's, or other settings) is left out and said."""
+    keep, stale, legacy = [], [], []
+    for d in cell_dirs:
+        st = status(cfg, lock, exp, d)
+        if st in (CURRENT, LEGACY):
+            keep.append(d)
+        (stale if st == STALE else legacy if st == LEGACY else []).append(d)
+    say = say or (lambda s: print(s, file=sys.stderr))
+    if stale:
+        say(f"replot: {exp}: {len(stale)} cell(s) measured with other settings than profile "
+            f"{cfg['profile']} plans stay out (e.g. {stale[0]}; their digest_inputs say what differs)")
+    if legacy:
+        say(f"replot: {exp}: {len(legacy)} cell(s) carry no settings digest (measured before cells "
+            f"recorded one): read, their settings unchecked (e.g. {legacy[0]})")
+    return keep
+
+
+def main(argv=None) -> int:
+    """python -m harness supersede --cell-dir DIR --tag TAG --out MARKER (rule supersede)."""
+    from harness import atomic
+    ap = argparse.ArgumentParser(prog="python -m harness supersede",
+                                 description="set a cell of other settings aside (data/partial/) before it is measured again")
+    ap.add_argument("--cell-dir", required=True)
+    ap.add_argument("--tag", required=True, help="the manifest's tag (manifest_tag)")
+    ap.add_argument("--out", required=True, help="the marker written once done")
+    a = ap.parse_args(argv)
+    dest = supersede(a.cell_dir, a.tag)
+    if dest:
+        print(f"{a.cell_dir} was measured with other settings: set aside in {dest}", file=sys.stderr)
+    atomic.write_text(a.out, (dest or "") + "\n")
+    return 0
