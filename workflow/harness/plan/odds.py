@@ -2,8 +2,8 @@
 
 `./artifact plan` prints, per measurable claim, the chance it is decided at or before each
 look of its experiment's `repetitions` schedule, and how it would be decided, by the model
-of harness.analysis.power (the one bench/verdict_power.py runs): TRIALS seeded trials per
-claim shape, cached per (shape, rule, true ratio, CoV, blocks and looks, block size, loads).
+of harness.analysis.power (the one bench/verdict_power.py runs): power.TRIALS seeded trials per
+claim shape (fewer for a peak over more than 4 loads: trials_for), cached per (shape, rule, true ratio, CoV, blocks and looks, block size, loads).
 
 - The truth is the claim's published figure (`published_ratio`); a claim without one (a
   direction read off a figure) or without a ratio rule (a check, a wait ranking) is not
@@ -31,6 +31,7 @@ import statistics
 from harness.analysis import claimrules, intervals, power
 from harness.plan import cells as plan
 
+MIN_TRIALS = 50
 NOT_MODELLED = "not modelled (counted as decided at its first look)"
 
 
@@ -71,6 +72,12 @@ def shape_of(claim, spec: dict) -> tuple[str, int] | None:
     return ("peak", loads) if loads > 1 else ("plain", 1)
 
 
+def trials_for(loads: int) -> int:
+    """Seeded trials of a claim shape: power.TRIALS up to 4 loads a side, fewer beyond (a
+    peak's bound costs more per load), never under MIN_TRIALS (standard error <= 0.07)."""
+    return max(MIN_TRIALS, power.TRIALS * 4 // max(4, loads))
+
+
 def claim_odds(claim, cfg: dict, lock: dict, cov: float, rows: int = 1) -> dict:
     """One measurable claim's odds on the resolved profile: {claim, experiment, shape, loads,
     truth, rule, looks (block counts), decided (cumulative per look), reproduced,
@@ -94,7 +101,7 @@ def claim_odds(claim, cfg: dict, lock: dict, cov: float, rows: int = 1) -> dict:
     r = claim.rule
     size = max(2, plan.block_counts(cfg, lock, exp)["cells_block"])
     o = power.odds(sh[0], (r.side, r.threshold, r.threshold_hi), float(claim.published_ratio), round(cov, 4),
-                   (lo, hi, looks), size, sh[1], level=float(cfg["claims"]["level"]))
+                   (lo, hi, looks), size, sh[1], level=float(cfg["claims"]["level"]), trials=trials_for(sh[1]))
     out.update(shape=sh[0], loads=sh[1], rule=r.text(), decided=list(o.decided), reproduced=o.reproduced,
                not_reproduced=o.not_reproduced, trials=o.trials)
     return out
@@ -130,7 +137,8 @@ def go_on(rows: list[dict]) -> dict:
 
 def render(odds: dict) -> list[str]:
     """The plan's lines: the noise and its source, then per claim its chance per look."""
-    lines = [f"claims' odds (harness.analysis.power, {odds['trials']} seeded trials per claim shape; the published "
+    lines = [f"claims' odds (harness.analysis.power, {odds['trials']} seeded trials per claim shape, "
+             f"{odds['trials']} x 4 / loads over more than 4 loads, at least {MIN_TRIALS}; the published "
              f"figure taken as the truth; CoV {odds['cov']:.3g}: {odds['source']}; drift {odds['drift']:g}):"]
     for r in odds["claims"]:
         if r["shape"] is None:
