@@ -58,13 +58,11 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import os
 import random
 import statistics
 import sys
 import time
-from dataclasses import dataclass
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -74,20 +72,19 @@ sys.path.insert(0, str(ROOT / "workflow"))
 import harness.studies  # noqa: E402,F401  (fills the registry the planning code asks)
 from harness.analysis import blockverdict as BV  # noqa: E402
 from harness.analysis import claimrules, intervals, verdict  # noqa: E402
+# the model (blocks, drift, lanes, duet) is harness.analysis.power's, the one the plan's odds use
+from harness.analysis import power  # noqa: E402
+from harness.analysis.power import DROP, LANE_RHO, LANE_SD, ONE, PHI, Design, draw  # noqa: E402,F401
 from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED  # noqa: E402
 
 COVS = (0.03, 0.05, 0.08)
 DRIFTS = (0.0, 0.05)
 RATIOS = (1.00, 1.05, 1.10, 1.20, 1.50)
 SHAPE_AT = (0.05, 0.05)   # (cov, drift) of the peak and scaling arms
-PHI = 0.8                 # lag-one correlation of the drift from one cell to the next
-LANE_SD = 0.05            # sd of a lane's own offset (its CoV: cores, cache, memory of its own)
-LANE_RHO = 0.5            # correlation of two lanes' drifts (the host's share of it)
 DESIGNS = ("1:block", "auto:block", "auto:duet")   # lanes:pairing of every setting (auto: its plan's)
 AA_LEVEL = 0.99
 LOADS = 4                 # a peak arm's loads a side (oltp_ro's users in the paper profile)
 USERS = 3                 # a scaling group's users (the paper profile's default users)
-DROP = 0.85               # a sharp curve's other loads, relative to its peak
 SHAPES = {"sharp": (1.0,) + (DROP,) * (LOADS - 1), "flat2": (1.0, 1.0) + (DROP,) * (LOADS - 2),
           "flat3": (1.0, 1.0, 1.0) + (DROP,) * (LOADS - 3)}
 PEAK_ARMS = (("flat2", "sharp"), ("flat3", "sharp"), ("sharp", "sharp"))
@@ -145,95 +142,6 @@ def parse_setting(text: str) -> tuple:
 
 def method_name(prefix: str, s) -> str:
     return f"{prefix}:{s[0]}:{s[1]}:{s[2]}:{s[3]}"
-
-
-@dataclass(frozen=True)
-class Design:
-    """How a setting's blocks run: on `lanes` lanes side by side (block b on lane b mod
-    lanes), or (duet) each compared pair's two sides at once on twin lanes, swapped between
-    blocks. `offset`: sd of a lane's own log offset; `rho`: correlation of the lanes' drifts."""
-    lanes: int = 1
-    pairing: str = "block"
-    offset: float = 0.0
-    rho: float = LANE_RHO
-
-    @property
-    def twins(self) -> int:
-        return max(1, self.lanes // 2)
-
-
-ONE = Design()
-
-
-def draw(rng: random.Random, n: int, size: int, truths, cov: float, drift: float,
-         design: Design = ONE) -> list[tuple]:
-    """n blocks of `size` cells; the cells of `truths` at random positions in each block,
-    each lane's drift an AR(1) along the run (sampled exactly at the times used), shared
-    across lanes with correlation design.rho (one lane: the host's drift is the lane's);
-    a lane's offset constant. Blocks run in rounds, one block per lane (duet: two blocks
-    after one another per twin pair)."""
-    sig = math.sqrt(math.log1p(cov * cov))
-    size = max(size, len(truths))
-    state = _State(rng, drift, design)
-    per = 2 * design.twins if design.pairing == "duet" else design.lanes
-    out = []
-    for first in range(0, n, per):
-        events = []
-        for blk in range(first, min(n, first + per)):
-            events += _events(rng, blk, size, len(truths), design)
-        row_of = {}
-        for t, lane, blk, k in sorted(events):
-            x = state.at(lane, t)
-            row_of.setdefault(blk, [0.0] * len(truths))[k] = 1000.0 * truths[k] * math.exp(
-                x + sig * rng.gauss(0.0, 1.0))
-        out += [tuple(row_of[b]) for b in sorted(row_of)]
-    return out
-
-
-def _events(rng, blk: int, size: int, m: int, design: Design) -> list[tuple]:
-    """(time, lane, block, cell) of one block: block design, each cell at its own random
-    position on lane blk mod lanes; duet, as the pipeline runs it (workflow/rules/measure.smk
-    duet_run): pair k = (k, k + m/2) at one random slot of the block's size/2, blocks 2j
-    and 2j+1 (mod 2 x twins) on twin pair j one after the other, side A on twin 0 in the
-    first and on twin 1 in the second."""
-    if design.pairing != "duet":
-        lane, start = blk % design.lanes, (blk // design.lanes) * size
-        pos = rng.sample(range(size), m)
-        return [(start + pos[k], lane, blk, k) for k in range(m)]
-    half, pairs = (size + 1) // 2, m // 2
-    j, turn = (blk // 2) % design.twins, (blk // (2 * design.twins)) * 2 + blk % 2
-    a, b = (2 * j, 2 * j + 1) if blk % 2 == 0 else (2 * j + 1, 2 * j)
-    slots = rng.sample(range(half), pairs)
-    return ([(turn * half + slots[k], a, blk, k) for k in range(pairs)]
-            + [(turn * half + slots[k], b, blk, k + pairs) for k in range(pairs)])
-
-
-class _State:
-    """The lanes' log offsets and drifts: x_lane(t) = offset + sqrt(rho) g(t) + sqrt(1-rho) e_lane(t),
-    g and e AR(1) processes (lag-one correlation PHI per cell, stationary sd drift); one lane: g only."""
-
-    def __init__(self, rng, drift, design: Design):
-        self.rng, self.drift, self.n = rng, drift, design.lanes
-        self.g = [rng.gauss(0.0, drift) if drift else 0.0, 0]
-        self.own: dict = {}
-        self.w = (1.0, 0.0) if design.lanes == 1 else (math.sqrt(design.rho), math.sqrt(1 - design.rho))
-        sd = math.sqrt(math.log1p(design.offset ** 2))
-        self.offset = [rng.gauss(0.0, sd) if sd else 0.0 for _ in range(design.lanes)]
-
-    def _step(self, proc, t):
-        if self.drift:
-            r = PHI ** (t - proc[1])
-            proc[0] = r * proc[0] + self.drift * math.sqrt(1 - r * r) * self.rng.gauss(0.0, 1.0)
-            proc[1] = t
-        return proc[0]
-
-    def at(self, lane: int, t: int) -> float:
-        x = self.w[0] * self._step(self.g, t)
-        if self.w[1]:
-            if lane not in self.own:
-                self.own[lane] = [self.rng.gauss(0.0, self.drift) if self.drift else 0.0, t]
-            x += self.w[1] * self._step(self.own[lane], t)
-        return self.offset[lane] + x
 
 
 def judge(a, b, level, s, peaks=False) -> tuple[str, int]:
@@ -302,8 +210,7 @@ def peak_trial(rng, arm, ratio, cov, drift, runs, levels, tally):
 
 def scaling_trial(rng, ratio, cov, drift, runs, levels, tally):
     """Cells A_hi, A_lo, B_hi, B_lo (USERS each): duet pairs A_hi with B_hi and A_lo with B_lo."""
-    flat, sharp = (1.0,) * USERS, (1.0,) + (DROP,) * (USERS - 1)
-    truths = [2 * ratio * x for x in flat] + list(sharp) + [2 * x for x in sharp] + list(flat)
+    truths = power.scaling_truths(ratio, USERS)
     for s, d in runs:
         rows = draw(rng, s[2], s[4], truths, cov, drift, d)
         groups = [[{i: r[g * USERS + u] for i, r in enumerate(rows)} for u in range(USERS)] for g in range(4)]

@@ -455,7 +455,7 @@ def run_plan(request, argv, command):
     assert re.search(r"^setup: ok for plan \(Python 3\.", res.stderr, re.M), tail(res)
     profile = argv[argv.index("--configfile") + 1].split("/")[-1][:-5] if "--configfile" in argv else "default"
     assert res.stdout.startswith(f"plan for profile {profile} on ") and "cell groups" in res.stdout, tail(res)
-    assert re.search(r"^wall time on these lanes: expected \d+h\d\dm, worst case \d+h\d\dm", res.stdout, re.M), tail(res)
+    assert re.search(r"^wall time on these lanes: floor \d+h\d\dm .*, expected with looks \d+h\d\dm .*, worst case \d+h\d\dm", res.stdout, re.M), tail(res)
     if "--topology" in argv:
         pat = re.escape(f"`{command}` prints:") + r"\n\n```text\n(.*?)\n```"
         shown = [m for p in PAGES for m in re.findall(pat, p.read_text(encoding="utf-8"), re.S)]

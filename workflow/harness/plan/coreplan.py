@@ -13,11 +13,13 @@ resolves it here (harness.config), and the time estimate is harness.estimate's.
 """
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 from harness import builds, registry
 from harness.plan import cells as plan, config, estimate, lanes as L, reads, schedule
 from harness.plan import duet as D
+from harness.plan import odds as O
 from harness.measure import cores
 from harness.measure.placement import cpulist
 from harness.measure.topology import Topology
@@ -65,6 +67,8 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
     est = (estimate.estimate(resolved, lock, bench_dir=bench_dir, raw=raw, root=root, topo=topo)
            if with_estimate else None)
     who = reads.readers(resolved, lock, topo)
+    odds = O.all_odds(resolved, lock, who["claims"], tidy_dir=os.path.join(root, "data", "tidy"))
+    looks = looks_times(resolved, lock, est, odds["experiments"]) if est else {}
     est_rows = {r["experiment"]: r for r in est["rows"]} if est else {}
     exps, groups, missing = [], {}, dict(host_plan.missing)
     for exp, spec in plan.experiments(resolved).items():
@@ -98,7 +102,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
             "cpus": cpulist(topo.ids), "mems": list(topo.mems), "rule": host_plan.rule(),
             "fits": host_plan.counts, "missing": {str(n): missing[n] for n in sorted(missing)},
             "groups": [groups[n] for n in sorted(groups)], "experiments": exps,
-            "claims": [v.__dict__ for v in who["claims"]],
+            "claims": [v.__dict__ for v in who["claims"]], "odds": odds,
             "not_planned": {e: s["not_planned"] for e, s in resolved["experiments"].items()
                             if s.get("not_planned")},
             "estimate": None if est is None else {"total_s": est["total_s"], "worst_s": est["worst_s"],
@@ -109,10 +113,19 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, roo
                                                   "pairing": schedule.pairing_of(resolved),
                                                   "twin_lines": twin_lines(resolved, est, exps),
                                                   "wall_s": est["wall_s"], "wall_worst_s": est["wall_worst_s"],
+                                                  **looks,
                                                   "shared_l3": est.get("shared_l3"),
                                                   "assumptions": est["assumptions"] + (
                                                       f"; {schedule.DUET}" if schedule.pairing_of(resolved) == "duet"
                                                       else "")}}
+
+
+def looks_times(cfg: dict, lock: dict, est: dict, go_on: dict) -> dict:
+    """The expected times counting the looks (harness.plan.odds): on the lanes
+    (schedule.expected_wall_time) and one cell at a time (estimate.expected_with_looks)."""
+    ds = [estimate.dataset_seconds(d, est["overheads"]) for d in plan.datasets_needed(cfg, lock)]
+    return {"wall_looks_s": schedule.expected_wall_time(cfg, lock, est["rows"], est["lanes_obj"], ds, go_on),
+            "total_looks_s": estimate.expected_with_looks(est, go_on)}
 
 
 def late_blocks(row: dict | None) -> str:
@@ -221,6 +234,7 @@ def render(p: dict) -> str:
     for exp, why in p["not_planned"].items():
         lines.append(f"  {why.split(': ', 1)[1]}")
     lines += claim_lines(p["claims"])
+    lines += O.render(p["odds"])
     if p["estimate"]:
         est = p["estimate"]
         ln = est["lanes"]
@@ -229,8 +243,10 @@ def render(p: dict) -> str:
                      f"a cell wider than a lane takes several (lanes per cell, above), one that no "
                      f"span holds the whole host")
         lines += est["lane_lines"] + est.get("twin_lines", [])
-        lines.append(f"wall time on these lanes: expected {estimate.hms(est['wall_s'])}, worst case "
-                     f"{estimate.hms(est['wall_worst_s'])} (assumed: {est['assumptions']})")
+        lines.append(f"wall time on these lanes: floor {estimate.hms(est['wall_s'])} (every experiment decided at "
+                     f"its first look), expected with looks {estimate.hms(est['wall_looks_s'])} (a later look's "
+                     f"blocks weighted by the chance a claim reading them is still undecided: the claims' odds, "
+                     f"above), worst case {estimate.hms(est['wall_worst_s'])} (assumed: {est['assumptions']})")
         if est.get("shared_l3"):
             alt = est["shared_l3"]
             lines.append(f"  not taken: `placement.lanes: {alt['lanes']}` ({alt['lanes']} lanes of {alt['size']} server "
@@ -238,8 +254,8 @@ def render(p: dict) -> str:
                          f"{estimate.hms(alt['wall_s'])} expected, {estimate.hms(alt['wall_worst_s'])} worst case; "
                          f"`auto` keeps an L3 per lane's server, since shared-cache interference cancels in a "
                          f"block's pairs only while it is steady")
-        lines.append(f"one cell at a time: expected {estimate.hms(est['total_s'])} (every experiment decided at its first "
-                     f"look: repetitions.min blocks), worst case {estimate.hms(est['worst_s'])} (undecided at "
+        lines.append(f"one cell at a time: floor {estimate.hms(est['total_s'])} (every experiment decided at its first "
+                     f"look: repetitions.min blocks), expected with looks {estimate.hms(est['total_looks_s'])}, worst case {estimate.hms(est['worst_s'])} (undecided at "
                      f"every look: max blocks); measurement {estimate.hms(est['measure_s'])} of the expected, "
                      f"{est['datasets']} datasets {estimate.hms(est['dataset_s'])}; "
                      f"`python -m harness estimate` breaks it down")

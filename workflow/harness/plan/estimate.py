@@ -397,6 +397,19 @@ def on_nodes(est: dict, nodes: int, worst: bool = False) -> float:
     return end
 
 
+def expected_with_looks(est: dict, go_on: dict) -> float:
+    """One cell at a time, the expected seconds counting the looks: each experiment's blocks
+    of its first look, and those of a later look times the chance it is still undecided then
+    (go_on: harness.plan.odds.go_on; an experiment none of whose claims is modelled stops at
+    its first look); datasets once."""
+    total = est["dataset_s"]
+    for r in est["rows"]:
+        on = go_on.get(r["experiment"]) or []
+        for k, blocks in enumerate(phases(r, worst=True)):
+            total += sum(blocks) * (1.0 if k == 0 else on[k - 1] if k - 1 < len(on) else 0.0)
+    return total
+
+
 def hms(s: float) -> str:
     s = int(round(s))
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"

@@ -24,7 +24,7 @@ Assumptions (printed with the plan):
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.plan import cells as plan
 from harness.plan import duet as D
@@ -181,3 +181,22 @@ def lanes_of(cfg: dict):
     """placement.lanes of a resolved config; a config recorded before lanes existed (a run's
     config.resolved.yaml) takes the defaults layer's value."""
     return cfg["placement"].get("lanes", paths.defaults()["placement"]["lanes"])
+
+
+def phase_weight(go_on: dict, p: Piece) -> float:
+    """The chance a piece of phase p.phase runs: 1 for the first look's blocks; for later ones
+    the chance its experiment is still undecided after look p.phase (go_on: harness.plan.odds);
+    an experiment no modelled claim reads is decided at its first look."""
+    if p.phase == 0:
+        return 1.0
+    on = go_on.get(p.experiment) or []
+    return on[p.phase - 1] if p.phase - 1 < len(on) else 0.0
+
+
+def expected_wall_time(cfg, lock, rows, lanes: L.Lanes, datasets_s, go_on: dict) -> float:
+    """The expected wall time counting the looks: every piece of the worst case, a later
+    look's pieces weighted by the chance they run (phase_weight), list-scheduled as
+    makespan does. A schedule of expected durations, not the expectation of the schedule's
+    length: between the first-look floor and the worst case."""
+    ps = [replace(p, seconds=p.seconds * phase_weight(go_on, p)) for p in pieces(cfg, lock, rows, lanes, True)]
+    return makespan([p for p in ps if p.seconds > 0], distinct_lanes(lanes), datasets_s)

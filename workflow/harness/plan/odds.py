@@ -1,0 +1,152 @@
+"""Each measurable claim's odds on a host, and the chance an experiment runs its later looks.
+
+`./artifact plan` prints, per measurable claim, the chance it is decided at or before each
+look of its experiment's `repetitions` schedule, and how it would be decided, by the model
+of harness.analysis.power (the one bench/verdict_power.py runs): power.TRIALS seeded trials per
+claim shape (fewer for a peak over more than 4 loads: trials_for), cached per (shape, rule, true ratio, CoV, blocks and looks, block size, loads).
+
+- The truth is the claim's published figure (`published_ratio`); a claim without one (a
+  direction read off a figure) or without a ratio rule (a check, a wait ranking) is not
+  modelled, and counted as decided at its first look.
+- The shape: `scaling` for a scaling claim (ScalingRatio, needs: scaling: its users a
+  group); `peak` for a comparison over several loads (its users, and its core counts at or
+  above min_cores when a load includes cores), both sides sharp; else `plain`.
+- The blocks: the experiment's `repetitions` (min, max, looks) at `claims.level`; a block
+  holds the experiment's cells of blocks 1..figures (harness.plan.cells.block_counts).
+- The noise (`noise`): this host's measured CoV where runs exist -- the median
+  `qps_server_cv` of the A/A cells (data/tidy/aa_throughput_summary.csv), else of every
+  cell measured under data/tidy -- else the profile's `stats.cv_threshold`, the CoV it
+  accepts; the drift is power.DRIFT. The plan names the source.
+
+An experiment goes on past look k when a claim row reading it is still undecided; the claim
+rows are taken as independent: P(on past k) = 1 - prod over rows of P(row decided by k).
+"""
+from __future__ import annotations
+
+import csv
+import glob
+import os
+import statistics
+
+from harness.analysis import claimrules, intervals, power
+from harness.plan import cells as plan
+
+MIN_TRIALS = 50
+NOT_MODELLED = "not modelled (counted as decided at its first look)"
+
+
+def noise(cfg: dict, tidy_dir: str = "data/tidy") -> tuple[float, str]:
+    """(CoV, its source): the A/A cells' median CoV, else every measured cell's, else the
+    profile's stats.cv_threshold."""
+    metric = f"{claimrules.METRIC}_cv"
+    for name, paths in (("the A/A cells (aa_throughput)", [os.path.join(tidy_dir, "aa_throughput_summary.csv")]),
+                        ("the cells measured here", sorted(glob.glob(os.path.join(tidy_dir, "*_summary.csv"))))):
+        vals = []
+        for p in paths:
+            try:
+                with open(p, newline="") as f:
+                    vals += [float(r[metric]) for r in csv.DictReader(f) if (r.get(metric) or "").strip()
+                             not in ("", "nan")]
+            except (OSError, ValueError, KeyError):
+                continue
+        vals = [v for v in vals if v == v and v > 0]
+        if vals:
+            return statistics.median(vals), f"this host's measured CoV: median of {len(vals)} of {name} ({tidy_dir})"
+    cov = float(cfg["stats"]["cv_threshold"])
+    return cov, f"the profile's stats.cv_threshold ({cov:g}): no cells measured on this host yet"
+
+
+def shape_of(claim, spec: dict) -> tuple[str, int] | None:
+    """(shape, loads) of a claim reading `spec`'s experiment, or None when not modelled."""
+    rule = getattr(claim, "rule", None)
+    if rule is None or getattr(claim, "published_ratio", None) is None:
+        return None
+    users = len(spec.get("users") or [1])
+    if getattr(claim, "needs", None) == "scaling" or type(claim).__name__ == "ScalingRatio":
+        return "scaling", users
+    load = getattr(claim, "load", None)
+    if not load:
+        return "plain", 1
+    cores = [n for n in spec.get("cores") or [1] if isinstance(n, int) and n >= (claim.min_cores if claim.needs else 0)]
+    loads = users * (max(1, len(cores)) if "cores" in load else 1)
+    return ("peak", loads) if loads > 1 else ("plain", 1)
+
+
+def trials_for(loads: int) -> int:
+    """Seeded trials of a claim shape: power.TRIALS up to 4 loads a side, fewer beyond (a
+    peak's bound costs more per load), never under MIN_TRIALS (standard error <= 0.07)."""
+    return max(MIN_TRIALS, power.TRIALS * 4 // max(4, loads))
+
+
+def claim_odds(claim, cfg: dict, lock: dict, cov: float, rows: int = 1) -> dict:
+    """One measurable claim's odds on the resolved profile: {claim, experiment, shape, loads,
+    truth, rule, looks (block counts), decided (cumulative per look), reproduced,
+    not_reproduced, rows, why (not modelled)}."""
+    exp = claim.experiments[0] if claim.experiments else ""
+    spec = cfg["experiments"].get(exp) or {}
+    lo, hi, looks = plan.repetition_bounds(spec) if spec else (1, 1, 1)
+    schedule = intervals.look_schedule(lo, hi, looks)
+    out = {"claim": claim.id, "experiment": exp, "looks": schedule, "rows": rows, "shape": None,
+           "loads": 0, "truth": getattr(claim, "published_ratio", None), "rule": None,
+           "decided": [1.0] * len(schedule), "reproduced": None, "not_reproduced": None, "why": ""}
+    if not cfg["claims"].get("decide", True):
+        out["why"] = "claims.decide is false: no verdicts, nothing decides"
+        out["decided"] = [0.0] * len(schedule)
+        return out
+    sh = shape_of(claim, spec)
+    if sh is None:
+        out["why"] = ("a check or ranking, no ratio: " if getattr(claim, "rule", None) is None
+                      else "no published figure to take as the truth: ") + NOT_MODELLED
+        return out
+    r = claim.rule
+    size = max(2, plan.block_counts(cfg, lock, exp)["cells_block"])
+    o = power.odds(sh[0], (r.side, r.threshold, r.threshold_hi), float(claim.published_ratio), round(cov, 4),
+                   (lo, hi, looks), size, sh[1], level=float(cfg["claims"]["level"]), trials=trials_for(sh[1]))
+    out.update(shape=sh[0], loads=sh[1], rule=r.text(), decided=list(o.decided), reproduced=o.reproduced,
+               not_reproduced=o.not_reproduced, trials=o.trials)
+    return out
+
+
+def all_odds(cfg: dict, lock: dict, verdicts: list, tidy_dir: str = "data/tidy") -> dict:
+    """{"cov", "source", "claims": [claim_odds of each measurable claim], "experiments":
+    {exp: [P(on past look k) for each look but the last]}}."""
+    from harness import registry
+    cov, source = noise(cfg, tidy_dir)
+    by_id = {c.id: c for c in registry.claims()}
+    rows = [claim_odds(by_id[v.claim], cfg, lock, cov, v.measurable_rows)
+            for v in verdicts if v.measurable and v.claim in by_id]
+    return {"cov": cov, "source": source, "drift": power.DRIFT, "trials": power.TRIALS, "claims": rows,
+            "experiments": go_on(rows)}
+
+
+def go_on(rows: list[dict]) -> dict:
+    """{experiment: [P(it goes on past look k), k = 1..looks-1]}: some claim row reading it is
+    still undecided (rows independent)."""
+    out: dict = {}
+    for exp in {r["experiment"] for r in rows}:
+        mine = [r for r in rows if r["experiment"] == exp]
+        n = len(mine[0]["looks"])
+        out[exp] = []
+        for k in range(n - 1):
+            all_done = 1.0
+            for r in mine:
+                all_done *= r["decided"][k] ** max(1, r["rows"])
+            out[exp].append(1.0 - all_done)
+    return out
+
+
+def render(odds: dict) -> list[str]:
+    """The plan's lines: the noise and its source, then per claim its chance per look."""
+    lines = [f"claims' odds (harness.analysis.power, {odds['trials']} seeded trials per claim shape, "
+             f"{odds['trials']} x 4 / loads over more than 4 loads, at least {MIN_TRIALS}; the published "
+             f"figure taken as the truth; CoV {odds['cov']:.3g}: {odds['source']}; drift {odds['drift']:g}):"]
+    for r in odds["claims"]:
+        if r["shape"] is None:
+            lines.append(f"  {r['claim']}: {r['why']}")
+            continue
+        loads = f" over {r['loads']} loads" if r["loads"] > 1 else ""
+        per = ", ".join(f"{p:.2f} by look {k} ({b} blocks)" for k, (p, b) in enumerate(zip(r["decided"], r["looks"]), 1))
+        lines.append(f"  {r['claim']} ({r['shape']}{loads}, "
+                     f"rule {r['rule']}, published {r['truth']:.3g}): P(decided) {per}; "
+                     f"P(reproduced) {r['reproduced']:.2f}, P(not reproduced) {r['not_reproduced']:.2f}")
+    return lines
