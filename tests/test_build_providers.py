@@ -28,8 +28,6 @@ from conftest import flip_byte, tmp_siblings, ROOT, server_pids
 
 from harness import builds
 from harness.measure import initdb
-from harness.builds import providers
-from harness.measure import initdb
 
 from harness.plan import config
 

@@ -15,7 +15,6 @@ and fetching the pinned one after the archive moved on. Real apt, dpkg-deb, Nix 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import tempfile

@@ -5,9 +5,6 @@ with users on one server (refused in one line). The run itself: tests/test_duet_
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, copy_checkout, server_pids
+from conftest import copy_checkout, server_pids
 from harness import builds
 from harness.plan import config
 from harness.plan import estimate as E

@@ -2,7 +2,6 @@
 (harness.plan.reads) and the wall-time estimate on lanes (harness.plan.schedule)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 import yaml

@@ -26,7 +26,7 @@ from harness import atomic
 from harness.measure import hostlock
 
 from harness import paths
-from harness.measure.server import Server, ServerError
+from harness.measure.server import Server
 from harness.measure import sbtest
 from harness import registry as studies
 

@@ -13,6 +13,7 @@ import copy
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -20,6 +21,9 @@ from harness import builds, paths
 from harness.analysis import tidy
 from harness.measure import cores as cores_mod, factors, kinds, mycnf, placement
 from harness.plan import repetitions
+
+if TYPE_CHECKING:  # imported where validation runs (validate_schema): its import costs every cell's job
+    import jsonschema
 
 ROOT = paths.ROOT
 SCHEMA = paths.SCHEMA
