@@ -22,6 +22,7 @@ from harness import builds
 from harness.plan import blocks as B
 from harness.plan import cells as plan
 from harness.plan import config
+from harness import paths
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 # a profile's own experiment (no claim or figure names it): every block holds all its cells, the
@@ -50,7 +51,7 @@ def resolved(reps, seed=42) -> dict:
 
 @pytest.fixture(scope="module")
 def lock():
-    return builds.load_lock(config.LOCK)
+    return builds.load_lock(paths.LOCK)
 
 
 def test_repetition_bounds_accept_an_int_and_the_mapping():

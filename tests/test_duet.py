@@ -14,6 +14,7 @@ from harness.measure.topology import Topology
 from harness.plan import blocks, config, coreplan, duet, estimate, lanes as L, schedule
 
 from conftest import HWLOC as HW, RECORDED as ALL, ROOT, recorded_topology as topo  # noqa: E402
+from harness import paths
 
 
 def cuts(t):
@@ -116,10 +117,10 @@ def test_a_run_takes_duet_but_not_with_users_on_one_server():
 
 def test_duet_pieces_take_twin_spans_for_half_the_time(tmp_path):
     t = topo("192em64t-12gr2n8c2t")
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     out = {}
     for pairing in ("block", "duet"):
-        r = config.resolve(paper("", pairing), config.LOCK, topo=t)
+        r = config.resolve(paper("", pairing), paths.LOCK, topo=t)
         est = estimate.estimate(r, lock, bench_dir=str(tmp_path / "b"), raw=str(tmp_path / "r"), topo=t)
         out[pairing] = schedule.pieces(r, lock, est["rows"], est["lanes_obj"], worst=False)
     assert len(out["block"]) == len(out["duet"])
@@ -135,7 +136,7 @@ def test_duet_pieces_take_twin_spans_for_half_the_time(tmp_path):
 def default(pairing="duet"):
     cfg = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
     cfg["pairing"] = pairing
-    return config.resolve(cfg, config.LOCK, topo=topo("32em64t-2n8c2t-pci-noio"))
+    return config.resolve(cfg, paths.LOCK, topo=topo("32em64t-2n8c2t-pci-noio"))
 
 
 @pytest.mark.parametrize("spec, want", [
@@ -161,7 +162,7 @@ def test_a_block_under_duet_is_the_seeded_order_with_each_pair_together(exp):
     differ only in the duet factor) comes together, the units in the seeded order of
     their first cell, a pair's two cells in the order the shuffle gave them; side A is
     the factor's first level."""
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     cd, cb = default("duet"), default("block")
     assert duet.active(cd, exp) and not duet.active(cb, exp)
     for rep in (1, 2):
@@ -190,7 +191,7 @@ def test_a_block_under_duet_is_the_seeded_order_with_each_pair_together(exp):
 
 
 def test_an_experiment_without_a_duet_factor_keeps_its_seeded_order():
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     cd, cb = default("duet"), default("block")
     for exp in ("oltp_ro", "spin_wait", "test_drive", "aa_throughput"):
         assert not duet.active(cd, exp)

@@ -15,11 +15,11 @@ import pytest
 
 from harness import builds
 
-from harness.plan import config
 
 from harness.plan import estimate as E
 
 from harness.plan import cells as plan
+from harness import paths
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "tests" / "fixtures" / "raw"
@@ -31,7 +31,7 @@ def smoke():
 
 def test_measurement_time_is_cells_times_warmup_plus_duration(tmp_path):
     cfg = smoke()
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     est = E.estimate(cfg, lock, root=str(tmp_path))          # nothing measured: defaults
     per = cfg["sysbench"]["warmup_s"] + cfg["sysbench"]["duration_s"]
     ps = next(r for r in est["rows"] if r["experiment"] == "point_select")
@@ -79,7 +79,7 @@ def test_overhead_measured_from_benchmark_files(tmp_path):
     ov = E.overheads(str(tmp_path / "benchmarks"), str(tmp_path / "data" / "raw"))
     assert ov["cell_overhead_s"] == 12.0 - nominal
     assert ov["cell_overhead_src"] == "measured, median of 2 cells"
-    est = E.estimate(smoke(), builds.load_lock(config.LOCK), root=str(tmp_path))
+    est = E.estimate(smoke(), builds.load_lock(paths.LOCK), root=str(tmp_path))
     ps = next(r for r in est["rows"] if r["experiment"] == "point_select")
     assert ps["todo"] == ps["cells"] - 2
 
@@ -197,7 +197,7 @@ def test_a_steps_cell_costs_its_fits_fixed_part_and_rows(tmp_path):
     """Nothing measured here: a test_drive cell costs the committed bench/steps_rate.py fit
     (fixed + rows x per row, the mean over its builds); an experiment without a fit, the default."""
     cfg = E.load_profile([str(ROOT / "config" / "paper.yaml")], ROOT)
-    est = E.estimate(cfg, builds.load_lock(config.LOCK), root=str(tmp_path))
+    est = E.estimate(cfg, builds.load_lock(paths.LOCK), root=str(tmp_path))
     ov = est["overheads"]
     rows = {r["experiment"]: r for r in est["rows"]}
     fits = [E.STEPS_FIT[("test_drive", b)] for b in plan.builds_of(cfg, "test_drive")]

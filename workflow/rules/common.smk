@@ -19,6 +19,8 @@ from harness.plan import duet as hduet
 from harness.plan import estimate as hestimate
 from harness.analysis import intervals as hintervals
 from harness.measure import procs as hprocs
+from harness import builds as hbuilds
+from harness import paths as hpaths
 from harness import studies as hstudies
 from harness.measure import datasets as hdatasets
 
@@ -32,7 +34,7 @@ RUN_STARTED = time.time()  # reset in onstart
 ESTIMATE_S = None  # the estimate onstart prints
 HARNESS = f"{PY} -m harness"
 EXPERIMENTS = hplan.experiments(CFG)
-LOCK = hconfig.builds.load_lock(hconfig.LOCK)
+LOCK = hbuilds.load_lock(hpaths.LOCK)
 # the registries (harness.studies): the studies (each may bring a rules.smk) and the datasets
 STUDIES = hstudies.all_studies()
 DATASETS = hdatasets.all_datasets()

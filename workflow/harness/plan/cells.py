@@ -11,7 +11,6 @@ from pathlib import Path
 
 from harness.measure import datasets
 
-from harness.measure import factors  # noqa: F401  (this module's API: plan.factors)
 
 from harness.plan.combos import combos  # noqa: F401  (this module's API: every combination and its reason)
 

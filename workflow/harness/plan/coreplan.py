@@ -21,6 +21,7 @@ from harness.plan import duet as D
 from harness.measure import cores
 from harness.measure.placement import cpulist
 from harness.measure.topology import Topology
+from harness import paths
 
 
 def dropped(host_plan: cores.Plan, asked, kept: list[int], study: tuple = ()) -> dict[int, str]:
@@ -51,7 +52,7 @@ def dropped(host_plan: cores.Plan, asked, kept: list[int], study: tuple = ()) ->
     return dict(sorted(out.items()))
 
 
-def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, root: str = ".",
+def build(cfg: dict, topo: Topology | None = None, *, lock_path=paths.LOCK, root: str = ".",
           with_estimate: bool = True, bench_dir: str = estimate.BENCH, raw: str = estimate.RAW) -> dict:
     """The plan of a merged (unresolved) profile on `topo` (None: this host). The estimate's
     overheads come from `root`/`bench_dir`'s benchmark files (none there: the stated defaults)."""

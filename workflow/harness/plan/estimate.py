@@ -452,7 +452,7 @@ def main(argv=None) -> int:
     except config.ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     est = estimate(cfg, lock, root=a.root)
     est.pop("lanes_obj", None)
     print(json.dumps(est, indent=1, default=str) if a.json else render(est))
