@@ -9,7 +9,7 @@ serves it needs, at load and at measurement) and `load(srv, params, ...)`; and,
 where it needs them, what harness.plan.config checks of an experiment on it
 (`check_spec(spec, where)`, `WORKLOAD`: the one workload it serves, `TABLES`: its
 table counts, `SPEC_KEYS`: the experiment keys it reads) and `ROW_S` (seconds to
-load a row: harness.plan.estimate).
+load a row: harness.plan.estimate). harness.plugins.DatasetPlugin states it as a Protocol.
 """
 from __future__ import annotations
 

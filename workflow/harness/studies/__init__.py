@@ -54,6 +54,9 @@ and, where its results bear on the whole run (study AA's A/A controls):
     INTERVAL_NOTE         a sentence on its intervals, OUTSIDE_COVERAGE what its cells leave
                           outside the stated coverage (the appendix: harness.report.method.limits)
 
+harness.plugins.StudyPlugin (and StepScriptPlugin) state the required names as Protocols;
+tests/test_plugins.py checks every registered study against them.
+
 Adding a study: a new folder here (or on $MYSQLBENCH_STUDY_PATH), its experiment
 block in a config, and its paper section.
 """
