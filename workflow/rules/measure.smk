@@ -241,12 +241,7 @@ def duet_unit(experiment, cell):
 
 def duet_run(wc):
     """(the unit's cells in block order, each one's run-cell --lane JSON ('' without lanes), at once or
-    not, the lanes the job holds). At once: a pair whose width has twin spans. An experiment's
-    blocks take the twin pairs two at a time (blocks 1-2 one pair, 3-4 the next, each
-    experiment starting one pair further), side A on the first twin in odd blocks and on the
-    second in even ones (harness.plan.lanes.duet_sides), so on every pair each side runs as
-    often on either twin whenever the blocks are even in number. Otherwise the block's own
-    lane (harness.plan.lanes.block_lane), as blocks run."""
+    not, the lanes the job holds): harness.plan.duet.unit_lanes, computed once per unit."""
     key = (wc.experiment, wc.unit)
     if key not in _DUET:
         unit = duet_unit(wc.experiment, wc.unit)
@@ -257,17 +252,8 @@ def duet_run(wc):
         if LANES is None:
             out = (unit, [""] * len(unit), False, [])
         else:
-            w = LANES.width(cores)
-            pairs = hlanes.twins(LANES, w) if len(unit) == 2 else []
-            if pairs:
-                pair = pairs[(list(EXPERIMENTS).index(wc.experiment) + (rep - 1) // 2) % len(pairs)]
-                spans = LANES.spans(w)
-                on = dict(zip(hduet.sides(CFG, wc.experiment, unit), hlanes.duet_sides(pair, rep)))
-                sides = [hlanes.job_lane(LANES, spans[on[c]][0].id, cores) for c in unit]
-                out = (unit, [json.dumps(x) for x in sides], True, sorted({i for x in sides for i in x["lanes"]}))
-            else:
-                lane = hlanes.job_lane(LANES, hlanes.block_lane(EXPERIMENTS, wc.experiment, rep, LANES.count), cores)
-                out = (unit, [json.dumps(lane)] * len(unit), False, lane["lanes"])
+            per, at_once, held = hduet.unit_lanes(CFG, LANES, EXPERIMENTS, wc.experiment, unit, rep, cores)
+            out = (unit, [json.dumps(x) for x in per], at_once, held)
         _DUET[key] = out
     return _DUET[key]
 
