@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import builds
+from harness import builds, registry
 
 
 from harness.plan import estimate as E
@@ -200,7 +200,7 @@ def test_a_steps_cell_costs_its_fits_fixed_part_and_rows(tmp_path):
     est = E.estimate(cfg, builds.load_lock(paths.LOCK), root=str(tmp_path))
     ov = est["overheads"]
     rows = {r["experiment"]: r for r in est["rows"]}
-    fits = [E.STEPS_FIT[("test_drive", b)] for b in plan.builds_of(cfg, "test_drive")]
+    fits = [registry.steps_fits()[("test_drive", b)] for b in plan.builds_of(cfg, "test_drive")]
     n = cfg["experiments"]["test_drive"]["rows"]
     per = sum(f[0] + n * f[1] for f in fits) / len(fits)
     td = rows["test_drive"]
@@ -224,7 +224,7 @@ def test_a_hosts_own_steps_cells_give_the_rate_beyond_the_fits_fixed_part(tmp_pa
         os.symlink(c, raw / c.name)
         (bench / f"{c.name}.tsv").write_text(f"s\th:m:s\tmax_rss\n{secs[c.name]}\t0:00:20\t1\n")
     ov = E.overheads(str(tmp_path / "benchmarks"), str(tmp_path / "data" / "raw"))
-    want = sorted((secs[c.name] - E.STEPS_FIT[("test_drive", c.name.split("_")[0])][0]) / 5000 for c in cells)
+    want = sorted((secs[c.name] - registry.steps_fits()[("test_drive", c.name.split("_")[0])][0]) / 5000 for c in cells)
     assert ov["steps_row_s"]["test_drive"] == sum(want) / 2
     cfg = E.load_profile([str(ROOT / "config" / "paper.yaml")], ROOT)
     fixed, row_s, src = E.steps_cost(cfg, "test_drive", ov)

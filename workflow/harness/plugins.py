@@ -87,8 +87,8 @@ class StudyPlugin(Protocol):
     """A study package (harness.studies): the names harness.studies' docstring lists as
     every study's. Optional: CORES, TIDY_TABLES, WORKLOADS, DATASETS, STEP_SCRIPTS,
     COMMANDS, reap(run, session), annotate(ctx, rows), warnings(tidy), deviations(tidy),
-    INTERVAL_NOTE, OUTSIDE_COVERAGE, the experiment properties a generic module asks for
-    (e.g. EXPLAIN_EXPERIMENT)."""
+    INTERVAL_NOTE, OUTSIDE_COVERAGE, and what a generic module asks of one of its experiments
+    (EXPLAIN_EXPERIMENT, BUILDS_EXPERIMENT, STEPS_FIT)."""
 
     NAME: str
     TITLE: str

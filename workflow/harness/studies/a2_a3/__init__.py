@@ -73,6 +73,7 @@ GATE = dict(needs=C.CONTENTION, min_cores=A_CORES, cores_why=A3_CORES_WHY)
 # 16, the 64 (HT) point no count of the core plan (HT, below); A2's one-table runs state no
 # count and are read as A3's sweep (A2_CORES_WHY, the same reading its claims' gate makes)
 CORES = {"A2": (16, 24, 32), "A3": (16, 24, 32)}
+BUILDS_EXPERIMENT = "build_compare"  # the experiment of the paper's build table (generated/builds.tex)
 
 
 def _a2(experiment, label, macro, levels=None):
