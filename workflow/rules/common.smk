@@ -206,12 +206,10 @@ onstart:
     global RUN_STARTED, ESTIMATE_S
     RUN_STARTED = time.time()
     if not REPLOT:
-        from harness.plan import estimate as _estimate
-
         try:
-            _est = _estimate.estimate(CFG, LOCK)
+            _est = hestimate.estimate(CFG, LOCK)
             ESTIMATE_S = _est["total_s"]
-            print(_estimate.render(_est), file=sys.stderr)
+            print(hestimate.render(_est), file=sys.stderr)
         except Exception as _e:  # an estimate never stops a run
             print(f"estimate unavailable: {_e}", file=sys.stderr)
         start_engine()
