@@ -14,7 +14,6 @@ sys.path.insert(0, os.path.join(workflow.basedir, "workflow"))
 from harness.plan import config as hconfig  # noqa: E402
 from harness.plan import cells as hplan
 from harness.plan import blocks as hblocks
-from harness.plan import lanes as hlanes
 from harness.plan import duet as hduet
 from harness.plan import estimate as hestimate
 from harness.analysis import intervals as hintervals
@@ -130,23 +129,8 @@ def block_state(experiment, rep):
     return _BLOCK_STATE[key]
 
 
-def _replot_missing(x):
-    """Cells a replot lacks: of blocks 1..min, and of any later block that has some cells
-    (blocks after a decided look were never planned: not missing). A block's cells are its
-    own (hplan.cells of rep r): figure-only cells of blocks after repetitions.figures are
-    never planned, so never missing."""
-    lo, hi, _ = hplan.repetition_bounds(EXPERIMENTS[x])
-    out = []
-    for r in range(1, hi + 1):
-        block = hplan.cells(CFG, LOCK, x, r)
-        have = [c for c in block if os.path.isdir(c)]
-        if r <= lo or have:
-            out += [c for c in block if c not in have]
-    return out
-
-
-if REPLOT:
-    _missing = {x: _replot_missing(x) for x in EXPERIMENTS}
+if REPLOT:  # the cells a replot lacks (harness.plan.cells.replot_missing)
+    _missing = {x: hplan.replot_missing(CFG, LOCK, x) for x in EXPERIMENTS}
     _n = sum(map(len, _missing.values()))
     if _n:
         print(f"replot: {_n} cell(s) of profile {CFG['profile']} are not measured and stay out "

@@ -30,12 +30,10 @@ for _i in range(LANES.count if LANES else 0):
 
 
 def cell_lane(experiment, first):
-    """harness.plan.lanes.job_lane of the job measuring cell `first` (and its group)."""
+    """The lane of the job measuring cell `first` (and its group): harness.plan.blocks.cell_lane."""
     if LANES is None:
         return None
-    cell = hplan.parse_cell(CFG, experiment, first)
-    base = hlanes.block_lane(EXPERIMENTS, experiment, cell["rep"], LANES.count)
-    return hlanes.job_lane(LANES, base, int(cell.get("cores") or 1))
+    return hblocks.cell_lane(CFG, LANES, EXPERIMENTS, experiment, first)
 
 
 def lane_resources(held):
@@ -163,12 +161,8 @@ rule run_cell:
 def group_run(wc):
     """(cell names of a group in their block order, their output dirs, the first's block info)."""
     rep = int(wc.rep)
-    members = set(hplan.group_cells(CFG, wc.experiment, wc.head, rep))
     names, seed = block_order(wc.experiment, rep)
-    run = [n for n in names if n in members]
-    if len(run) != len(members):  # the rule's outputs are every users value of the setting
-        raise ValueError(f"group {wc.head}_r{rep} of {wc.experiment}: only {len(run)} of its {len(members)} "
-                         f"users values are planned; set sysbench.users_on_one_server: false")
+    run = hblocks.group_run(CFG, wc.experiment, wc.head, rep, names)
     return run, [hplan.cell_dir(CFG, wc.experiment, n) for n in run], json.dumps(hblocks.info(names, run[0], rep, seed))
 
 
@@ -347,8 +341,8 @@ def open_inputs(wc):
     own offset cancels as a lane's does."""
     if _CLUSTER:
         return []
-    rep, n = int(wc.rep), LANES.count if LANES else 1
-    return [ancient(hblocks.done_path(wc.experiment, rep - n))] if rep > n else []
+    after = hblocks.opened_by(int(wc.rep), LANES.count if LANES else 1)
+    return [] if after is None else [ancient(hblocks.done_path(wc.experiment, after))]
 
 
 def open_params(wc):

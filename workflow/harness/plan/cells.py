@@ -7,6 +7,7 @@ kind's (harness.measure.kinds), dataset naming the dataset's (harness.measure.da
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from harness.measure import datasets
@@ -207,3 +208,18 @@ def datasets_needed(cfg: dict, lock: dict) -> list[str]:
 
 def paths_exist(items) -> list[str]:
     return [p for p in items if Path(paths.ROOT / p).exists()]
+
+
+def replot_missing(cfg: dict, lock: dict, exp: str, exists=os.path.isdir) -> list[str]:
+    """Cells a replot lacks: of blocks 1..min, and of any later block that has some cells
+    (blocks after a decided look were never planned: not missing). A block's cells are its
+    own (cells of rep r): figure-only cells of blocks after repetitions.figures are never
+    planned, so never missing."""
+    lo, hi, _ = repetition_bounds(cfg["experiments"][exp])
+    out = []
+    for r in range(1, hi + 1):
+        block = cells(cfg, lock, exp, r)
+        have = [c for c in block if exists(c)]
+        if r <= lo or have:
+            out += [c for c in block if c not in have]
+    return out
