@@ -192,7 +192,7 @@ def test_an_experiment_only_unmeasurable_claims_read_is_not_planned():
 
 # The estimate on lanes, as it stands (issue 37's targets are 12 h / 36 h on the 32-thread
 # host and 6 h on the two big ones: not met by lanes, dropping unread cells and the measured
-# steps rate; the rest is throughput cells' work: docs/benchmarks.md, "bench/steps_rate.py").
+# steps rate; the rest is throughput cells' work: docs/benchmarks-record.md, "bench/steps_rate.py").
 # The figures pin today's values so a change is seen, bench figures not timing claims.
 # Worst case: blocks after the first look measure only the cells claims read (tests/test_lookcells.py).
 # build_compare on A3's own 16, 24, 32 cores (`cores: study`; the largest, 8, on the 32-thread
