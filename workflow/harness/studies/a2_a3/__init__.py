@@ -153,7 +153,7 @@ A3_MDL_KEYROOT = "metadata locks (InnoDB) and key_root_lock (MyISAM) on 8 tables
 OPEN_PER_STATEMENT = "tables opened and closed on every statement under autocommit, once per transaction"
 OVERHEADS = "the Performance Schema's and the SQL parser's per-query cost at A3's concurrency"
 HT = ("A3's 64 are 32 cores with both hardware threads (Hyper-Threading); the core plan here gives "
-      "mysqld one thread per physical core (harness.plan.cores: no profile plans its SMT point), so no "
+      "mysqld one thread per physical core (harness.measure.cores: no profile plans its SMT point), so no "
       "cell runs the study's 64")
 
 
