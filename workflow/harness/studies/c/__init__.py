@@ -30,18 +30,7 @@ SECTION = "section.tex"
 
 EXPERIMENT = "test_drive"
 STEP_SCRIPTS = {test_drive.SCRIPT: test_drive}
-# The time estimate's fit of a test_drive cell (harness.registry.steps_fits; harness.plan.estimate):
-# wall seconds = fixed + rows x per-row, per build, measured by bench/steps_rate.py on the real cell
-# (the paper profile's spec, Docker backend), 2026-11-28, on the reference 2-CPU VM while other
-# sessions' tests ran (load average 0.6-2.9): docs/benchmarks-record.md, "bench/steps_rate.py".
-# `fixed` is the intercept of the cells at 10,000, 100,000 and 400,000 rows (the frame's copy,
-# start and stop, C4's restarts, small steps); per-row the chord from it to the cell at 3,000,000
-# rows, the paper's count: rates fall as tables grow (MariaDB's Aria most), so the chord is exact
-# there and errs long below it.
-STEPS_FIT = {
-    (EXPERIMENT, "mysql-5.6.24"): (5.6, 4.35e-05),    # 3,000,000 rows: 136 s
-    (EXPERIMENT, "mariadb-10.11"): (2.9, 4.25e-04),   # 3,000,000 rows: 1,278 s (Aria 2,660 rows/s)
-}
+STEPS_FIT = {(EXPERIMENT, b): fit for b, fit in test_drive.FIT.items()}  # the estimate's (harness.registry.steps_fits)
 OUTSIDE_COVERAGE = ("Study C's engine order before it was drawn per block (steps cells without C1 position "
                     "rows); the PostgreSQL stand-in, last in every block")  # report.method.limits
 EXPERIMENTS = {
@@ -55,8 +44,7 @@ SETUP = [
     ("server builds", "MySQL 5.0 (C)", "builds"),
     ("repetitions per point", "one run shown (C)", "repetitions"),
     ("Performance Schema instruments", "none: MySQL 5.0 had no Performance Schema (C)", "pfs_instruments"),
-    percommit.SETUP_ROW, percommit.ROWS_ROW,
-]
+    percommit.SETUP_ROW, percommit.ROWS_ROW]
 
 LEGACY = "PostgreSQL (legacy stand-in)"
 STUDY_ENGINES = ("InnoDB", "MyISAM", "ARCHIVE")
