@@ -11,7 +11,6 @@ usage: python bench/cell_cov.py [--reps 5] [--duration 10] [--warmup 5] [--users
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -23,7 +22,6 @@ from harness.measure import cell  # noqa: E402
 
 from harness.measure import datasets
 
-from harness.measure import placement
 
 from harness.analysis import stats
 

@@ -70,7 +70,6 @@ def rows(raw: str, bench: str) -> list[dict]:
             cells[Path(m_path).parent] = m
     out = []
     for cell, m in cells.items():
-        t = m.get("timing") or {}
         study, exp = cell.parts[-3], cell.parts[-2]
         group = m.get("group") or {}
         members = [cell.parent / c for c in group.get("cells", [])] or [cell]

@@ -13,6 +13,7 @@ from harness import builds  # noqa: E402
 from harness.measure import initdb  # noqa: E402
 
 from harness.plan import config
+from harness import paths
 
 BUILD = "mysql-5.6.24"
 
@@ -26,7 +27,7 @@ def run_settings(**over) -> dict:
 
 def pinned_build(name: str = BUILD) -> tuple[dict, Path, Path]:
     """(lock entry, build dir, template dir) of `name`, ready to start."""
-    entry = builds.load_lock(config.LOCK)[name]
+    entry = builds.load_lock(paths.LOCK)[name]
     build_dir = ROOT / "resources/builds" / name
     template = ROOT / "resources/templates" / name
     if not build_dir.exists():

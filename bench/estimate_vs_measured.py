@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT / "workflow"))
 from harness import studies  # noqa: E402,F401  (registers the studies: harness.registry)
 from harness import builds  # noqa: E402
 
-from harness.plan import config
 
 from harness.plan import estimate as E
+from harness import paths
 
 
 def measured(root: Path) -> dict:
@@ -49,7 +49,7 @@ def main() -> int:
     a = ap.parse_args()
     root = Path(a.root)
     cfg = E.load_profile(a.configfile, root)
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     with tempfile.TemporaryDirectory() as empty:   # no benchmark files: the defaults
         before = E.estimate(cfg, lock, bench_dir=os.path.join(empty, "b"), root=str(root))
     after = E.estimate(cfg, lock, root=str(root))

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import BUILD, pinned_build  # noqa: E402
 
-from harness.studies.a1 import corpus  # noqa: E402
+from harness.studies.a1 import corpusbase, standin  # noqa: E402
 
 from harness.studies.a1 import fts_server as fulltext
 
@@ -73,13 +73,13 @@ def main() -> int:
     server_cpus, client_cpus = placement.split(allowed, 1, 1) if len(allowed) > 1 else (allowed, allowed)
     with tempfile.TemporaryDirectory(prefix="mbfts-") as tmp:
         tmp = Path(tmp)
-        corpus.generate(tmp / "corpus", rows=a.rows, seed=1)
+        standin.generate(tmp / "corpus", rows=a.rows, seed=1)
         shutil.copytree(template / "datadir", tmp / "datadir", symlinks=True)
         with Server(name=BUILD, entry=entry, build_dir=build_dir, datadir=tmp / "datadir",
                     rundir=tmp / "run", run_id=f"bench-fts-cpu-{os.getpid()}", cpus=server_cpus,
                     max_connections=a.users + 16, options=fulltext.server_options(entry["family"])) as srv:
             tables = {e: fulltext.load(srv, e, tmp / "corpus")["table"] for e in fulltext.ENGINES}
-            fulltext.count_gate(srv, tables, corpus.expected_counts())
+            fulltext.count_gate(srv, tables, corpusbase.expected_counts())
             # the floor: the same driver on a 3-row table, where the server has almost nothing to do
             srv.query("CREATE TABLE fts.floor (docid int NOT NULL PRIMARY KEY, content text, "
                       "FULLTEXT (content)) ENGINE=MyISAM")

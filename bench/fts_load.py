@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import BUILD, pinned_build  # noqa: E402
 
-from harness.studies.a1 import corpus  # noqa: E402
+from harness.studies.a1 import standin  # noqa: E402
 
 from harness.studies.a1 import fts_server as fulltext
 
@@ -90,7 +90,7 @@ def main() -> int:
     server_cpus, client_cpus = placement.split(allowed, 1, 1) if len(allowed) > 1 else (allowed, allowed)
     with tempfile.TemporaryDirectory(prefix="mbfts-") as tmp:
         tmp = Path(tmp)
-        meta = corpus.generate(tmp / "corpus", rows=a.rows, seed=1)
+        meta = standin.generate(tmp / "corpus", rows=a.rows, seed=1)
         tsv = tmp / "corpus" / "corpus.tsv"
         mb = meta["bytes"] / 1e6
         shutil.copytree(template / "datadir", tmp / "datadir", symlinks=True)

@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT / "workflow"))
 
 from harness import builds  # noqa: E402
 
-from harness.plan import config
 
 from harness.builds import nix, nixstore
+from harness import paths
 
 
 def timed(fn) -> float:
@@ -60,7 +60,7 @@ def main() -> int:
     if not works:
         print(f"nix does not work here: {why}")
         return 1
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     names = a.names or [n for n, e in lock.items() if nix.offered(e)]
     print(f"{why}; store {builds.store_dir()}")
     print(f"{'build':<18}{'empty store s':>14}{'present s (median)':>20}{'verify s (median)':>19}{'NAR MB':>8}")
@@ -70,8 +70,8 @@ def main() -> int:
             out = Path(d) / name
             empty = "-"
             if a.empty:
-                paths = store_paths(name, entry)
-                nixstore._nix(["store", "delete", "--ignore-liveness", *paths])
+                store = store_paths(name, entry)
+                nixstore._nix(["store", "delete", "--ignore-liveness", *store])
                 empty = f"{timed(lambda: builds.fetch(name, entry, out, provider='nix')):.2f}"
             present = [timed(lambda: builds.fetch(name, entry, out, provider="nix")) for _ in range(a.reps)]
             verify = [timed(lambda: builds.verify_installed(name, entry, out)) for _ in range(a.reps)]

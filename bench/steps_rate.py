@@ -16,7 +16,7 @@ printed, and with --tsv written as one row per cell).
                                [--experiment test_drive] [--tsv steps.tsv]
 
 The fit is what harness.plan.estimate uses for a steps cell when this host has no
-measured cell of its own (STEPS_RATES there cites the run in docs/benchmarks.md).
+measured cell of its own (study C's test_drive.FIT cites the run in docs/benchmarks-record.md).
 """
 from __future__ import annotations
 
@@ -35,16 +35,17 @@ from common import ROOT, pinned_build  # noqa: F401  (puts workflow/ on sys.path
 
 from harness import builds  # noqa: E402
 from harness.measure import cell  # noqa: E402
-from harness.plan import blocks, config  # noqa: E402
+from harness.plan import blocks  # noqa: E402
 from harness.plan import cells as plan  # noqa: E402
 from harness.plan import estimate  # noqa: E402
+from harness import paths
 
 
 def legacy_ready(spec: dict) -> None:
     """The PostgreSQL stand-in's build in resources/builds/, as the pipeline's fetch_build makes it."""
     name = spec.get("legacy_build")
     if spec.get("legacy") and name and not (ROOT / "resources/builds" / name).exists():
-        builds.fetch(name, builds.load_lock(config.LOCK)[name], ROOT / "resources/builds" / name)
+        builds.fetch(name, builds.load_lock(paths.LOCK)[name], ROOT / "resources/builds" / name)
 
 
 def run_one(cfg: dict, lock: dict, exp: str, build: str, rows: int, scratch: Path) -> dict:
@@ -105,7 +106,7 @@ def main(argv=None) -> int:
     ap.add_argument("--tsv", help="also write one row per cell here")
     a = ap.parse_args(argv)
     cfg = estimate.load_profile([str(ROOT / a.configfile)], ROOT)
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     print(f"start: {host_line()}")
     results = []
     with tempfile.TemporaryDirectory(prefix="steps-rate-") as tmp:

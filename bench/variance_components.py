@@ -53,6 +53,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import BUILD, ROOT, per_start, per_start_text, pinned_build, point_select_cell, run_settings, sbtest_datasets  # noqa: E402
+from harness.measure import topology
 
 ENGINES = ("InnoDB", "MyISAM")
 LEVEL = 0.90
@@ -78,7 +79,7 @@ def profile_scale(name: str, backend: str = "host", cores: int = 1, users: int |
     from harness.measure import cores as cores_mod
     if check_cores:  # not when re-analysing a TSV measured on another host
         try:
-            cores_mod.resolve_cores([cores], cores_mod.Topology.live(), key="--cores",
+            cores_mod.resolve_cores([cores], topology.Topology.live(), key="--cores",
                                     client_min=settings["client_cpus"])
         except cores_mod.CoresError as e:
             raise SystemExit(f"error: {e}") from None

@@ -47,6 +47,7 @@ from harness.plan import cells as plan
 from harness.plan import repetitions
 
 from harness.report import runlog
+from harness import paths
 
 BEGIN, END = "<!-- times:begin -->", "<!-- times:end -->"
 WIDE_HOST = 16  # the second cell count: a 16-vCPU host (flat topology)
@@ -136,7 +137,7 @@ def _expected(est: dict) -> str:
 
 
 def render(root: Path = ROOT) -> str:
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     runs = runlog.load(str(root))
     befores = runlog.load(str(root), before=True)
     here = len(config.host_cpus())

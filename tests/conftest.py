@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "workflow"))
 
 from harness import atomic  # noqa: E402
 
-from harness import builds
+from harness import builds, paths
 from harness.measure import initdb
 from harness import studies  # noqa: F401  (registers the studies: harness.registry)
 
@@ -120,7 +120,6 @@ def _dead_work_dirs(session) -> list[Path]:
 def _dead_scratch_dirs() -> list[Path]:
     """Servers' run directories (harness.paths.scratch_prefix) made during this session
     whose process is gone (earlier sessions' are not this run's to judge)."""
-    from harness import paths
     out = []
     for d in paths.stale_scratch_dirs():
         try:
@@ -170,7 +169,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(scope="session")
 def lock_entry():
-    return builds.load_lock(config.LOCK)[BUILD]
+    return builds.load_lock(paths.LOCK)[BUILD]
 
 
 @pytest.fixture(scope="session")
@@ -192,7 +191,7 @@ MARIADB = "mariadb-10.11"
 def mariadb_1011():
     """(name, lock entry, build dir, template) of MariaDB 10.11 (Debian's package), fetched
     and bootstrapped as the pipeline does (cached in resources/)."""
-    entry = builds.load_lock(config.LOCK)[MARIADB]
+    entry = builds.load_lock(paths.LOCK)[MARIADB]
     d = ROOT / "resources" / "builds" / MARIADB
     if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
         pytest.skip("apt-get and dpkg-deb are needed to fetch the pinned MariaDB packages")
@@ -215,7 +214,7 @@ PG_BUILD = "postgresql-15"
 def pg_build():
     """(name, lock entry, build dir) of study C's PostgreSQL stand-in, the pinned Debian
     packages fetched and verified as the pipeline does (cached in resources/)."""
-    entry = builds.load_lock(config.LOCK)[PG_BUILD]
+    entry = builds.load_lock(paths.LOCK)[PG_BUILD]
     d = ROOT / "resources" / "builds" / PG_BUILD
     if not d.exists():
         if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
@@ -358,7 +357,7 @@ def outside_pipeline(tmp_path_factory, name: str, package: str, study_text: str,
     mp = pytest.MonkeyPatch()
     mp.setenv(studies.PATH_VAR, str(study_dir))
     try:
-        yield work, config.resolve(cfg), builds.load_lock(config.LOCK)
+        yield work, config.resolve(cfg), builds.load_lock(paths.LOCK)
     finally:
         mp.undo()
 

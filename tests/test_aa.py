@@ -62,7 +62,7 @@ def resolved(profile: str) -> dict:
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_profile_validates_with_both_aa_experiments(profile):
     cfg = resolved(profile)
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     for exp in (aa.THROUGHPUT, aa.STEPS):
         spec = cfg["experiments"][exp]
         assert spec["enabled"] and spec["study"] == "AA" and spec["variants"] == {"replica": ["a", "b"]}

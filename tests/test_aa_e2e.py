@@ -17,6 +17,7 @@ from conftest import BUILD, ROOT, harness_cmd, harness_env
 from harness import builds
 from harness.plan import cells, config
 from harness.studies import aa
+from harness import paths
 
 pytestmark = pytest.mark.e2e
 
@@ -51,7 +52,7 @@ def options(cell_dir) -> dict:
 @pytest.fixture(scope="module")
 def measured(build_dir, template, dataset, tmp_path_factory):
     cfg = profile()
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     work = tmp_path_factory.mktemp("aa")
     raw, tidy, gen = work / "raw", work / "tidy", work / "generated"
     tidy.mkdir()

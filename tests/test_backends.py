@@ -137,12 +137,11 @@ def test_bootstrap_through_the_host_backend_says_so(build_dir, lock_entry, tmp_p
 HOLDER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from harness import builds
-    from harness.plan import config
+    from harness import builds, paths
     from harness.measure.frame import Frame
     from harness.measure.server import Server
     a = json.loads(sys.argv[1])
-    entry = builds.load_lock(config.LOCK)[a["build"]]
+    entry = builds.load_lock(paths.LOCK)[a["build"]]
     with Server(name=a["build"], entry=entry, build_dir=Path(a["build_dir"]), datadir=Path(a["datadir"]),
                 rundir=Path(a["rundir"]), run_id=a["run_id"], cpus=a["cpus"], backend=a["backend"]) as s:
         path = s.placement.path

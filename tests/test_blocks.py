@@ -22,6 +22,7 @@ from harness import builds
 from harness.plan import blocks as B
 from harness.plan import cells as plan
 from harness.plan import config
+from harness import paths
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 # a profile's own experiment (no claim or figure names it): every block holds all its cells, the
@@ -50,7 +51,7 @@ def resolved(reps, seed=42) -> dict:
 
 @pytest.fixture(scope="module")
 def lock():
-    return builds.load_lock(config.LOCK)
+    return builds.load_lock(paths.LOCK)
 
 
 def test_repetition_bounds_accept_an_int_and_the_mapping():
@@ -353,3 +354,43 @@ def test_a_cell_sizes_its_server_from_the_experiments_users_not_its_group():
     spec = {"users": [1, 4, 16]}
     assert cell.max_users(spec, [{"users": 1}]) == cell.max_users(spec, [{"users": 1}, {"users": 4}]) == 16
     assert cell.max_users({}, [{}]) == 0  # a steps cell: no users
+
+
+# -- the rule files' planning, in harness.plan (unit tests; the dry runs above run them in the DAG)
+def test_a_block_opens_when_the_block_one_lane_count_earlier_is_done():
+    assert [B.opened_by(r, 1) for r in (1, 2, 3)] == [None, 1, 2]
+    assert [B.opened_by(r, 3) for r in (1, 2, 3, 4, 7)] == [None, None, None, 1, 4]
+    assert B.opened_by(2, 0) == 1   # no lanes (a replot): one block at a time
+
+
+def test_a_group_runs_in_its_block_order_and_every_users_value_must_be_planned():
+    cfg = resolved(3)
+    cfg["experiments"][EXP]["users"] = [4, 8]
+    names = [f"h_u{u}_r2" for u in (8, 4)] + ["other_u4_r2"]
+    assert B.group_run(cfg, EXP, "h", 2, names) == ["h_u8_r2", "h_u4_r2"]
+    with pytest.raises(ValueError, match=r"^group h_r2 of ps_blocks: only 1 of its 2 users values are planned; "
+                                         r"set sysbench.users_on_one_server: false$"):
+        B.group_run(cfg, EXP, "h", 2, names[1:])
+
+
+def test_a_cell_job_runs_on_its_block_lane_and_the_span_its_cores_take():
+    from conftest import recorded_topology
+    from harness.plan import lanes as L
+    cfg = resolved(3)
+    lanes = L.cut(recorded_topology("192em64t-12gr2n8c2t"), 1)
+    exps = ["other", EXP]
+    for cell in plan.cells(cfg, builds.load_lock(paths.LOCK), EXP, 2)[:3]:
+        name = Path(cell).name
+        d = plan.parse_cell(cfg, EXP, name)
+        got = B.cell_lane(cfg, lanes, exps, EXP, name)
+        assert got["id"] == (1 + 2 - 1) % lanes.count == L.block_lane(exps, EXP, 2, lanes.count)
+        assert got == L.job_lane(lanes, got["id"], int(d.get("cores") or 1))
+
+
+def test_a_replot_lacks_the_cells_of_the_first_blocks_and_of_started_later_ones():
+    cfg = resolved({"min": 2, "max": 4, "looks": 2})
+    lock = builds.load_lock(paths.LOCK)
+    block = {r: plan.cells(cfg, lock, EXP, r) for r in (1, 2, 3, 4)}
+    have = set(block[1]) | set(block[3][:1])   # block 1 whole, block 2 none, block 3 begun, block 4 never planned
+    missing = plan.replot_missing(cfg, lock, EXP, exists=have.__contains__)
+    assert missing == block[2] + block[3][1:]

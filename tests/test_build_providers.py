@@ -28,10 +28,7 @@ from conftest import flip_byte, tmp_siblings, ROOT, server_pids
 
 from harness import builds
 from harness.measure import initdb
-from harness.builds import providers
-from harness.measure import initdb
 
-from harness.plan import config
 
 from harness.measure import mycnf
 
@@ -39,10 +36,11 @@ from harness.measure import placement
 
 from harness.measure import procs
 from harness.measure.server import Server
+from harness import paths
 
 pytestmark = pytest.mark.e2e
 
-LOCK = config.LOCK
+LOCK = paths.LOCK
 STUDY_ENGINES = {"InnoDB", "MyISAM", "MEMORY", "ARCHIVE"}
 CLIENT = {"maven": ["mvn"], "debian": ["dpkg-deb", "apt-get"]}
 REAL = ["mysql-5.5.9", "mariadb-10.2.11", "mariadb-10.11"]

@@ -12,7 +12,7 @@ import yaml
 
 from conftest import flip_byte, tmp_siblings
 
-from harness import builds
+from harness import builds, paths
 from harness.measure import initdb
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -241,8 +241,7 @@ def test_fetch_of_the_pinned_artifact_gives_a_verified_build(tmp_path, entry, ar
 
 def test_official_check_says_not_checked_identical_or_differs(tmp_path):
     """The npm-packaged 5.6.24 mysqld against an 'official' build dir (here a copy of it)."""
-    from harness.plan import config as hconfig
-    entry = builds.load_lock(hconfig.LOCK)["mysql-5.6.24"]
+    entry = builds.load_lock(paths.LOCK)["mysql-5.6.24"]
     ours = tmp_path / "npm"
     (ours / Path(entry["mysqld"]).parent).mkdir(parents=True)
     (ours / entry["mysqld"]).write_bytes(b"a server binary")

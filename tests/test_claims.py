@@ -25,10 +25,8 @@ import pytest
 from harness.analysis import claims as C
 from harness.analysis import intervals
 from harness.measure import factors
-from harness.analysis import stats
 from harness.analysis import tidy as htidy
 from harness.analysis import tidydata as T
-from harness.analysis import verdict as V
 from harness import registry, studies
 from test_retidy_fixture import RAW, retidy
 

@@ -19,10 +19,10 @@ from test_postgres_e2e import docker_engine  # noqa: F401  (the fixture)
 
 from harness import builds, keptlogs
 from harness.measure import initdb
-from harness.plan import config
 from harness.measure.server import Server
 from harness.studies.c import pgserver
 from harness.studies.c import legacy_pg as postgres
+from harness import paths
 
 pytestmark = pytest.mark.e2e
 
@@ -101,7 +101,7 @@ def server_build(request, build_dir, lock_entry):
     (mariadb-install-db, then mariadbd), fetched as the pipeline does."""
     if request.param == BUILD:
         return BUILD, lock_entry, build_dir
-    entry = builds.load_lock(config.LOCK)[request.param]
+    entry = builds.load_lock(paths.LOCK)[request.param]
     d = ROOT / "resources" / "builds" / request.param
     if not d.exists():
         builds.fetch(request.param, entry, d)

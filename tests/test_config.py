@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from harness.plan import config
+from harness import paths
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = ROOT / ".venv" / "bin" / "python"
@@ -306,7 +307,7 @@ def test_schema_enums_of_registry_keys_are_the_registries(monkeypatch):
     (harness.studies and the workloads and datasets the studies bring); the schema file
     keeps their enums for its readers, and they must not drift from the registries."""
     monkeypatch.delenv("MYSQLBENCH_STUDY_PATH", raising=False)
-    in_file = yaml.safe_load(config.SCHEMA.read_text())["$defs"]["experiment"]["properties"]
+    in_file = yaml.safe_load(paths.SCHEMA.read_text())["$defs"]["experiment"]["properties"]
     registries = config.registry_enums()
     assert set(registries) == {"study", "workload", "dataset", "script"}
     for key, values in registries.items():

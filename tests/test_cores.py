@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from harness.measure import cores
-from harness.measure.cores import CoresError, Topology
+from harness.measure.cores import CoresError
+from harness.measure.topology import Topology
 from harness.measure.placement import PlacementError, cpulist
 
 ROOT = Path(__file__).resolve().parents[1]

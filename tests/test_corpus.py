@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import flip_byte, tmp_siblings
 
-from harness.studies.a1 import corpus, fts_dataset
+from harness.studies.a1 import corpusbase, fts_dataset, ohsumed
+from harness.studies.a1 import standin as generator  # the name `standin` is the fixture
 
 # Both engines' FULLTEXT parsers (MyISAM ft_parser.c, InnoDB's copy of its macros): a word
 
@@ -26,7 +27,7 @@ from harness.studies.a1 import fts_server as fulltext
 from harness.measure import mycnf
 # is a run of letters, digits and '_'; any other byte separates; the _ci collation folds case.
 WORD = re.compile(r"[A-Za-z0-9_]+")
-ROWS = corpus.MIN_ROWS
+ROWS = generator.MIN_ROWS
 
 
 def df_of(tsv: Path, words) -> tuple[Counter, int]:
@@ -42,18 +43,18 @@ def df_of(tsv: Path, words) -> tuple[Counter, int]:
 @pytest.fixture(scope="module")
 def standin(tmp_path_factory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("standin") / "corpus"
-    return out, corpus.generate(out, rows=ROWS, seed=1)
+    return out, generator.generate(out, rows=ROWS, seed=1)
 
 
 # -- the keyword table -------------------------------------------------------------
 def test_keyword_table_is_the_study_s_30_in_order():
-    counts = corpus.expected_counts()
-    assert list(counts) == list(corpus.KEYWORDS) and len(counts) == 30
-    assert corpus.KEYWORDS[0] == "Pietersz" and corpus.KEYWORDS[-1] == "Abdelhamid"
+    counts = corpusbase.expected_counts()
+    assert list(counts) == list(corpusbase.KEYWORDS) and len(counts) == 30
+    assert corpusbase.KEYWORDS[0] == "Pietersz" and corpusbase.KEYWORDS[-1] == "Abdelhamid"
     assert counts["phase"] == 6676 and counts["REPORTS"] == 4011 and counts["Earlier"] == 2900
     assert counts["Lecso"] == 0 and counts["Gintere"] == 0
     # MyISAM's 50% rule: the most frequent keyword must stay below half of the rows
-    assert corpus.MIN_ROWS == 2 * max(counts.values()) + 1
+    assert generator.MIN_ROWS == 2 * max(counts.values()) + 1
 
 
 @pytest.mark.parametrize("text, what", [
@@ -65,18 +66,18 @@ def test_keyword_table_is_the_study_s_30_in_order():
 def test_a_damaged_keyword_table_is_refused_naming_the_file(tmp_path, text, what):
     bad = tmp_path / "kw.csv"
     bad.write_text(text)
-    with pytest.raises(corpus.CorpusError, match=re.escape(str(bad))) as e:
-        corpus._load_keywords(bad)
+    with pytest.raises(corpusbase.CorpusError, match=re.escape(str(bad))) as e:
+        corpusbase._load_keywords(bad)
     assert what in str(e.value) and "\n" not in str(e.value)
 
 
 # -- the stand-in ---------------------------------------------------------------------
 def test_same_seed_same_bytes_other_seed_other_bytes(standin, tmp_path):
     out, meta = standin
-    again = corpus.generate(tmp_path / "again", rows=ROWS, seed=1)
+    again = generator.generate(tmp_path / "again", rows=ROWS, seed=1)
     assert again["sha256"] == meta["sha256"]
     assert (tmp_path / "again" / "corpus.tsv").read_bytes() == (out / "corpus.tsv").read_bytes()
-    other = corpus.generate(tmp_path / "other", rows=ROWS, seed=2)
+    other = generator.generate(tmp_path / "other", rows=ROWS, seed=2)
     assert other["sha256"] != meta["sha256"]
 
 
@@ -86,23 +87,23 @@ def test_manifest_describes_the_tsv(standin):
     on_disk = json.loads((out / "corpus.json").read_text())
     assert on_disk == meta
     assert meta["kind"] == "standin" and meta["seed"] == 1 and meta["rows"] == ROWS
-    assert meta["generator"] == corpus.GENERATOR_VERSION
+    assert meta["generator"] == generator.GENERATOR_VERSION
     assert meta["bytes"] == len(data) and meta["sha256"] == hashlib.sha256(data).hexdigest()
-    assert corpus.verify_tsv(out) == meta
+    assert corpusbase.verify_tsv(out) == meta
     assert not tmp_siblings(out.parent)
 
 
 def test_every_keyword_matches_exactly_its_published_rows(standin):
     out, meta = standin
-    df, n = df_of(out / "corpus.tsv", corpus.KEYWORDS)
+    df, n = df_of(out / "corpus.tsv", corpusbase.KEYWORDS)
     assert n == ROWS
-    expected = corpus.expected_counts()
-    assert {w: df[w.lower()] for w in corpus.KEYWORDS} == expected
+    expected = corpusbase.expected_counts()
+    assert {w: df[w.lower()] for w in corpusbase.KEYWORDS} == expected
     assert meta["keywords"] == expected
-    assert all(df[w.lower()] < n / 2 for w in corpus.KEYWORDS)  # MyISAM's 50% rule keeps all
+    assert all(df[w.lower()] < n / 2 for w in corpusbase.KEYWORDS)  # MyISAM's 50% rule keeps all
     assert df["lecso"] == 0 and df["gintere"] == 0
     # the module's own tokenizer agrees with this one
-    assert corpus.document_frequencies(out / "corpus.tsv", corpus.KEYWORDS) == expected
+    assert corpusbase.document_frequencies(out / "corpus.tsv", corpusbase.KEYWORDS) == expected
 
 
 def test_docids_are_1_to_rows_and_lines_are_load_data_clean(standin):
@@ -115,23 +116,23 @@ def test_docids_are_1_to_rows_and_lines_are_load_data_clean(standin):
 
 def test_surnames_are_planted_among_the_authors(standin):
     out, _ = standin
-    surnames = {w.lower() for w in corpus.SURNAMES}
+    surnames = {w.lower() for w in generator.SURNAMES}
     seen = Counter()
     for line in (out / "corpus.tsv").read_text(encoding="latin-1").splitlines():
         content = line.split("\t", 1)[1]
         head, authors = content.rsplit(". ", 1)  # authors: "Surname XY; Surname Z."
         assert not {t.lower() for t in WORD.findall(head)} & surnames
         seen.update({t.lower() for t in WORD.findall(authors)} & surnames)
-    assert sum(seen.values()) == sum(corpus.expected_counts()[w] for w in corpus.SURNAMES)
+    assert sum(seen.values()) == sum(corpusbase.expected_counts()[w] for w in generator.SURNAMES)
 
 
 def test_decoys_are_present_and_match_no_keyword(standin):
     out, meta = standin
-    decoys = corpus.DECOYS + corpus.AUTHOR_DECOYS
+    decoys = generator.DECOYS + generator.AUTHOR_DECOYS
     df, _ = df_of(out / "corpus.tsv", decoys)
     for d in decoys:
         assert df[d.lower()] == meta["decoys"][d] > 0, d
-        assert d.lower() not in {k.lower() for k in corpus.KEYWORDS}
+        assert d.lower() not in {k.lower() for k in corpusbase.KEYWORDS}
     # 'phase-II' (hyphen: two words, so it is 'phase') appears among the planted forms
     assert re.search(r"\bphase-II\b", (out / "corpus.tsv").read_text(encoding="latin-1"), re.I)
 
@@ -161,16 +162,16 @@ def test_shape_is_ohsumed_like(standin):
 
 @pytest.mark.parametrize("rows", [ROWS - 1, 1000, "20000", 2.5e4])
 def test_too_few_or_non_integer_rows_are_refused(tmp_path, rows):
-    with pytest.raises(corpus.CorpusError, match=r"^rows: ") as e:
-        corpus.generate(tmp_path / "c", rows=rows)
+    with pytest.raises(corpusbase.CorpusError, match=r"^rows: ") as e:
+        generator.generate(tmp_path / "c", rows=rows)
     assert "\n" not in str(e.value)
     assert not (tmp_path / "c").exists() and not tmp_siblings(tmp_path)
 
 
 def test_tokens_cut_words_as_the_engines_do():
-    assert corpus.tokens("Phase-II, phase2 phase_II PHASE's; APTT.APTTL") == \
+    assert corpusbase.tokens("Phase-II, phase2 phase_II PHASE's; APTT.APTTL") == \
         ["phase", "ii", "phase2", "phase_ii", "phase", "s", "aptt", "apttl"]
-    assert corpus.escape("a\tb\\c\nd\re\0") == "a\\tb\\\\c\\nd\\re\\0"
+    assert corpusbase.escape("a\tb\\c\nd\re\0") == "a\\tb\\\\c\\nd\\re\\0"
 
 
 def test_a_changed_tsv_is_refused_naming_both_hashes(standin, tmp_path):
@@ -178,10 +179,10 @@ def test_a_changed_tsv_is_refused_naming_both_hashes(standin, tmp_path):
     copy = tmp_path / "c"
     shutil.copytree(out, copy)
     flip_byte(copy / "corpus.tsv")
-    with pytest.raises(corpus.CorpusError, match=meta["sha256"]):
-        corpus.verify_tsv(copy)
-    with pytest.raises(corpus.CorpusError, match="corpus_dir: "):
-        corpus.verify_tsv(tmp_path / "none")
+    with pytest.raises(corpusbase.CorpusError, match=meta["sha256"]):
+        corpusbase.verify_tsv(copy)
+    with pytest.raises(corpusbase.CorpusError, match="corpus_dir: "):
+        corpusbase.verify_tsv(tmp_path / "none")
 
 
 # -- OHSUMED: a fake archive in the real layout -------------------------------------------
@@ -230,17 +231,17 @@ def archive(tmp_path) -> tuple[Path, int, str]:
 
 
 def test_real_archive_constants():
-    assert corpus.OHSUMED_ARCHIVE == "t9.filtering.tar.gz"
-    assert corpus.OHSUMED_SIZE == 139_454_017
-    assert corpus.OHSUMED_SHA256 == "39184391aab6d080699882dbfd87de4cbcb24cce8a0cffd611debf18914481b0"
-    assert corpus.OHSUMED_RECORDS == 348_566
+    assert ohsumed.OHSUMED_ARCHIVE == "t9.filtering.tar.gz"
+    assert ohsumed.OHSUMED_SIZE == 139_454_017
+    assert ohsumed.OHSUMED_SHA256 == "39184391aab6d080699882dbfd87de4cbcb24cce8a0cffd611debf18914481b0"
+    assert ohsumed.OHSUMED_RECORDS == 348_566
 
 
 def test_fake_archive_verifies_and_parses(archive, tmp_path):
     path, size, sha = archive
-    corpus.verify_archive(path, size, sha)
+    ohsumed.verify_archive(path, size, sha)
     out = tmp_path / "ohsumed"
-    meta = corpus.parse_ohsumed(path, out, size=size, sha256=sha)
+    meta = ohsumed.parse_ohsumed(path, out, size=size, sha256=sha)
     assert meta["kind"] == "ohsumed" and meta["rows"] == meta["records"] == 5
     assert meta["files"] == {"ohsumed.87": 3, "ohsumed.88-91": 2}
     assert meta["records_without_abstract"] == 2
@@ -253,16 +254,16 @@ def test_fake_archive_verifies_and_parses(archive, tmp_path):
     assert rows["1"] == ("Refibrillation managed by EMT-Ds. Some patients converted\\tfrom phase one. "
                          "Stults KR; Brown DD.")
     assert rows["3"] == "Back\\\\slash in title. Abstract three with Earlier data. Meyers J; Fison P."
-    assert corpus.verify_tsv(out) == meta
+    assert corpusbase.verify_tsv(out) == meta
     # each keyword's rows as the engines cut words: the count gate's reference on a real corpus
     found = {"phase": 1, "Earlier": 1, "Pietersz": 1, "Meyers": 1, "Fison": 1, "Couret": 1, "Beria": 1}
-    assert meta["keywords"] == dict.fromkeys(corpus.KEYWORDS, 0) | found
-    assert meta["keywords"] == corpus.document_frequencies(out / "corpus.tsv", corpus.KEYWORDS)
+    assert meta["keywords"] == dict.fromkeys(corpusbase.KEYWORDS, 0) | found
+    assert meta["keywords"] == corpusbase.document_frequencies(out / "corpus.tsv", corpusbase.KEYWORDS)
 
 
 def test_a_record_without_abstract_does_not_inherit_the_previous_one(archive, tmp_path):
     path, _, _ = archive
-    corpus.parse_ohsumed(path, tmp_path / "o")
+    ohsumed.parse_ohsumed(path, tmp_path / "o")
     rows = dict(l.split("\t", 1) for l in (tmp_path / "o/corpus.tsv").read_text("latin-1").splitlines())
     assert rows["2"] == "A title-only record. Pietersz A."
     assert rows["54711"] == "Second file first record. Couret C."
@@ -277,20 +278,20 @@ def test_a_damaged_archive_is_refused_before_parsing_naming_both_checksums(archi
     else:
         flip_byte(path)
     actual = hashlib.sha256(path.read_bytes()).hexdigest()
-    with pytest.raises(corpus.CorpusError) as e:
-        corpus.verify_archive(path, size, sha)
+    with pytest.raises(corpusbase.CorpusError) as e:
+        ohsumed.verify_archive(path, size, sha)
     msg = str(e.value)
     assert sha in msg and actual in msg and str(size) in msg and "\n" not in msg
-    with pytest.raises(corpus.CorpusError, match=actual):
-        corpus.parse_ohsumed(path, tmp_path / "o", size=size, sha256=sha)
+    with pytest.raises(corpusbase.CorpusError, match=actual):
+        ohsumed.parse_ohsumed(path, tmp_path / "o", size=size, sha256=sha)
     assert not (tmp_path / "o").exists()
 
 
 def test_a_truncated_archive_parsed_unverified_fails_and_leaves_nothing(archive, tmp_path):
     path, size, _ = archive
     path.write_bytes(path.read_bytes()[: size - 40])
-    with pytest.raises(corpus.CorpusError, match="cannot read the tar.gz"):
-        corpus.parse_ohsumed(path, tmp_path / "o")
+    with pytest.raises(corpusbase.CorpusError, match="cannot read the tar.gz"):
+        ohsumed.parse_ohsumed(path, tmp_path / "o")
     assert not (tmp_path / "o").exists() and not tmp_siblings(tmp_path)
 
 
@@ -300,20 +301,20 @@ def test_an_archive_without_ohsumed_files_is_refused(tmp_path):
         info = tarfile.TarInfo("README")
         info.size = 2
         tar.addfile(info, io.BytesIO(b"hi"))
-    with pytest.raises(corpus.CorpusError, match="no ohsumed"):
-        corpus.parse_ohsumed(p, tmp_path / "o")
+    with pytest.raises(corpusbase.CorpusError, match="no ohsumed"):
+        ohsumed.parse_ohsumed(p, tmp_path / "o")
 
 
 def test_fetch_verifies_and_never_leaves_a_bad_download(archive, tmp_path):
     path, size, sha = archive
-    dest = tmp_path / "dl" / corpus.OHSUMED_ARCHIVE
-    with pytest.raises(corpus.CorpusError, match=sha):
-        corpus.fetch_ohsumed(dest, path.as_uri(), size=size, sha256="0" * 64)
+    dest = tmp_path / "dl" / ohsumed.OHSUMED_ARCHIVE
+    with pytest.raises(corpusbase.CorpusError, match=sha):
+        ohsumed.fetch_ohsumed(dest, path.as_uri(), size=size, sha256="0" * 64)
     assert not dest.exists() and list(dest.parent.iterdir()) == []
-    with pytest.raises(corpus.CorpusError, match="cannot download"):
-        corpus.fetch_ohsumed(dest, (tmp_path / "missing.tar.gz").as_uri(), size=size, sha256=sha)
+    with pytest.raises(corpusbase.CorpusError, match="cannot download"):
+        ohsumed.fetch_ohsumed(dest, (tmp_path / "missing.tar.gz").as_uri(), size=size, sha256=sha)
     assert list(dest.parent.iterdir()) == []
-    assert corpus.fetch_ohsumed(dest, path.as_uri(), size=size, sha256=sha) == dest
+    assert ohsumed.fetch_ohsumed(dest, path.as_uri(), size=size, sha256=sha) == dest
     assert dest.read_bytes() == path.read_bytes()
     assert list(dest.parent.iterdir()) == [dest]
 
@@ -325,13 +326,13 @@ FAMILIES = ["mysql-5.5", "mysql-5.6", "mariadb-10.2", "mariadb-10.11"]
 @pytest.mark.parametrize("family", FAMILIES)
 def test_server_options_are_options_of_that_family(family):
     opts = fulltext.server_options(family)
-    assert opts["ft_min_word_len"] <= min(len(w) for w in corpus.KEYWORDS)
+    assert opts["ft_min_word_len"] <= min(len(w) for w in corpusbase.KEYWORDS)
     assert opts["local_infile"] == "ON"
     for name in opts:
         assert mycnf.known_option(family, name), (family, name)
         assert not mycnf.reserved(name)
     if "InnoDB" in fulltext.engines_with_fts(family):
-        assert opts["innodb_ft_min_token_size"] <= min(len(w) for w in corpus.KEYWORDS)
+        assert opts["innodb_ft_min_token_size"] <= min(len(w) for w in corpusbase.KEYWORDS)
 
 
 def test_innodb_fts_only_from_5_6_and_mariadb_10():

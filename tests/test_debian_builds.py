@@ -15,7 +15,6 @@ and fetching the pinned one after the archive moved on. Real apt, dpkg-deb, Nix 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -29,7 +28,7 @@ from harness import builds
 from harness.measure import initdb
 from harness.builds import debian
 from harness.measure import datasets
-from harness.plan import config
+from harness import paths
 
 pytestmark = pytest.mark.e2e
 
@@ -96,7 +95,7 @@ def one_cell(name: str, entry: dict, lock: Path, build_dir: Path, work: Path) ->
 
 @needs_deb
 def test_a_second_debian_mariadb_is_pinned_stored_and_measured_beside_the_pinned_one(tmp_path):
-    pinned = builds.load_lock(config.LOCK)[PINNED]
+    pinned = builds.load_lock(paths.LOCK)[PINNED]
     version = other_version(str(pinned["package_version"]))
     if version is None:
         pytest.skip(f"this host's apt archive offers no mariadb-server besides the pinned "
@@ -107,7 +106,7 @@ def test_a_second_debian_mariadb_is_pinned_stored_and_measured_beside_the_pinned
     before = dpkg_l()
     name = "mariadb-" + version.split(":", 1)[-1].split("-")[0]
     lock = tmp_path / "builds.lock.yaml"
-    shutil.copy2(config.LOCK, lock)
+    shutil.copy2(paths.LOCK, lock)
     add_entry(lock, name, new_entry(pinned, version))
     assert "mysqld_sha256" not in builds.load_lock(lock)[name]
 
@@ -134,10 +133,10 @@ def test_a_second_debian_mariadb_is_pinned_stored_and_measured_beside_the_pinned
     assert builds.nix.pins_stale(lock, root / "nix" / "builds.json") is None
     stored = {n: builds.fetch_nix(n, e, tmp_path / "store" / n, root=root)
               for n, e in ((name, entry), (PINNED, pinned))}
-    paths = {n: d.resolve() for n, d in stored.items()}
-    assert all(builds.in_store(p) for p in paths.values()) and paths[name] != paths[PINNED]
+    resolved = {n: d.resolve() for n, d in stored.items()}
+    assert all(builds.in_store(p) for p in resolved.values()) and resolved[name] != resolved[PINNED]
     for n, e in ((name, entry), (PINNED, pinned)):
-        assert builds.nix_path_info(paths[n])["narHash"] == e["nar_hash"]
+        assert builds.nix_path_info(resolved[n])["narHash"] == e["nar_hash"]
 
     # one cell on each, from the store (the extracted mariadbd, its basedir the store path)
     work = Path(tempfile.mkdtemp(prefix="debcell-"))  # short paths for the sockets
@@ -168,7 +167,7 @@ def pinned_debs(tmp_path_factory):
     Debian's snapshot archive (here: from this host's archive while it still offers them)."""
     if not HAVE_DEB:
         pytest.skip("apt-get, apt-cache and dpkg-deb are needed (Debian)")
-    entry = builds.load_lock(config.LOCK)[PINNED]
+    entry = builds.load_lock(paths.LOCK)[PINNED]
     d = tmp_path_factory.mktemp("debs")
     for p, f in entry["deb_files"].items():
         scratch = d / f".{p}"
@@ -185,7 +184,7 @@ def pinned_debs(tmp_path_factory):
 
 @needs_deb
 def test_a_pinned_version_the_archive_no_longer_offers_is_one_line_with_both_ways_out(tmp_path):
-    entry = builds.load_lock(config.LOCK)[PINNED]
+    entry = builds.load_lock(paths.LOCK)[PINNED]
     env = hidden_apt(tmp_path / "apt")
     out = tmp_path / "builds" / PINNED
     res = harness("fetch-build", "--name", PINNED, "--out", str(out), env=env)
@@ -202,7 +201,7 @@ def test_a_pinned_version_the_archive_no_longer_offers_is_one_line_with_both_way
 
 @needs_deb
 def test_the_pinned_files_from_a_local_directory_are_fetched_and_verified(tmp_path, pinned_debs):
-    entry = builds.load_lock(config.LOCK)[PINNED]
+    entry = builds.load_lock(paths.LOCK)[PINNED]
     before = dpkg_l()
     env = {**hidden_apt(tmp_path / "apt"), "ARTIFACT_DEB_DIR": str(pinned_debs)}
     out = tmp_path / "builds" / PINNED

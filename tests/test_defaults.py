@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from harness.plan import config
+from harness import paths
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / "workflow"
@@ -66,7 +67,7 @@ def _missing(schema: dict, node, path: tuple, skip=()) -> list[str]:
 # -- the schema ------------------------------------------------------------------------
 
 def test_the_schema_has_no_default():
-    raw = yaml.safe_load(config.SCHEMA.read_text())
+    raw = yaml.safe_load(paths.SCHEMA.read_text())
     found = []
 
     def walk(node, path):
@@ -80,7 +81,7 @@ def test_the_schema_has_no_default():
                 walk(v, path + (i,))
     walk(raw, ())
     assert found == [], f"schema default: at {found}; put the value in config/default.yaml"
-    assert "default:" not in config.SCHEMA.read_text().replace("(default the", "")
+    assert "default:" not in paths.SCHEMA.read_text().replace("(default the", "")
 
 
 # -- every key present ------------------------------------------------------------------

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT
-from harness import builds
+from harness import builds, paths
 from harness.measure import digest
-from harness.plan import cells, config, reuse
+from harness.plan import cells, reuse
 from harness.plan import estimate as E
 from harness.report import runinfo
 
-LOCK = builds.load_lock(config.LOCK)
+LOCK = builds.load_lock(paths.LOCK)
 CELL = "mysql-5.6.24_InnoDB_base_t1_c1_u4_r1"
 
 

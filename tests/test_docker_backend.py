@@ -24,12 +24,11 @@ from conftest import (BUILD, ROOT, SESSION, cell_spec, copy_checkout, harness_cm
 
 from harness.measure import backends
 
-from harness import builds
+from harness import builds, paths
 from harness.measure import initdb
 
 from harness.measure import cell
 
-from harness.plan import config
 from harness.measure import cores
 
 from harness.measure import datasets
@@ -42,6 +41,7 @@ from harness.measure import procs
 from harness.measure import sysbench
 from harness.measure.server import Server, ServerError
 from test_backends import harness_killed_while_serving, wait_until
+from harness.measure import topology
 
 pytestmark = pytest.mark.e2e
 
@@ -307,7 +307,7 @@ MARIADB = "mariadb-10.11"
 @pytest.fixture(scope="module")
 def maria(docker_engine):
     """Debian's MariaDB 10.11 as the pipeline installs it: a tree of links into /usr."""
-    entry = builds.load_lock(config.LOCK)[MARIADB]
+    entry = builds.load_lock(paths.LOCK)[MARIADB]
     d = ROOT / "resources" / "builds" / MARIADB
     if not d.exists():
         if os.geteuid() != 0:
@@ -392,7 +392,7 @@ def test_run_cell_docker_manifest(runtime_image, build_dir, lock_entry, dataset,
     # one node, so it is bound to that node (on this one-node host: node 0, all there is)
     p = m["placement"]
     assert p["server_mems"] == p["observed_server_mems"]
-    planned = cores.cell_for(1, cores.plan(cores.Topology.live(), client_min=req["settings"]["client_cpus"]))
+    planned = cores.cell_for(1, cores.plan(topology.Topology.live(), client_min=req["settings"]["client_cpus"]))
     assert p["server_mems"] == placement.cpulist(cores.mems_for("plan", planned) or placement.allowed_mems())
     assert m["result"]["qps"] > 0
     assert json.loads((out / "manifest.json").read_text())["placement"]["backend"] == "docker"

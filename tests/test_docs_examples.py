@@ -29,6 +29,7 @@ from conftest import ROOT, copy_checkout
 
 from harness import builds
 from harness.builds import debian
+from harness import paths
 
 BUILDS_PAGE = ROOT / "docs" / "builds.md"
 # every worked example a page marks -> its page; each has a test below that runs it whole
@@ -88,7 +89,7 @@ def test_the_debian_example_profile_is_accepted_and_plans_the_cell_it_names(tmp_
     argv = runs[0]
     profile_file = argv[argv.index("--configfile") + 1]
     lock = tmp_path / "builds.lock.yaml"
-    lock.write_text(config.LOCK.read_text() + heredoc(script, "cat >> config/builds.lock.yaml"))
+    lock.write_text(paths.LOCK.read_text() + heredoc(script, "cat >> config/builds.lock.yaml"))
     cfg = {}  # as Snakemake reads them: config/default.yaml, then the profile on top
     for layer in (yaml.safe_load((ROOT / "config" / "default.yaml").read_text()),
                   yaml.safe_load(heredoc(script, f"cat > {profile_file}"))):
@@ -161,8 +162,7 @@ def test_the_nix_build_example_runs_as_written(tmp_path):
     res = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work, capture_output=True, text=True,
                          timeout=1800, env=env)
     assert res.returncode == 0, tail(res)
-    from harness.plan import config
-    entry = builds.load_lock(config.LOCK)["mysql-5.6.24"]
+    entry = builds.load_lock(paths.LOCK)["mysql-5.6.24"]
     result = (work / "result").resolve()
     assert builds.in_store(result), result
     assert builds.sha256_file(result / entry["mysqld"]) == entry["mysqld_sha256"]

@@ -5,9 +5,6 @@ with users on one server (refused in one line). The run itself: tests/test_duet_
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -15,8 +12,10 @@ import yaml
 from harness import builds
 from harness.measure.topology import Topology
 from harness.plan import blocks, config, coreplan, duet, estimate, lanes as L, schedule
+from harness.plan import cells as plan_cells
 
 from conftest import HWLOC as HW, RECORDED as ALL, ROOT, recorded_topology as topo  # noqa: E402
+from harness import paths
 
 
 def cuts(t):
@@ -119,10 +118,10 @@ def test_a_run_takes_duet_but_not_with_users_on_one_server():
 
 def test_duet_pieces_take_twin_spans_for_half_the_time(tmp_path):
     t = topo("192em64t-12gr2n8c2t")
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     out = {}
     for pairing in ("block", "duet"):
-        r = config.resolve(paper("", pairing), config.LOCK, topo=t)
+        r = config.resolve(paper("", pairing), paths.LOCK, topo=t)
         est = estimate.estimate(r, lock, bench_dir=str(tmp_path / "b"), raw=str(tmp_path / "r"), topo=t)
         out[pairing] = schedule.pieces(r, lock, est["rows"], est["lanes_obj"], worst=False)
     assert len(out["block"]) == len(out["duet"])
@@ -138,7 +137,7 @@ def test_duet_pieces_take_twin_spans_for_half_the_time(tmp_path):
 def default(pairing="duet"):
     cfg = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
     cfg["pairing"] = pairing
-    return config.resolve(cfg, config.LOCK, topo=topo("32em64t-2n8c2t-pci-noio"))
+    return config.resolve(cfg, paths.LOCK, topo=topo("32em64t-2n8c2t-pci-noio"))
 
 
 @pytest.mark.parametrize("spec, want", [
@@ -164,7 +163,7 @@ def test_a_block_under_duet_is_the_seeded_order_with_each_pair_together(exp):
     differ only in the duet factor) comes together, the units in the seeded order of
     their first cell, a pair's two cells in the order the shuffle gave them; side A is
     the factor's first level."""
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     cd, cb = default("duet"), default("block")
     assert duet.active(cd, exp) and not duet.active(cb, exp)
     for rep in (1, 2):
@@ -193,7 +192,7 @@ def test_a_block_under_duet_is_the_seeded_order_with_each_pair_together(exp):
 
 
 def test_an_experiment_without_a_duet_factor_keeps_its_seeded_order():
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     cd, cb = default("duet"), default("block")
     for exp in ("oltp_ro", "spin_wait", "test_drive", "aa_throughput"):
         assert not duet.active(cd, exp)
@@ -218,3 +217,49 @@ def test_the_deviations_row_names_what_ran_at_once_and_what_did_not():
     assert "whose width had no twin lanes" not in text and "share no physical core" in text
     text = deviations.duet_sentence([{"duet": True, "oversubscribed": True}, {"duet_apart": True}], tidy)
     assert "so did the pairs whose width had no twin lanes" in text and "competed for them" in text
+
+
+def test_a_unit_takes_one_twin_pair_for_two_blocks_sides_swapped(tmp_path):
+    """harness.plan.duet.unit_lanes (run_duet's lanes): blocks 1-2 of an experiment share a
+    twin pair, side A on the first twin in block 1 and on the second in block 2; blocks
+    3-4 take the next pair (each experiment starting one pair further); a lone cell runs
+    on its block's lane, not at once."""
+    t = topo("192em64t-12gr2n8c2t")
+    lock = builds.load_lock(paths.LOCK)
+    r = config.resolve(paper("", "duet"), paths.LOCK, topo=t)
+    lanes = estimate.estimate(r, lock, bench_dir=str(tmp_path / "b"), raw=str(tmp_path / "r"), topo=t)["lanes_obj"]
+    exps = list(r["experiments"])
+    exp = "point_select"
+
+    def cores_of(cell):
+        return int(plan_cells.parse_cell(r, exp, cell).get("cores") or 1)
+
+    def pair_of(rep, cores=None):   # a pair of block `rep` (on `cores` cores if given)
+        unit = next(u for u in duet.units(r, exp, blocks.order(r, lock, exp, rep))
+                    if len(u) == 2 and cores in (None, cores_of(u[0])))
+        return duet.sides(r, exp, unit), cores_of(unit[0])
+
+    unit, cores = pair_of(1)
+    w = lanes.width(cores)
+    pairs, spans = L.twins(lanes, w), lanes.spans(w)
+    assert len(pairs) >= 2   # so blocks 1-2 and 3-4 take different pairs
+    k = exps.index(exp)
+
+    def ids(pair):
+        return spans[pair[0]][0].id, spans[pair[1]][0].id
+
+    got = []
+    for rep in (1, 2, 3):
+        u, c = pair_of(rep, cores)
+        per, at_once, held = duet.unit_lanes(r, lanes, exps, exp, u, rep, c)
+        assert at_once and held == sorted(per[0]["lanes"] + per[1]["lanes"])
+        assert not set(per[0]["lanes"]) & set(per[1]["lanes"])   # the two sides on disjoint lanes
+        got.append((per[0]["id"], per[1]["id"]))
+    one, two = pairs[k % len(pairs)], pairs[(k + 1) % len(pairs)]
+    assert got == [ids(one), ids(one)[::-1], ids(two)]
+    # the unit's cells in the other order: the same lanes for the same sides
+    per, _, _ = duet.unit_lanes(r, lanes, exps, exp, unit[::-1], 1, cores)
+    assert (per[1]["id"], per[0]["id"]) == ids(one)
+    # a lone cell: its block's lane (round robin over the lanes), not at once
+    per, at_once, held = duet.unit_lanes(r, lanes, exps, exp, unit[:1], 2, cores)
+    assert not at_once and per[0]["id"] == L.block_lane(exps, exp, 2, lanes.count) and held == per[0]["lanes"]

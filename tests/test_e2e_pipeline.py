@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, copy_checkout, server_pids
-from harness import builds
+from conftest import copy_checkout, server_pids
+from harness import builds, paths
 from harness.plan import config
 from harness.plan import estimate as E
 
@@ -376,7 +376,7 @@ def test_a_default_overlay_after_smoke_measures_what_its_estimate_says_and_reads
     assert est.returncode == 0, est.stderr[-2000:]
     todo = {r["experiment"]: r["todo"] for r in json.loads(est.stdout)["rows"]}
     cfg = E.load_profile([str(work / "overlay.yaml")], work)
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     planned = {Path(d).name for d in E.plan.cells(cfg, lock, "point_select")}
     shared = planned & set(smoke)
     assert shared and planned - shared, "the overlay shares some cell paths with smoke, not all"

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import builds
+from harness import builds, registry
 
-from harness.plan import config
 
 from harness.plan import estimate as E
 
 from harness.plan import cells as plan
+from harness import paths
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "tests" / "fixtures" / "raw"
@@ -32,7 +32,7 @@ def smoke():
 
 def test_measurement_time_is_cells_times_warmup_plus_duration(tmp_path):
     cfg = smoke()
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     est = E.estimate(cfg, lock, root=str(tmp_path))          # nothing measured: defaults
     per = cfg["sysbench"]["warmup_s"] + cfg["sysbench"]["duration_s"]
     ps = next(r for r in est["rows"] if r["experiment"] == "point_select")
@@ -80,7 +80,7 @@ def test_overhead_measured_from_benchmark_files(tmp_path):
     ov = E.overheads(str(tmp_path / "benchmarks"), str(tmp_path / "data" / "raw"))
     assert ov["cell_overhead_s"] == 12.0 - nominal
     assert ov["cell_overhead_src"] == "measured, median of 2 cells"
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     est = E.estimate(smoke(), lock, root=str(tmp_path))
     ps = next(r for r in est["rows"] if r["experiment"] == "point_select")
     # the recorded cells carry no settings digest (measured before cells recorded one): to do
@@ -210,10 +210,10 @@ def test_a_steps_cell_costs_its_fits_fixed_part_and_rows(tmp_path):
     """Nothing measured here: a test_drive cell costs the committed bench/steps_rate.py fit
     (fixed + rows x per row, the mean over its builds); an experiment without a fit, the default."""
     cfg = E.load_profile([str(ROOT / "config" / "paper.yaml")], ROOT)
-    est = E.estimate(cfg, builds.load_lock(config.LOCK), root=str(tmp_path))
+    est = E.estimate(cfg, builds.load_lock(paths.LOCK), root=str(tmp_path))
     ov = est["overheads"]
     rows = {r["experiment"]: r for r in est["rows"]}
-    fits = [E.STEPS_FIT[("test_drive", b)] for b in plan.builds_of(cfg, "test_drive")]
+    fits = [registry.steps_fits()[("test_drive", b)] for b in plan.builds_of(cfg, "test_drive")]
     n = cfg["experiments"]["test_drive"]["rows"]
     per = sum(f[0] + n * f[1] for f in fits) / len(fits)
     td = rows["test_drive"]
@@ -237,7 +237,7 @@ def test_a_hosts_own_steps_cells_give_the_rate_beyond_the_fits_fixed_part(tmp_pa
         os.symlink(c, raw / c.name)
         (bench / f"{c.name}.tsv").write_text(f"s\th:m:s\tmax_rss\n{secs[c.name]}\t0:00:20\t1\n")
     ov = E.overheads(str(tmp_path / "benchmarks"), str(tmp_path / "data" / "raw"))
-    want = sorted((secs[c.name] - E.STEPS_FIT[("test_drive", c.name.split("_")[0])][0]) / 5000 for c in cells)
+    want = sorted((secs[c.name] - registry.steps_fits()[("test_drive", c.name.split("_")[0])][0]) / 5000 for c in cells)
     assert ov["steps_row_s"]["test_drive"] == sum(want) / 2
     cfg = E.load_profile([str(ROOT / "config" / "paper.yaml")], ROOT)
     fixed, row_s, src = E.steps_cost(cfg, "test_drive", ov)

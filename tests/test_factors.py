@@ -9,6 +9,7 @@ from harness.measure import factors as variants
 from harness.plan import cells as plan
 
 from harness.measure import sysbench
+from harness import paths
 
 FAMILY = "mysql-5.6"
 
@@ -169,7 +170,7 @@ def test_cell_names_round_trip_through_each_kind():
                              "engines": ["InnoDB", "MyISAM"], "cores": [1], "repetitions": 2}
     c["claims"] = {"decide": False}   # 1-2 repetitions decide nothing (harness.plan.repetitions)
     cfg = config.resolve(c, cpus=[0, 1])
-    lock = config.builds.load_lock(config.LOCK)
+    lock = config.builds.load_lock(paths.LOCK)
     names = plan.cell_names(cfg, lock, "x")
     assert "mysql-5.6.24_InnoDB_ps-off_t1_c1_u4_r1" in names and len(names) == 4
     for n in names:

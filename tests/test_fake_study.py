@@ -18,7 +18,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from harness.plan import cells as hplan
 from harness.plan import config
 
 from test_retidy_fixture import RAW, REPORT_INPUTS, retidy
+from harness import paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
@@ -99,7 +99,7 @@ def test_profile_validates_and_the_plan_plans_its_cells(on_path):
         config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()))
     resolved = config.resolve(cfg, cpus=[0, 1])
     assert resolved["experiments"][EXPERIMENT]["study"] == CODE
-    lock = config.builds.load_lock(config.LOCK)
+    lock = config.builds.load_lock(paths.LOCK)
     planned = hplan.cells(resolved, lock, EXPERIMENT)
     assert planned and all(p.startswith(f"data/raw/{CODE}/{EXPERIMENT}/") for p in planned)
     # the same design as the recorded cells the next test renames

@@ -56,7 +56,7 @@ from harness import cli
 
 from harness.plan import config
 
-from harness.studies.a1 import corpus
+from harness.studies.a1 import ohsumed, standin
 
 from harness.measure import hostlock
 
@@ -620,7 +620,7 @@ def test_fault5_checksum_mismatch_is_refused(what, build_dir, template, lock_ent
         case = fault(5, what, "one flipped byte in corpus.tsv of a 13,353-row stand-in (size unchanged); "
                               "prepare-dataset fulltext on it")
         cdir = tmp_path / "corpus" / "standin-n13353-s1"
-        corpus.generate(cdir, rows=13353, seed=1)
+        standin.generate(cdir, rows=13353, seed=1)
         flip_byte(cdir / "corpus.tsv")
         out = tmp_path / "datasets" / "InnoDB_standin-n13353-s1"
         watch = Watch()
@@ -636,14 +636,14 @@ def test_fault5_checksum_mismatch_is_refused(what, build_dir, template, lock_ent
     else:
         case = fault(5, what, "a truncated t9.filtering.tar.gz (OHSUMED archive layout, half its bytes); "
                               "harness corpus --source ohsumed --archive")
-        archive = fake_archive(tmp_path / corpus.OHSUMED_ARCHIVE)
+        archive = fake_archive(tmp_path / ohsumed.OHSUMED_ARCHIVE)
         archive.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
         out = tmp_path / "corpus" / "ohsumed"
         res = run(harness_cmd("corpus", "--source", "ohsumed", "--archive", str(archive), "--out", str(out)),
                   env=harness_env(), cwd=ROOT)
         line = one_line(res.stderr)
         assert res.returncode == 1 and line, res.stderr
-        assert str(archive) in line and str(corpus.OHSUMED_SIZE) in line and corpus.OHSUMED_SHA256 in line, line
+        assert str(archive) in line and str(ohsumed.OHSUMED_SIZE) in line and ohsumed.OHSUMED_SHA256 in line, line
         refused_before_start = True
     assert settle(out, before) == []
     case.passed(f"exit 1, one line: {_short(line, 200)}; nothing written"

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.studies.a1 import corpus
+from harness.studies.a1 import corpusbase
+from harness.studies.a1 import standin as generator  # the name `standin` is the fixture
 
 from harness.studies.a1 import fts_server as fulltext
 
@@ -26,14 +27,14 @@ from harness.measure.server import Server
 
 pytestmark = pytest.mark.e2e
 
-ROWS = corpus.MIN_ROWS  # the fewest rows for which MyISAM still matches 'phase': the edge
+ROWS = generator.MIN_ROWS  # the fewest rows for which MyISAM still matches 'phase': the edge
 LUA = sysbench.script_path("fts")  # A1's driver, in its study package
 
 
 @pytest.fixture(scope="module")
 def standin(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("fts") / "corpus"
-    corpus.generate(out, rows=ROWS, seed=1)
+    generator.generate(out, rows=ROWS, seed=1)
     return out
 
 
@@ -77,10 +78,10 @@ def test_load_and_gate_pass_on_both_engines(loaded, standin):
         create = srv.query(f"SHOW CREATE TABLE fts.{r['table']}")[0][1]
         assert f"ENGINE={engine}" in create and "FULLTEXT KEY" in create
         assert srv.query(f"SELECT count(*) FROM fts.{r['table']}")[0][0] == ROWS
-    rows = fulltext.count_gate(srv, _tables(loads), corpus.expected_counts())
+    rows = fulltext.count_gate(srv, _tables(loads), corpusbase.expected_counts())
     assert len(rows) == 60
     assert {(r["keyword"], r["engine"]) for r in rows} == \
-        {(k, e) for k in corpus.KEYWORDS for e in ("InnoDB", "MyISAM")}
+        {(k, e) for k in corpusbase.KEYWORDS for e in ("InnoDB", "MyISAM")}
     assert all(r["measured"] == r["published"] for r in rows)
     # without expected counts (the real corpus): the engines agree
     assert fulltext.count_gate(srv, _tables(loads), None) == rows
@@ -98,8 +99,8 @@ def _drop_one_occurrence(src: Path, dst: Path, word: str) -> int:
     i = next(i for i, l in enumerate(lines) if rx.search(l.split("\t", 1)[-1]))
     lines[i] = rx.sub("", lines[i])
     (dst / "corpus.tsv").write_text("\n".join(lines), encoding="latin-1")
-    with pytest.raises(corpus.CorpusError, match="the file changed"):
-        corpus.verify_tsv(dst)  # a changed TSV is refused as it is ...
+    with pytest.raises(corpusbase.CorpusError, match="the file changed"):
+        corpusbase.verify_tsv(dst)  # a changed TSV is refused as it is ...
     data = (dst / "corpus.tsv").read_bytes()
     meta = json.loads((dst / "corpus.json").read_text())
     meta.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
@@ -115,10 +116,10 @@ def test_one_missing_occurrence_fails_the_gate_naming_the_keyword(loaded, standi
     _drop_one_occurrence(standin, bad, "Couret")
     tables = {e: fulltext.load(srv, e, bad, table=f"bad_{e.lower()}")["table"] for e in loads}
     with pytest.raises(fulltext.GateError) as e:
-        fulltext.count_gate(srv, tables, corpus.expected_counts())
+        fulltext.count_gate(srv, tables, corpusbase.expected_counts())
     msg = str(e.value)
     assert "Couret: InnoDB 1, MyISAM 1, expected 2" in msg and "\n" not in msg
-    assert not any(f"{k}:" in msg for k in corpus.KEYWORDS if k != "Couret")
+    assert not any(f"{k}:" in msg for k in corpusbase.KEYWORDS if k != "Couret")
     # without expected counts: one engine on the changed corpus disagrees with the other
     with pytest.raises(fulltext.GateError, match=r"engines disagree\): Couret: InnoDB 2, MyISAM 1;"):
         fulltext.count_gate(srv, {"InnoDB": loads["InnoDB"]["table"], "MyISAM": tables["MyISAM"]}, None)
@@ -128,7 +129,7 @@ def test_load_refuses_bad_input_before_touching_the_server(loaded, tmp_path):
     srv, loads, _ = loaded
     with pytest.raises(fulltext.FulltextError, match="^engine: MEMORY "):
         fulltext.load(srv, "MEMORY", tmp_path)
-    with pytest.raises(corpus.CorpusError, match="^corpus_dir: "):
+    with pytest.raises(corpusbase.CorpusError, match="^corpus_dir: "):
         fulltext.load(srv, "InnoDB", tmp_path / "nothing")
 
 
@@ -143,11 +144,11 @@ def test_load_refuses_a_changed_tsv_and_drops_what_it_loaded(loaded, standin, tm
     data[i:i + 6] = b"Couraz"  # same size: only the sha256 tells
     (copy / "corpus.tsv").write_bytes(bytes(data))
     sha = hashlib.sha256(data).hexdigest()
-    with pytest.raises(corpus.CorpusError, match=f"sha256 {sha}, but corpus.json says"):
+    with pytest.raises(corpusbase.CorpusError, match=f"sha256 {sha}, but corpus.json says"):
         fulltext.load(srv, "MyISAM", copy, table="changed")
     assert srv.query("SHOW TABLES FROM fts LIKE 'changed'") == []
     (copy / "corpus.tsv").write_bytes(bytes(data[:-100]))
-    with pytest.raises(corpus.CorpusError, match=r"sha256 \(not computed\)"):
+    with pytest.raises(corpusbase.CorpusError, match=r"sha256 \(not computed\)"):
         fulltext.load(srv, "MyISAM", copy, table="changed")
 
 
@@ -198,7 +199,7 @@ def test_fts_lua_queries_the_keywords_in_order(loaded, tmp_path, how):
     if name != "mysql-5.6.24":
         pytest.skip("the driver is build-independent: checked on the default build")
     table = loads["InnoDB"]["table"]
-    words, args = list(corpus.KEYWORDS), []
+    words, args = list(corpusbase.KEYWORDS), []
     if how == "file":  # ranks out of line order: the driver orders by rank
         words = ["Beria", "phase", "Earlier"]
         f = tmp_path / "kw.csv"

@@ -45,6 +45,13 @@ def registered() -> dict[str, str]:
     out.update({w: "a study's workload" for w in registry.workloads()})
     out.update({d: "a study's dataset" for d in registry.datasets()})
     out.update({s: "a study's step script" for s in registry.step_scripts()})
+    # its experiments, but those named as a generic workload, its driver or a factor is
+    # (point_select, read_only, key_cache: generic code names those for themselves)
+    from harness.measure import factors, sysbench
+    generic = {w: spec for w, spec in sysbench.all_workloads().items() if w not in registry.workloads()}
+    shared = set(generic) | {Path(spec["script"]).stem for spec in generic.values()} | set(factors.FACTORS)
+    out.update({e: "a study's experiment" for mod in registry.all_studies().values()
+                for e in mod.EXPERIMENTS if e not in shared})
     return out
 
 

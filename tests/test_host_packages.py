@@ -11,7 +11,7 @@ from conftest import ROOT
 
 from harness.builds import debian
 from harness.builds.lock import load_lock
-from harness.plan import config
+from harness import paths
 
 pytestmark = pytest.mark.skipif(shutil.which("apt-cache") is None, reason="needs apt-cache (Debian/Ubuntu)")
 
@@ -21,7 +21,7 @@ def _offered(package: str, version: str) -> bool:
 
 
 def test_mariadb_10_11_needs_liburing2_and_setup_installed_it():
-    lock = load_lock(config.LOCK)
+    lock = load_lock(paths.LOCK)
     entry = lock["mariadb-10.11"]
     if not _offered(entry["package"], str(entry["package_version"])):
         pytest.skip("this host's archive no longer offers the pinned MariaDB 10.11")
@@ -35,7 +35,7 @@ def test_mariadb_10_11_needs_liburing2_and_setup_installed_it():
 
 
 def test_only_debian_builds_count_and_a_version_not_offered_gives_nothing():
-    lock = load_lock(config.LOCK)
+    lock = load_lock(paths.LOCK)
     others = {k: v for k, v in lock.items() if isinstance(v, dict) and v.get("provider") != "debian"}
     assert others and debian.host_packages(others) == ([], [])
     gone = {**lock["mariadb-10.11"], "package_version": "1:0.0.1-not-offered"}
@@ -45,7 +45,7 @@ def test_only_debian_builds_count_and_a_version_not_offered_gives_nothing():
 
 def test_a_version_not_offered_stops_setup_from_stamping(tmp_path):
     """`harness host-packages` exits 2 and names the version and the fix on stderr."""
-    lock = load_lock(config.LOCK)
+    lock = load_lock(paths.LOCK)
     gone = {"mariadb-10.11": {**lock["mariadb-10.11"], "package_version": "1:0.0.1-not-offered"}}
     f = tmp_path / "lock.yaml"
     import yaml
@@ -60,7 +60,7 @@ def test_a_version_not_offered_stops_setup_from_stamping(tmp_path):
 def test_the_pinned_debs_in_deb_dir_are_read_without_the_package_lists(tmp_path):
     """With the pinned .deb files at hand (deb_dir), their own Depends count: the same
     libraries as apt-cache gives, even for a version the lists no longer hold."""
-    lock = load_lock(config.LOCK)
+    lock = load_lock(paths.LOCK)
     entry = lock["mariadb-10.11"]
     version = str(entry["package_version"])
     if not _offered(entry["package"], version):

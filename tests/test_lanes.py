@@ -2,7 +2,6 @@
 (harness.plan.reads) and the wall-time estimate on lanes (harness.plan.schedule)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 import yaml
@@ -13,6 +12,7 @@ from harness.measure.placement import parse_cpulist
 from harness.measure.topology import Topology
 
 from conftest import HWLOC as HW, RECORDED as ALL, ROOT, recorded_topology as topo  # noqa: E402
+from harness import paths
 
 
 def cuts(t):
@@ -138,8 +138,8 @@ def paper(name):
     cfg = {}
     for f in ("default.yaml", "paper.yaml"):
         config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / f).read_text()))
-    r = config.resolve(cfg, config.LOCK, topo=t)
-    return t, r, builds.load_lock(config.LOCK)
+    r = config.resolve(cfg, paths.LOCK, topo=t)
+    return t, r, builds.load_lock(paths.LOCK)
 
 
 @pytest.mark.parametrize("name", ["192em64t-12gr2n8c2t", "96em64t-4n4d3ca2co-pci"])
@@ -182,7 +182,7 @@ def test_an_experiment_only_unmeasurable_claims_read_is_not_planned():
     """On 2 CPUs fts_builds' one claim needs 4 cores and no figure draws it: not planned, and why."""
     cfg = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
     two = Topology.from_hwloc(HW / "16em64t-4s2c2t-offlines.xml", allowed={0, 1})
-    r = config.resolve(cfg, config.LOCK, topo=two)
+    r = config.resolve(cfg, paths.LOCK, topo=two)
     spec = r["experiments"]["fts_builds"]
     assert spec["enabled"] is False
     assert spec["not_planned"].startswith("experiment: fts_builds is not planned on this host")
@@ -192,7 +192,7 @@ def test_an_experiment_only_unmeasurable_claims_read_is_not_planned():
 
 # The estimate on lanes, as it stands (issue 37's targets are 12 h / 36 h on the 32-thread
 # host and 6 h on the two big ones: not met by lanes, dropping unread cells and the measured
-# steps rate; the rest is throughput cells' work: docs/benchmarks.md, "bench/steps_rate.py").
+# steps rate; the rest is throughput cells' work: docs/benchmarks-record.md, "bench/steps_rate.py").
 # The figures pin today's values so a change is seen, bench figures not timing claims.
 # Worst case: blocks after the first look measure only the cells claims read (tests/test_lookcells.py).
 # build_compare on A3's own 16, 24, 32 cores (`cores: study`; the largest, 8, on the 32-thread
@@ -225,7 +225,7 @@ def test_the_plans_judgement_agrees_with_the_claim_engine_on_a_recorded_run():
     import csv
     from harness import studies
     cfg = yaml.safe_load((ROOT / "tests/fixtures/raw/config.resolved.yaml").read_text())
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     rows: dict = {}
     with open(ROOT / "tests/fixtures/retidy/expected/claims.csv", newline="") as f:
         for r in csv.DictReader(f):

@@ -9,6 +9,7 @@ from harness.plan import cells as plan, config, coreplan, estimate, reads, sched
 
 from conftest import ROOT  # noqa: E402
 from test_lanes import paper, topo  # noqa: E402
+from harness import paths
 
 BIG = ["192em64t-12gr2n8c2t", "96em64t-4n4d3ca2co-pci"]
 
@@ -115,7 +116,7 @@ def test_the_plan_without_its_estimate_still_says_what_later_blocks_hold(tmp_pat
     cfg = {}
     for f in ("default.yaml", "paper.yaml"):
         config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / f).read_text()))
-    kw = dict(lock_path=config.LOCK, root=str(ROOT), bench_dir=str(tmp_path / "b"), raw=str(tmp_path / "r"))
+    kw = dict(lock_path=paths.LOCK, root=str(ROOT), bench_dir=str(tmp_path / "b"), raw=str(tmp_path / "r"))
     full, bare = (coreplan.build(cfg, t, with_estimate=w, **kw) for w in (True, False))
     lines = {e["experiment"]: e["late"] for e in full["experiments"]}
     assert lines == {e["experiment"]: e["late"] for e in bare["experiments"]}

@@ -29,13 +29,13 @@ from conftest import ROOT, server_pids, tmp_siblings
 from harness import builds
 from harness.measure import initdb
 
-from harness.plan import config
 
 from harness.builds import nix
 from harness.builds import nixstore
 from harness.measure.server import Server
+from harness import paths
 
-LOCK = config.LOCK
+LOCK = paths.LOCK
 OFFERED = {"mysql-5.6.24": "mysql-5_6_24", "mysql-5.5.9": "mysql-5_5_9",
            "mariadb-10.2.11": "mariadb-10_2_11", "mariadb-10.11": "mariadb-10_11"}
 FIXTURES = ROOT / "tests" / "fixtures" / "nix"

@@ -65,7 +65,8 @@ def test_expected_with_looks_lies_between_floor_and_worst():
     from harness import builds
     from harness.plan import config
     cfg = estimate.load_profile([str(ROOT / "config" / "paper.yaml")], ROOT, cpus=list(range(8)))
-    lock = builds.load_lock(config.LOCK)
+    from harness import paths
+    lock = builds.load_lock(paths.LOCK)
     est = estimate.estimate(cfg, lock, root=str(ROOT / "tests"), topo=config.topology(list(range(8))), offers=False)
     on = {r["experiment"]: [1.0] * (len(r["looks"]) - 1) for r in est["rows"]}
     off = {e: [0.0] * len(v) for e, v in on.items()}

@@ -28,7 +28,7 @@ import pytest
 import yaml
 from conftest import copy_checkout, server_pids
 
-from harness.studies.a1 import corpus
+from harness.studies.a1 import corpusbase, ohsumed
 
 pytestmark = pytest.mark.e2e
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -110,7 +110,7 @@ def build_archive(path: Path, seed: int = 7) -> dict:
             info = tarfile.TarInfo(name)
             info.size, info.mtime = len(data), 969_000_000
             tar.addfile(info, io.BytesIO(data))
-    keywords = dict.fromkeys(corpus.KEYWORDS, 0) | IN_TEXT | IN_AUTHORS
+    keywords = dict.fromkeys(corpusbase.KEYWORDS, 0) | IN_TEXT | IN_AUTHORS
     return {"rows": len(docids), "files": {n.rsplit("/", 1)[1]: len(r) for n, r in FILES.items()},
             "without_abstract": len(docids) - len(with_abstract), "keywords": keywords}
 
@@ -137,7 +137,7 @@ def snakemake(work: Path, prof: dict, *args) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory) -> tuple[Path, int, str, dict]:
-    p = tmp_path_factory.mktemp("nist") / corpus.OHSUMED_ARCHIVE
+    p = tmp_path_factory.mktemp("nist") / ohsumed.OHSUMED_ARCHIVE
     planted = build_archive(p)
     data = p.read_bytes()
     return p, len(data), hashlib.sha256(data).hexdigest(), planted
@@ -172,7 +172,7 @@ def test_the_test_archive_has_the_real_layout(archive):
                           "JOURNAL ARTICLE.", first[11]] and first[11] in (".W", ".A")
     assert 0 < planted["without_abstract"] < planted["rows"] / 2
     # no filler word, surname or decoy is a keyword: only the planted ones count
-    keys = {k.lower() for k in corpus.KEYWORDS}
+    keys = {k.lower() for k in corpusbase.KEYWORDS}
     assert not keys & {w.lower() for w in FILLER + SURNAMES + DECOYS}
     assert max(planted["keywords"].values()) < planted["rows"] / 2  # MyISAM's 50% rule keeps them
 
@@ -207,8 +207,8 @@ def test_the_archive_is_parsed_as_made(run, archive):
     assert meta["files"] == planted["files"]
     assert meta["records_without_abstract"] == planted["without_abstract"]
     assert meta["keywords"] == planted["keywords"]  # the parser's count: the gate's reference
-    assert meta["archive"] == {"name": corpus.OHSUMED_ARCHIVE, "bytes": size, "sha256": sha, "official": False}
-    assert corpus.verify_tsv(work / "data/corpus/ohsumed")["rows"] == planted["rows"]
+    assert meta["archive"] == {"name": ohsumed.OHSUMED_ARCHIVE, "bytes": size, "sha256": sha, "official": False}
+    assert corpusbase.verify_tsv(work / "data/corpus/ohsumed")["rows"] == planted["rows"]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -218,16 +218,16 @@ def test_each_engine_loaded_it_and_counted_what_was_planted(run, engine):
     assert d["corpus"] == "ohsumed" and d["load"]["rows"] == planted["rows"]
     assert d["load"]["load_s"] > 0 and d["load"]["index_s"] > 0
     assert {g["keyword"]: g["measured"] for g in d["gate"]} == planted["keywords"]
-    assert [g["keyword"] for g in d["gate"]] == list(corpus.KEYWORDS)  # the study's order
+    assert [g["keyword"] for g in d["gate"]] == list(corpusbase.KEYWORDS)  # the study's order
     assert d["tokenizer"]["ft_min_word_len"] == "4" and d["tokenizer"]["innodb_ft_min_token_size"] == "3"
 
 
 def test_the_gate_table_and_the_paper_s_count_table_show_the_corpus(run):
     work, planted = run
     rows = list(csv.DictReader(open(work / "data/tidy/fts_gate.csv")))
-    assert len(rows) == 2 * len(corpus.KEYWORDS) and {r["source"] for r in rows} == {"ohsumed"}
+    assert len(rows) == 2 * len(corpusbase.KEYWORDS) and {r["source"] for r in rows} == {"ohsumed"}
     assert all(int(r["measured"]) == planted["keywords"][r["keyword"]] for r in rows)
-    assert all(int(r["published"]) == corpus.expected_counts()[r["keyword"]] for r in rows)
+    assert all(int(r["published"]) == corpusbase.expected_counts()[r["keyword"]] for r in rows)
     tex = (work / "paper/generated/fts_counts.tex").read_text()
     assert f"Corpus: OHSUMED ({planted['rows']} rows)" in tex
     assert r"phase & 6676 & measured & \textbf{40} & \textbf{40}" in tex  # differs from the published

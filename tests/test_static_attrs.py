@@ -208,8 +208,8 @@ def test_the_check_finds_a_missing_attribute(tmp_path):
     """The checker itself: a call to a function a module no longer has is reported, one
     shadowed by a local name is not."""
     src = ("from harness.measure import datasets\n"
-           "from harness.studies.a1 import corpus\n"
-           "def f(corpus):\n    return corpus.get('x')\n"
+           "from harness.studies.a1 import corpusbase\n"
+           "def f(corpusbase):\n    return corpusbase.get('x')\n"
            "def g():\n    return datasets.fulltext.corpus_key({}), datasets.all_datasets\n"
            "def h():\n    from harness.plan.cells import no_such_function\n")
     p = tmp_path / "probe.py"

@@ -16,12 +16,12 @@ from conftest import ROOT, server_pids
 from harness import builds
 from harness.measure import initdb
 
-from harness.plan import config
 
 from harness.measure import stepscript as steps
 from harness.measure import steps as steps_kind
 from harness.measure.server import Server
 from harness.studies.c import test_drive as C
+from harness import paths
 
 pytestmark = pytest.mark.e2e
 
@@ -66,7 +66,7 @@ def mysql56(lock_entry, build_dir, template):
 
 @pytest.fixture(scope="module")
 def maria_entry():
-    return builds.load_lock(config.LOCK)[MARIADB]
+    return builds.load_lock(paths.LOCK)[MARIADB]
 
 
 @pytest.fixture(scope="module")

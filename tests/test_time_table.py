@@ -13,13 +13,13 @@ from conftest import ROOT
 
 from harness import builds
 
-from harness.plan import config
 
 from harness.plan import estimate as E
 
 from harness.plan import cells as plan
 
 from harness.report import runlog
+from harness import paths
 
 SCRIPT = ROOT / "scripts" / "time-table.py"
 spec = importlib.util.spec_from_file_location("time_table", SCRIPT)
@@ -43,7 +43,7 @@ def test_every_profile_gets_a_row_with_its_planned_cells_and_nothing_measured(ro
     assert run(root).returncode == 0
     text = (root / "README.md").read_text()
     assert text.startswith("# R\n\nbefore\n<!-- times:begin -->") and text.endswith("<!-- times:end -->\nafter\n")
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     for profile, files in tt.profile_files(root):
         cfg = E.load_profile(files, root)
         n = sum(len(plan.cell_names(cfg, lock, x)) for x in plan.experiments(cfg))
@@ -55,7 +55,7 @@ def test_every_profile_gets_a_row_with_its_planned_cells_and_nothing_measured(ro
 
 def smoke_cells(root) -> int:
     cfg = E.load_profile([str(root / "config" / "smoke.yaml")], root)
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     return sum(len(plan.cell_names(cfg, lock, x)) for x in plan.experiments(cfg))
 
 

@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 # entry point (cli, __main__) imports the studies first.
 STAGES = (
     ("base", ("harness", "harness.paths", "harness.atomic", "harness.markers", "harness.registry",
-              "harness.keptlogs")),
+              "harness.keptlogs", "harness.plugins")),
     ("builds", ("harness.builds",)),
     ("measure", ("harness.measure",)),
     ("analysis", ("harness.analysis",)),

@@ -311,7 +311,7 @@ def own_parsers() -> dict:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="harness")
     sub = p.add_subparsers(dest="cmd", required=True)
-    lock = str(config.LOCK)
+    lock = str(paths.LOCK)
     d = config.defaults()  # the defaults layer's values, not copies of them
 
     s = sub.add_parser("check-config", help="validate a profile (one line on error)")

@@ -63,6 +63,18 @@ def step_scripts() -> dict:
     return _merged("STEP_SCRIPTS")
 
 
+def steps_fits() -> dict:
+    """{(experiment, build): (fixed seconds, seconds per row)}: the steps cells' fits the
+    studies measured (a study's STEPS_FIT; harness.plan.estimate)."""
+    return _merged("STEPS_FIT")
+
+
+def declared_one(attr: str) -> str | None:
+    """The first study's `attr` (study order), None when no study declares it: an
+    experiment a generic table is about (EXPLAIN_EXPERIMENT, BUILDS_EXPERIMENT)."""
+    return next(iter(declared(attr)), None)
+
+
 def declared(attr: str) -> list:
     """Every study's `attr`, in study order (those that declare it)."""
     return [getattr(s, attr) for s in all_studies().values() if hasattr(s, attr)]

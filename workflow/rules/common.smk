@@ -14,11 +14,12 @@ sys.path.insert(0, os.path.join(workflow.basedir, "workflow"))
 from harness.plan import config as hconfig  # noqa: E402
 from harness.plan import cells as hplan
 from harness.plan import blocks as hblocks
-from harness.plan import lanes as hlanes
 from harness.plan import duet as hduet
 from harness.plan import estimate as hestimate
 from harness.analysis import intervals as hintervals
 from harness.measure import procs as hprocs
+from harness import builds as hbuilds
+from harness import paths as hpaths
 from harness import studies as hstudies
 from harness.measure import datasets as hdatasets
 from harness.report import bundle as hbundle
@@ -45,7 +46,7 @@ ESTIMATE_S = None  # the estimate onstart prints
 HARNESS = f"{PY} -m harness"
 EXPERIMENTS = hplan.experiments(CFG)
 EXPERIMENTS_ALL = dict(EXPERIMENTS)   # before a replot keeps the first host's only (other hosts' tidy rules)
-LOCK = hconfig.builds.load_lock(hconfig.LOCK)
+LOCK = hbuilds.load_lock(hpaths.LOCK)
 # the registries (harness.studies): the studies (each may bring a rules.smk) and the datasets
 STUDIES = hstudies.all_studies()
 DATASETS = hdatasets.all_datasets()
@@ -164,26 +165,12 @@ def block_state(experiment, rep):
     return _BLOCK_STATE[key]
 
 
-def _replot_missing(x):
-    """Cells a replot lacks: of blocks 1..min, and of any later block that has some cells
-    (blocks after a decided look were never planned: not missing). A block's cells are its
-    own (hplan.cells of rep r): figure-only cells of blocks after repetitions.figures are
-    never planned, so never missing."""
-    lo, hi, _ = hplan.repetition_bounds(EXPERIMENTS[x])
-    out = []
-    for r in range(1, hi + 1):
-        block = hplan.cells(CFG, LOCK, x, r, raw=RAW)
-        have = [c for c in block if c in _REPLOT_CELLS[x]]
-        if r <= lo or have:
-            out += [c for c in block if c not in have]
-    return out
-
-
 HOST_EXPERIMENTS = {}
-if REPLOT:
+if REPLOT:  # the cells a replot lacks (harness.plan.cells.replot_missing), of those it reads by digest
     for _x in EXPERIMENTS:
         cells(_x)  # which existing cells are this profile's (harness.plan.reuse.replot_cells), said once
-    _missing = {x: _replot_missing(x) for x in EXPERIMENTS}
+    _missing = {x: hplan.replot_missing(CFG, LOCK, x, exists=_REPLOT_CELLS[x].__contains__, raw=RAW)
+                for x in EXPERIMENTS}
     _n = sum(map(len, _missing.values()))
     if _n:
         print(f"replot: {_n} cell(s) of profile {CFG['profile']} are not measured and stay out "
@@ -245,12 +232,10 @@ onstart:
     global RUN_STARTED, ESTIMATE_S
     RUN_STARTED = time.time()
     if not REPLOT:
-        from harness.plan import estimate as _estimate
-
         try:
-            _est = _estimate.estimate(CFG, LOCK)
+            _est = hestimate.estimate(CFG, LOCK)
             ESTIMATE_S = _est["total_s"]
-            print(_estimate.render(_est), file=sys.stderr)
+            print(hestimate.render(_est), file=sys.stderr)
         except Exception as _e:  # an estimate never stops a run
             print(f"estimate unavailable: {_e}", file=sys.stderr)
         start_engine()

@@ -30,12 +30,10 @@ for _i in range(LANES.count if LANES else 0):
 
 
 def cell_lane(experiment, first):
-    """harness.plan.lanes.job_lane of the job measuring cell `first` (and its group)."""
+    """The lane of the job measuring cell `first` (and its group): harness.plan.blocks.cell_lane."""
     if LANES is None:
         return None
-    cell = hplan.parse_cell(CFG, experiment, first)
-    base = hlanes.block_lane(EXPERIMENTS, experiment, cell["rep"], LANES.count)
-    return hlanes.job_lane(LANES, base, int(cell.get("cores") or 1))
+    return hblocks.cell_lane(CFG, LANES, EXPERIMENTS, experiment, first)
 
 
 def lane_resources(held):
@@ -169,12 +167,8 @@ rule run_cell:
 def group_run(wc):
     """(cell names of a group in their block order, their output dirs, the first's block info)."""
     rep = int(wc.rep)
-    members = set(hplan.group_cells(CFG, wc.experiment, wc.head, rep))
     names, seed = block_order(wc.experiment, rep)
-    run = [n for n in names if n in members]
-    if len(run) != len(members):  # the rule's outputs are every users value of the setting
-        raise ValueError(f"group {wc.head}_r{rep} of {wc.experiment}: only {len(run)} of its {len(members)} "
-                         f"users values are planned; set sysbench.users_on_one_server: false")
+    run = hblocks.group_run(CFG, wc.experiment, wc.head, rep, names)
     return run, [hplan.cell_dir(CFG, wc.experiment, n) for n in run], json.dumps(hblocks.info(names, run[0], rep, seed))
 
 
@@ -247,12 +241,7 @@ def duet_unit(experiment, cell):
 
 def duet_run(wc):
     """(the unit's cells in block order, each one's run-cell --lane JSON ('' without lanes), at once or
-    not, the lanes the job holds). At once: a pair whose width has twin spans. An experiment's
-    blocks take the twin pairs two at a time (blocks 1-2 one pair, 3-4 the next, each
-    experiment starting one pair further), side A on the first twin in odd blocks and on the
-    second in even ones (harness.plan.lanes.duet_sides), so on every pair each side runs as
-    often on either twin whenever the blocks are even in number. Otherwise the block's own
-    lane (harness.plan.lanes.block_lane), as blocks run."""
+    not, the lanes the job holds): harness.plan.duet.unit_lanes, computed once per unit."""
     key = (wc.experiment, wc.unit)
     if key not in _DUET:
         unit = duet_unit(wc.experiment, wc.unit)
@@ -263,17 +252,8 @@ def duet_run(wc):
         if LANES is None:
             out = (unit, [""] * len(unit), False, [])
         else:
-            w = LANES.width(cores)
-            pairs = hlanes.twins(LANES, w) if len(unit) == 2 else []
-            if pairs:
-                pair = pairs[(list(EXPERIMENTS).index(wc.experiment) + (rep - 1) // 2) % len(pairs)]
-                spans = LANES.spans(w)
-                on = dict(zip(hduet.sides(CFG, wc.experiment, unit), hlanes.duet_sides(pair, rep)))
-                sides = [hlanes.job_lane(LANES, spans[on[c]][0].id, cores) for c in unit]
-                out = (unit, [json.dumps(x) for x in sides], True, sorted({i for x in sides for i in x["lanes"]}))
-            else:
-                lane = hlanes.job_lane(LANES, hlanes.block_lane(EXPERIMENTS, wc.experiment, rep, LANES.count), cores)
-                out = (unit, [json.dumps(lane)] * len(unit), False, lane["lanes"])
+            per, at_once, held = hduet.unit_lanes(CFG, LANES, EXPERIMENTS, wc.experiment, unit, rep, cores)
+            out = (unit, [json.dumps(x) for x in per], at_once, held)
         _DUET[key] = out
     return _DUET[key]
 
@@ -384,8 +364,8 @@ def open_inputs(wc):
     own offset cancels as a lane's does."""
     if _CLUSTER:
         return []
-    rep, n = int(wc.rep), LANES.count if LANES else 1
-    return [ancient(hblocks.done_path(wc.experiment, rep - n))] if rep > n else []
+    after = hblocks.opened_by(int(wc.rep), LANES.count if LANES else 1)
+    return [] if after is None else [ancient(hblocks.done_path(wc.experiment, after))]
 
 
 def open_params(wc):

@@ -123,9 +123,9 @@ rule paper_figure:
 # How often the verdict rule is right (P(reproduced) by true ratio, the profiles' repetitions, this
 # run's claims.level): bench/verdict_power.py's simulation through the project's own interval code,
 # so the paper states the power of the rule it uses, not a figure from another build. The peak and
-# scaling arms run 200 trials here (~0.03 sd on a rate); docs/benchmarks.md records a 2000-trial run.
+# scaling arms run 200 trials here (~0.03 sd on a rate); docs/benchmarks-record.md records a 2000-trial run.
 # The paper's table reads the one-lane rows (--designs 1:block); the lanes and duet rows are
-# docs/benchmarks.md's. The level is in the file's name: a run at another claims.level (replot included, whose
+# docs/benchmarks-record.md's. The level is in the file's name: a run at another claims.level (replot included, whose
 # rerun trigger is mtime) makes its own table instead of reading one of another level.
 POWER_LEVEL = f"{_claim_setting(CFG, 'level'):g}"
 POWER_CSV = f"data/power/verdict_power_{POWER_LEVEL}.csv"

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Callable
 
-from harness.analysis import blockverdict as BV
 from harness.analysis import intervals as I
 from harness.analysis import tidydata as T
 from harness.analysis.claimrules import (

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import urllib.parse
+from urllib.parse import urlparse
 import zipfile
 from pathlib import Path
 
@@ -164,7 +164,7 @@ def _unpack_jar(name: str, entry: dict, jar: Path, root: Path) -> None:
 def _download(name: str, url: str, dest: Path) -> Path:
     import urllib.error  # here: every cell's job imports this module, and urllib.request
     import urllib.request  # (http.client, email, ssl) is only needed to download a build
-    parsed = urllib.parse.urlparse(url)
+    parsed = urlparse(url)
     if parsed.scheme == "file":
         path = Path(urllib.request.url2pathname(parsed.path))
         if not path.is_file():

@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 
 from harness.measure.placement import cpulist
-from harness.measure.topology import FORMAT, Cpu, Topology, TopologyError  # noqa: F401  (this module's API since before topology.py)
+from harness.measure.topology import Topology, TopologyError
 
 STUDY_CORES = (4, 8, 16, 24, 32)   # docs/studies.md: A1 32, 24, 16, 8, 4; A3 64 (HT), 32, 24, 16
 SMALL_CORES = (1, 2)               # powers of two below 4, for small hosts

@@ -9,7 +9,7 @@ serves it needs, at load and at measurement) and `load(srv, params, ...)`; and,
 where it needs them, what harness.plan.config checks of an experiment on it
 (`check_spec(spec, where)`, `WORKLOAD`: the one workload it serves, `TABLES`: its
 table counts, `SPEC_KEYS`: the experiment keys it reads) and `ROW_S` (seconds to
-load a row: harness.plan.estimate).
+load a row: harness.plan.estimate). harness.plugins.DatasetPlugin states it as a Protocol.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from harness import atomic
 from harness.measure import hostlock
 
 from harness import paths
-from harness.measure.server import Server, ServerError
+from harness.measure.server import Server
 from harness.measure import sbtest
 from harness import registry as studies
 

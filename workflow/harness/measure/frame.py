@@ -36,6 +36,7 @@ from harness import paths
 from harness.measure import placement
 from harness.measure.datasets import scratch
 from harness.measure.server import Server, ServerError
+from harness.measure import topology
 
 SCHEMA_VERSION = 2
 OWNER = paths.WORK_OWNER
@@ -94,7 +95,7 @@ class Frame:
         self.max_connections = max_connections
         # the host plan (harness.measure.cores): server CPUs on one socket without SMT siblings,
         # the client disjoint and sized from the server's cores
-        self.host_plan = cores_mod.plan(cores_mod.Topology.live(),
+        self.host_plan = cores_mod.plan(topology.Topology.live(),
                                         client_min=settings["client_cpus"])
         # on lanes (harness.plan.lanes): the CPUs and memory nodes the plan gave the cell in its span
         self.lane = lane

@@ -7,11 +7,6 @@ Cell name: <build>_<variant>_c<cores>_r<rep>.
 """
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import tempfile
-from pathlib import Path
 
 from harness.measure import factors
 from harness import registry as studies

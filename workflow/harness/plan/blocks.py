@@ -41,7 +41,7 @@ import os
 import random
 import re
 
-from harness.plan import cells as plan
+from harness.plan import cells as plan, lanes as L
 
 ORDER = "data/order"
 PARTIAL = "data/partial"
@@ -160,3 +160,29 @@ def blocks_reached(cfg: dict, lock: dict, exp: str, raw: str = "data/raw") -> in
         if any(os.path.isdir(c) for c in plan.cells(cfg, lock, exp, r, raw)):
             return r
     return lo
+
+
+def opened_by(block: int, lanes: int) -> int | None:
+    """The block whose end opens block `block` when `lanes` blocks of an experiment run at a
+    time (block r opens when block r - lanes is done); None: it opens at once."""
+    n = lanes or 1
+    return block - n if block > n else None
+
+
+def group_run(cfg: dict, exp: str, head: str, block: int, names: list[str]) -> list[str]:
+    """The cells of group `head` of block `block` in the block's order `names` (the rule
+    run_group_*'s outputs are every users value of the setting: all must be planned)."""
+    members = set(plan.group_cells(cfg, exp, head, block))
+    run = [n for n in names if n in members]
+    if len(run) != len(members):
+        raise ValueError(f"group {head}_r{block} of {exp}: only {len(run)} of its {len(members)} "
+                         f"users values are planned; set sysbench.users_on_one_server: false")
+    return run
+
+
+def cell_lane(cfg: dict, lanes, experiments, exp: str, cell: str) -> dict:
+    """The lane of the job measuring `cell` (and its group): its block's lane (lanes.block_lane),
+    the span of it the cell's cores take (lanes.job_lane)."""
+    d = plan.parse_cell(cfg, exp, cell)
+    base = L.block_lane(experiments, exp, d["rep"], lanes.count)
+    return L.job_lane(lanes, base, int(d.get("cores") or 1))

@@ -7,11 +7,11 @@ kind's (harness.measure.kinds), dataset naming the dataset's (harness.measure.da
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from harness.measure import datasets
 
-from harness.measure import factors  # noqa: F401  (this module's API: plan.factors)
 
 from harness.plan.combos import combos  # noqa: F401  (this module's API: every combination and its reason)
 
@@ -208,3 +208,19 @@ def datasets_needed(cfg: dict, lock: dict) -> list[str]:
 
 def paths_exist(items) -> list[str]:
     return [p for p in items if Path(paths.ROOT / p).exists()]
+
+
+def replot_missing(cfg: dict, lock: dict, exp: str, exists=os.path.isdir, raw: str = "data/raw") -> list[str]:
+    """Cells a replot lacks: of blocks 1..min, and of any later block that has some cells
+    (blocks after a decided look were never planned: not missing). A block's cells are its
+    own (cells of rep r): figure-only cells of blocks after repetitions.figures are never
+    planned, so never missing. `exists`: whether a cell is there to read (a replot: on
+    disk with the settings the profile plans); `raw`: the host's raw root."""
+    lo, hi, _ = repetition_bounds(cfg["experiments"][exp])
+    out = []
+    for r in range(1, hi + 1):
+        block = cells(cfg, lock, exp, r, raw=raw)
+        have = [c for c in block if exists(c)]
+        if r <= lo or have:
+            out += [c for c in block if c not in have]
+    return out

@@ -13,18 +13,19 @@ import copy
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
 from harness import builds, paths
 from harness.analysis import tidy
 from harness.measure import cores as cores_mod, factors, kinds, mycnf, placement
+from harness.measure.topology import Cpu, Topology
 from harness.plan import repetitions
 
-ROOT = paths.ROOT
-SCHEMA = paths.SCHEMA
-LOCK = paths.LOCK
-BUILDS = paths.BUILDS
+if TYPE_CHECKING:  # imported where validation runs (validate_schema): its import costs every cell's job
+    import jsonschema
+
 DEFAULTS_FILE = paths.CONFIG / "default.yaml"
 
 
@@ -169,7 +170,7 @@ def registry_enums() -> dict:
 
 
 def _schema() -> dict:
-    schema = yaml.safe_load(SCHEMA.read_text())
+    schema = yaml.safe_load(paths.SCHEMA.read_text())
     experiment = schema["$defs"]["experiment"]["properties"]
     for key, values in registry_enums().items():
         experiment[key]["enum"] = values
@@ -251,8 +252,8 @@ def host_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
 
-def resolve(cfg: dict, lock_path: Path = LOCK, cpus: list[int] | None = None,
-            topo: "cores_mod.Topology | None" = None) -> dict:
+def resolve(cfg: dict, lock_path: Path = paths.LOCK, cpus: list[int] | None = None,
+            topo: "Topology | None" = None) -> dict:
     """Defaults (config/default.yaml), schema check, then the checks that need the host and the lock."""
     cfg = _merged_profile(cfg)
     out = validate_schema(apply_experiment_defaults(cfg))
@@ -341,7 +342,7 @@ def _check_build_names(names, where: str, lock: dict, lock_path: Path) -> None:
         if name not in lock:
             raise ConfigError(
                 f"{where}.{i}: '{name}' is not in {lock_path.name}; use one of: {', '.join(sorted(lock))}")
-        if lock[name].get("available_offline") is False and not (BUILDS / name).exists():
+        if lock[name].get("available_offline") is False and not (paths.BUILDS / name).exists():
             raise ConfigError(
                 f"{where}.{i}: '{name}' is a download from the internet, not fetched yet; run "
                 f"`python -m harness fetch-build --name {name} --out resources/builds/{name}` on a host with "
@@ -474,12 +475,12 @@ def plan_cores(value, host_plan, topo, key: str, client_min: int, study: str | N
     return cores_mod.resolve_cores(value, topo, key=key, client_min=client_min)
 
 
-def topology(cpus: list[int] | None = None) -> "cores_mod.Topology":
+def topology(cpus: list[int] | None = None) -> Topology:
     """This host's topology (hwloc, else sysfs: harness.measure.topology), or a flat one of `cpus` (one
     core each, one socket) for a host described only by its CPU list."""
     if cpus is None:
-        return cores_mod.Topology.live()
-    return cores_mod.Topology(cpus=tuple(cores_mod.Cpu(cpu=c, package=0, core=c, siblings=(c,), node=0)
+        return Topology.live()
+    return Topology(cpus=tuple(Cpu(cpu=c, package=0, core=c, siblings=(c,), node=0)
                                          for c in cpus), source="cpu list")
 
 

@@ -9,7 +9,7 @@ sysbench's CPUs with their sockets and NUMA nodes, the memory nodes mysqld is
 to be bound to, and how many cells. `--topology`: a recorded
 `lstopo --of xml` file (or a harness.measure.topology JSON snapshot); without it this
 host. The profile is resolved for that topology exactly as the pipeline
-resolves it here (harness.config), and the time estimate is harness.estimate's.
+resolves it here (harness.plan.config), and the time estimate is harness.plan.estimate's.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from harness.plan import odds as O
 from harness.measure import cores
 from harness.measure.placement import cpulist
 from harness.measure.topology import Topology
+from harness import paths
 
 
 def dropped(host_plan: cores.Plan, asked, kept: list[int], study: tuple = ()) -> dict[int, str]:
@@ -53,7 +54,7 @@ def dropped(host_plan: cores.Plan, asked, kept: list[int], study: tuple = ()) ->
     return dict(sorted(out.items()))
 
 
-def build(cfg: dict, topo: Topology | None = None, *, lock_path=config.LOCK, root: str = ".",
+def build(cfg: dict, topo: Topology | None = None, *, lock_path=paths.LOCK, root: str = ".",
           with_estimate: bool = True, bench_dir: str = estimate.BENCH, raw: str = estimate.RAW) -> dict:
     """The plan of a merged (unresolved) profile on `topo` (None: this host). The estimate's
     overheads come from `root`/`bench_dir`'s benchmark files (none there: the stated defaults)."""
@@ -153,9 +154,9 @@ def twin_lines(cfg: dict, est: dict, exps: list[dict]) -> list[str]:
         return []
     widths = {w for e in exps for w in e["widths"].values()} or {1}
     over = est["lanes_obj"].oversubscribed
-    return ([f"pairing: duet: a compared pair's sides run at once on twin lanes (their servers meet before "
-             f"the warm-up); an experiment's blocks take the twin pairs two at a time, side A on the first "
-             f"twin in odd blocks and on the second in even ones, so each side runs as often on either; "
+    return (["pairing: duet: a compared pair's sides run at once on twin lanes (their servers meet before "
+             "the warm-up); an experiment's blocks take the twin pairs two at a time, side A on the first "
+             "twin in odd blocks and on the second in even ones, so each side runs as often on either; "
              + ("the twins here are oversubscribed lanes on the same CPUs: the two sides compete for them, "
                 "which shows the mechanics, not a pair's ratio alone; " if over else
                 "twins share no physical core and have the same layout (threads per core, client CPUs, "

@@ -28,7 +28,7 @@ for both pairings; duet changes when and where a block's cells run.
 from __future__ import annotations
 
 from harness.measure import factors as F
-from harness.plan import cells as plan
+from harness.plan import cells as plan, lanes as L
 
 
 def factor(spec: dict) -> tuple[str | None, str]:
@@ -117,6 +117,28 @@ def order(cfg: dict, exp: str, names: list[str]) -> list[str]:
 def unit_index(cfg: dict, exp: str, names: list[str]) -> dict[str, tuple[str, ...]]:
     """{cell: its unit (pair or lone cell)} of the block whose order is `names`."""
     return {c: u for u in units(cfg, exp, names) for c in u}
+
+
+def unit_lanes(cfg: dict, lanes, experiments, exp: str, unit: tuple[str, ...], rep: int,
+               cores: int) -> tuple[list[dict], bool, list[int]]:
+    """Where a unit's job runs (the Snakefile's run_duet): (each cell's job lane, in unit
+    order, as harness.plan.lanes.job_lane gives it; at once or not; the lanes the job holds).
+    At once: a pair whose width has twin spans. An experiment's blocks take the twin pairs
+    two at a time (blocks 1-2 one pair, 3-4 the next, each experiment starting one pair
+    further), side A on the first twin in odd blocks and on the second in even ones
+    (lanes.duet_sides), so on every pair each side runs as often on either twin whenever
+    the blocks are even in number. Otherwise (a lone cell, a width without twins) the
+    block's own lane (lanes.block_lane), one cell after the other, as blocks run."""
+    w = lanes.width(cores)
+    pairs = L.twins(lanes, w) if len(unit) == 2 else []
+    if pairs:
+        pair = pairs[(list(experiments).index(exp) + (rep - 1) // 2) % len(pairs)]
+        spans = lanes.spans(w)
+        on = dict(zip(sides(cfg, exp, unit), L.duet_sides(pair, rep)))
+        per = [L.job_lane(lanes, spans[on[c]][0].id, cores) for c in unit]
+        return per, True, sorted({i for x in per for i in x["lanes"]})
+    lane = L.job_lane(lanes, L.block_lane(experiments, exp, rep, lanes.count), cores)
+    return [lane] * len(unit), False, lane["lanes"]
 
 
 def active(cfg: dict, exp: str) -> bool:

@@ -15,7 +15,7 @@ are *measured* from the Snakemake benchmark files of earlier runs
 the reference host: 2 vCPUs, Docker backend, Nix store). A dataset costs a
 fixed part plus its rows at a per-row rate (index builds make full-text rows
 dearer); a steps experiment (no sysbench run) costs a fixed part plus its rows at a
-per-row rate: bench/steps_rate.py's committed fit of the real cell (STEPS_FIT), the
+per-row rate: bench/steps_rate.py's committed fit of the real cell (its study's STEPS_FIT), the
 per-row rate measured on this host's own cells where they ran. Disk: per cell the median size of
 existing raw cells, per dataset its rows.
 
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import yaml
 
-from harness import builds, paths
+from harness import builds, paths, registry
 from harness.measure import datasets, kinds
 
 # Defaults when nothing was measured yet (stated in the printout).
@@ -49,17 +49,8 @@ DEFAULT_CELL_OVERHEAD_S = 2.0    # a throughput cell's job beyond its windows: c
 DEFAULT_GROUP_CELL_S = 0.3      # each further cell of a group (one server start): its captures and queries
 DEFAULT_STEPS_ROW_S = 0.005      # a steps cell without a measured fit below, per row of its script beyond
                                  # the per-cell overhead (a guess, kept high: a flush per commit is dear)
-# A steps cell's wall seconds = fixed + rows x per-row, per (experiment, build), measured by
-# bench/steps_rate.py on the real cell (the paper profile's spec, Docker backend), 2026-11-28, on the
-# reference 2-CPU VM while other sessions' tests ran (load average 0.6-2.9): docs/benchmarks.md,
-# "bench/steps_rate.py". `fixed` is the intercept of the cells at 10,000, 100,000 and 400,000 rows
-# (the frame's copy, start and stop, C4's restarts, small steps); per-row the chord from it to the
-# cell at 3,000,000 rows, the paper's count: rates fall as tables grow (MariaDB's Aria most), so
-# the chord is exact there and errs long below it.
-STEPS_FIT = {
-    ("test_drive", "mysql-5.6.24"): (5.6, 4.35e-05),    # 3,000,000 rows: 136 s
-    ("test_drive", "mariadb-10.11"): (2.9, 4.25e-04),   # 3,000,000 rows: 1,278 s (Aria 2,660 rows/s)
-}
+# A steps cell's fixed part and per-row rate where a study measured them: its STEPS_FIT
+# (harness.registry.steps_fits), by (experiment, build).
 DEFAULT_DATASET_S = 3.0          # prepare one dataset: start a server, load, stop (the fixed part)
 # and per row loaded (with its indexes): the dataset module's ROW_S (row_seconds)
 DEFAULT_CELL_BYTES = 400_000     # a raw cell: logs, captures, manifest, my.cnf
@@ -201,9 +192,10 @@ def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
             j[1] += c["nominal"] + c["preload_s"]
     extra = [max(0.0, (job - win - over) / (g - 1)) for job, win, g in jobs.values()]
     steps: dict = {}
+    fits = registry.steps_fits()
     for c in cells:  # a steps cell: its fixed part (the fit's, else the per-cell overhead), then its rows at a rate
         if c["nominal"] == 0 and c["rows"]:
-            fixed = STEPS_FIT.get((c["experiment"], c["cell"].split("_")[0]), (over, 0.0))[0]
+            fixed = fits.get((c["experiment"], c["cell"].split("_")[0]), (over, 0.0))[0]
             steps.setdefault(c["experiment"], []).append(max(0.0, c["seconds"] - fixed) / c["rows"])
     fixed = []
     for p in glob.glob(os.path.join(bench_dir, "dataset", "**", "*.tsv"), recursive=True):
@@ -227,9 +219,10 @@ def overheads(bench_dir: str = BENCH, raw: str = RAW) -> dict:
 
 def steps_cost(cfg: dict, exp: str, ov: dict) -> tuple[float, float, str]:
     """(fixed seconds, seconds per row, source) of a steps cell of `exp`, the mean over its
-    builds (each has as many cells): the committed fit (STEPS_FIT) where there is one, the
+    builds (each has as many cells): the study's committed fit (its STEPS_FIT) where there is one, the
     per-row rate measured on this host's own cells where they ran, else the default."""
-    fits = [STEPS_FIT.get((exp, b)) for b in plan.builds_of(cfg, exp)]
+    committed = registry.steps_fits()
+    fits = [committed.get((exp, b)) for b in plan.builds_of(cfg, exp)]
     measured = ov["steps_row_s"].get(exp)
     if fits and all(fits):
         fixed = statistics.fmean(f[0] for f in fits)
@@ -468,7 +461,7 @@ def main(argv=None) -> int:
     except config.ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     est = estimate(cfg, lock, root=a.root)
     est.pop("lanes_obj", None)
     print(json.dumps(est, indent=1, default=str) if a.json else render(est))

@@ -72,7 +72,9 @@ def outputs(tidy: T.Tidy, power: str | None = None, host: str = "",
     ctx = C.Context.of(tidy)
     rows = host_rows(tidy)
     every = C.by_host([(host, rows)] + [(h, host_rows(t)) for h, t in others])
-    bc = tidy.experiment("build_compare")
+    explain = studies.declared_one("EXPLAIN_EXPERIMENT")   # the experiments the two tables are
+    compared = studies.declared_one("BUILDS_EXPERIMENT")   # about: a study declares each
+    bc = tidy.experiment(compared) if compared else None
     return {
         "macros.tex": M.macros_tex(M.build_macros(ctx, rows), M.flags_tex(tidy)),
         "claims.tex": tables.claims_tex(every, ctx.level),
@@ -82,7 +84,8 @@ def outputs(tidy: T.Tidy, power: str | None = None, host: str = "",
         "deviations.tex": deviations.deviations_tex(tidy),
         "provenance.tex": tables.provenance_tex(tidy.provenance, tidy.config,
                                                 [(h, t.provenance) for h, t in others], host),
-        "explain.tex": tables.explain_tex(tidy.extra("explain", tables.EXPLAIN_EXPERIMENT)),
+        "explain.tex": tables.explain_tex(tidy.extra("explain", explain) if explain else [],
+                                          explain or "(none: no study declares EXPLAIN_EXPERIMENT)"),
         "builds.tex": tables.builds_tex(bc.cells if bc else [], tidy.provenance),
         "unsupported.tex": tables.unsupported_tex(tidy.unsupported),
         "sections.tex": tables.sections_tex(),

@@ -32,6 +32,7 @@ from harness.plan import estimate as E
 
 from harness.plan import cells as plan
 from harness.report.latex import GENERATED, tex_escape, tex_tt
+from harness import paths
 
 ARTIFACT = "artifact.tex"
 
@@ -73,7 +74,7 @@ def experiment_rows(cfg: dict, lock: dict, claims_csv: str, root: str = ".") -> 
 def profiles_covered(root: str = ".") -> list[dict]:
     """Each config/*.yaml profile (on top of default.yaml): experiments, cells, cores and
     estimate on this host, or the one-line reason it does not resolve here."""
-    lock = builds.load_lock(config.LOCK)
+    lock = builds.load_lock(paths.LOCK)
     out = []
     for name, file, files in E.profile_files(Path(root)):
         try:
@@ -177,5 +178,5 @@ def main(argv=None) -> int:
     except config.ConfigError as e:
         print(f"error: {a.config}: {e}", file=sys.stderr)
         return 1
-    atomic.write_text(a.out, artifact_tex(cfg, builds.load_lock(config.LOCK), a.claims, a.root))
+    atomic.write_text(a.out, artifact_tex(cfg, builds.load_lock(paths.LOCK), a.claims, a.root))
     return 0

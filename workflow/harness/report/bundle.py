@@ -26,7 +26,6 @@ import contextlib
 import glob
 import gzip
 import hashlib
-import io
 import json
 import os
 import re

@@ -142,7 +142,7 @@ def power_tex(level: float, path=None) -> str:
 
 
 # the table's arms (bench/verdict_power.py's `arm`), each judged by the pipeline's own rule; the
-# rules they replaced (per-block maximum, best-median cell) are in the CSV and docs/benchmarks.md
+# rules they replaced (per-block maximum, best-median cell) are in the CSV and docs/benchmarks-record.md
 ARMS = {"plain": "one cell a side", "peak-flat2-sharp": "peak, flat-2 vs sharp",
         "peak-flat3-sharp": "peak, flat-3 vs sharp", "peak-sharp-sharp": "peak, sharp vs sharp",
         "scaling": "scaling"}

@@ -40,9 +40,9 @@ def manifests(raw_dir: str, config: dict | None = None) -> list[dict]:
     out = []
     keep = None
     if config is not None:
-        from harness import builds
-        from harness.plan import cells as plan, config as hconfig, reuse
-        lock = builds.load_lock(hconfig.LOCK)
+        from harness import builds, paths
+        from harness.plan import cells as plan, reuse
+        lock = builds.load_lock(paths.LOCK)
         keep = {os.path.normpath(os.path.join(raw_dir, os.path.relpath(d, "data/raw")))
                 for x in plan.experiments(config) for d in plan.cells(config, lock, x)
                 if reuse.status(config, lock, x, os.path.join(raw_dir, os.path.relpath(d, "data/raw")))

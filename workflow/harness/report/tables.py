@@ -320,9 +320,6 @@ def design_tex(tidy) -> str:
 
 # --- EXPLAIN, builds, unsupported --------------------------------------------------------
 
-EXPLAIN_EXPERIMENT = "simple_ranges"
-
-
 def breakable_version(text) -> str:
     """A server version ('10.11.19-MariaDB-0+deb12u1') that may wrap after - and +."""
     return "".join(tex_escape(ch) + (r"\allowbreak{}" if ch in "-+" else "") for ch in str(text))
@@ -356,8 +353,9 @@ def builds_tex(cells, provenance) -> str:
     return "\n".join(lines)
 
 
-def explain_tex(explain_rows, experiment=EXPLAIN_EXPERIMENT) -> str:
-    """Engine x statement -> EXPLAIN type / key / rows (distinct values over cells)."""
+def explain_tex(explain_rows, experiment: str) -> str:
+    """Engine x statement -> EXPLAIN type / key / rows (distinct values over cells) of
+    `experiment` (a study's EXPLAIN_EXPERIMENT)."""
     if not explain_rows:
         return (GENERATED + r"\emph{No EXPLAIN output: experiment %s was not measured "
                 r"in this profile.}" % tex_escape(experiment) + "\n")

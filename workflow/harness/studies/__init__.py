@@ -54,6 +54,16 @@ and, where its results bear on the whole run (study AA's A/A controls):
     INTERVAL_NOTE         a sentence on its intervals, OUTSIDE_COVERAGE what its cells leave
                           outside the stated coverage (the appendix: harness.report.method.limits)
 
+and, where a generic table or the estimate is about one of its experiments:
+
+    EXPLAIN_EXPERIMENT    the experiment of the paper's EXPLAIN table (generated/explain.tex)
+    BUILDS_EXPERIMENT     the experiment of the paper's build table (generated/builds.tex)
+    STEPS_FIT             {(experiment, build): (fixed s, s per row)}: a steps cell's measured
+                          cost (harness.plan.estimate)
+
+harness.plugins.StudyPlugin (and StepScriptPlugin) state the required names as Protocols;
+tests/test_plugins.py checks every registered study against them.
+
 Adding a study: a new folder here (or on $MYSQLBENCH_STUDY_PATH), its experiment
 block in a config, and its paper section.
 """

@@ -1,5 +1,5 @@
 """`python -m harness corpus`: study A1's FTS corpus, the generated stand-in or the
-parsed OHSUMED archive (harness.studies.a1.corpus), written to --out. The defaults
+parsed OHSUMED archive (harness.studies.a1.standin, harness.studies.a1.ohsumed), written to --out. The defaults
 are the resolved defaults layer's (experiment_defaults.corpus)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from harness.plan import config
-from harness.studies.a1 import corpus
+from harness.studies.a1 import ohsumed, standin
 
 
 def parser() -> argparse.ArgumentParser:
@@ -28,12 +28,12 @@ def parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     a = parser().parse_args(argv)
     if a.source == "standin":
-        info = corpus.generate(Path(a.out), rows=a.rows, seed=a.seed)
+        info = standin.generate(Path(a.out), rows=a.rows, seed=a.seed)
     else:
-        archive = Path(a.archive) if a.archive else Path(a.out).parent / corpus.OHSUMED_ARCHIVE
-        size, sha = a.size or corpus.OHSUMED_SIZE, a.sha256 or corpus.OHSUMED_SHA256
+        archive = Path(a.archive) if a.archive else Path(a.out).parent / ohsumed.OHSUMED_ARCHIVE
+        size, sha = a.size or ohsumed.OHSUMED_SIZE, a.sha256 or ohsumed.OHSUMED_SHA256
         if not archive.exists():
-            corpus.fetch_ohsumed(archive, a.url or corpus.OHSUMED_URL, size=size, sha256=sha)
-        info = corpus.parse_ohsumed(archive, Path(a.out), size=size, sha256=sha)  # verified first
+            ohsumed.fetch_ohsumed(archive, a.url or ohsumed.OHSUMED_URL, size=size, sha256=sha)
+        info = ohsumed.parse_ohsumed(archive, Path(a.out), size=size, sha256=sha)  # verified first
     print(f"corpus {a.out}: {info.get('rows', info.get('records'))} rows")
     return 0

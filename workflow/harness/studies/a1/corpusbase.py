@@ -2,8 +2,20 @@
 counts (fts_keywords.csv), the words as the FULLTEXT parsers cut them, the TSV
 field escaping, and reading and checking a corpus directory (corpus.tsv +
 corpus.json). The corpora themselves: harness.studies.a1.standin (generated)
-and harness.studies.a1.ohsumed (the real collection); harness.studies.a1.corpus
-gathers all of it.
+and harness.studies.a1.ohsumed (the real collection), each written as one LOAD
+DATA-ready TSV.
+
+Why a stand-in: OHSUMED may not be redistributed and needs internet, so an
+offline host measures a generated corpus shaped like it (title ~12 tokens,
+~60% of records with a ~180-token abstract, ~3.2 authors, Zipf-like words) in
+which each of the study's 30 keywords matches in exactly its published number
+of rows. Both engines must then return exactly those counts (the count gate in
+harness.studies.a1.fts_server), which proves the tokenizer settings before any timing.
+
+Output of standin.generate and ohsumed.parse_ohsumed (a directory, written atomically):
+  corpus.tsv   docid<TAB>content, one record a line, `\\`, tab, newline, CR and
+               NUL escaped as LOAD DATA's defaults expect; latin-1 bytes
+  corpus.json  kind (standin|ohsumed), rows, bytes, sha256 of corpus.tsv, ...
 """
 from __future__ import annotations
 
@@ -79,7 +91,7 @@ def read_meta(corpus_dir: Path) -> dict:
     meta_path, tsv = corpus_dir / "corpus.json", corpus_dir / "corpus.tsv"
     if not meta_path.is_file() or not tsv.is_file():
         raise CorpusError(f"corpus_dir: {corpus_dir} has no corpus.tsv + corpus.json; "
-                          f"make it with corpus.generate or corpus.parse_ohsumed")
+                          f"make it with standin.generate or ohsumed.parse_ohsumed")
     try:
         meta = json.loads(meta_path.read_text())
     except ValueError as e:

@@ -1,7 +1,7 @@
 -- Full-text search (study A1) for sysbench 1.0.20: every thread loops over the
 -- study's 30 keywords IN ORDER (not at random), one query per event:
 --   SELECT count(*) AS cnt FROM <table> WHERE MATCH(content) AGAINST('<word>')
--- on --fts-table in --mysql-db (tables loaded by harness.fulltext.load).
+-- on --fts-table in --mysql-db (tables loaded by harness.studies.a1.fts_server.load).
 -- Keywords: --fts-keywords=w1,w2,... or --fts-keywords-file=<csv with a "keyword"
 -- column, ordered by its "rank" column if it has one; else one word a line>;
 -- default: fts_keywords.csv next to this script (harness.studies.a1).

@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from harness.studies.a1 import corpus
+from harness.studies.a1 import corpusbase, ohsumed
 from harness.studies.a1 import fts_server as fulltext
 
 DB = "fts"
@@ -40,12 +40,12 @@ def corpus_key(corpus: dict) -> str:
 def archive_identity(c: dict) -> tuple[int, str]:
     """(bytes, sha256) the profile expects of the OHSUMED archive: NIST's t9.filtering.tar.gz
     unless corpus.size and corpus.sha256 name another copy of the collection."""
-    return c.get("size", corpus.OHSUMED_SIZE), c.get("sha256", corpus.OHSUMED_SHA256)
+    return c.get("size", ohsumed.OHSUMED_SIZE), c.get("sha256", ohsumed.OHSUMED_SHA256)
 
 
 @functools.lru_cache(maxsize=8)
 def _size_sha256(path: str, stamp: tuple) -> tuple[int, str]:
-    return corpus.size_sha256(Path(path))  # once per file state (stamp) in a process
+    return corpusbase.size_sha256(Path(path))  # once per file state (stamp) in a process
 
 
 def check_spec(spec: dict, where: str) -> None:
@@ -58,12 +58,12 @@ def check_spec(spec: dict, where: str) -> None:
     if ("size" in c) != ("sha256" in c):
         lacks = "sha256" if "size" in c else "size"
         raise ValueError(f"{key}.{lacks}: size and sha256 name another copy of the archive together; "
-                         f"set both, or neither for NIST's {corpus.OHSUMED_ARCHIVE}")
+                         f"set both, or neither for NIST's {ohsumed.OHSUMED_ARCHIVE}")
     arch = c.get("archive")
     if not arch:
         return  # the corpus rule downloads NIST's archive and verifies it
     if not Path(arch).is_file():
-        raise ValueError(f"{key}.archive: {arch} does not exist; give the path of {corpus.OHSUMED_ARCHIVE}, "
+        raise ValueError(f"{key}.archive: {arch} does not exist; give the path of {ohsumed.OHSUMED_ARCHIVE}, "
                          f"or remove it to download the archive")
     size, sha = archive_identity(c)
     st = os.stat(arch)
@@ -74,7 +74,7 @@ def check_spec(spec: dict, where: str) -> None:
     what, got, want = ("size", f"{got_size:,} bytes", f"{size:,}") if got_size != size else \
         ("sha256", f"sha256 {got_sha}", sha)
     fix = (f"set {key}.{what} to it if this is the copy you mean, or give the archive it names" if what in c
-           else f"it is truncated or not NIST's archive: delete it and fetch it again ({corpus.OHSUMED_URL})")
+           else f"it is truncated or not NIST's archive: delete it and fetch it again ({ohsumed.OHSUMED_URL})")
     said = f"{key}.{what} says {want}" if what in c else f"NIST's has {want}"
     raise ValueError(f"{key}.archive: {arch} has {got}, {said}; {fix}")
 
@@ -111,7 +111,7 @@ def driver_args(spec: dict, cell: dict, socket) -> list[str]:
 
 def rows(key: str) -> int:
     c = parse_key(key)["corpus"]
-    return corpus.OHSUMED_RECORDS if c == "ohsumed" else int(c.split("-")[1][1:])
+    return ohsumed.OHSUMED_RECORDS if c == "ohsumed" else int(c.split("-")[1][1:])
 
 
 def extra_inputs(key: str, root: str = "data/corpus") -> dict:
@@ -124,7 +124,7 @@ def check_inputs(params: dict, corpus_dir) -> None:
     truncated corpus.tsv is refused here, before a server starts."""
     if corpus_dir is None:
         raise ValueError("fulltext dataset: no corpus directory given")
-    corpus.verify_tsv(Path(corpus_dir))
+    corpusbase.verify_tsv(Path(corpus_dir))
 
 
 def gate_reference(params: dict, corpus_dir: Path, meta: dict) -> dict[str, int]:
@@ -132,9 +132,9 @@ def gate_reference(params: dict, corpus_dir: Path, meta: dict) -> dict[str, int]
     a real corpus's are its own, each keyword's rows as the engines' tokenizer cuts the
     words (corpus.json's `keywords`, counted by the parser; counted here for an older corpus)."""
     if params["corpus"].startswith("standin"):
-        return corpus.expected_counts()
-    ref = meta.get("keywords") or corpus.document_frequencies(corpus_dir / "corpus.tsv", corpus.KEYWORDS)
-    return {w: int(ref[w]) for w in corpus.KEYWORDS}
+        return corpusbase.expected_counts()
+    ref = meta.get("keywords") or corpusbase.document_frequencies(corpus_dir / "corpus.tsv", corpusbase.KEYWORDS)
+    return {w: int(ref[w]) for w in corpusbase.KEYWORDS}
 
 
 def load(srv, params: dict, *, cpus, run_id: str, corpus_dir=None, out=None) -> dict:
@@ -144,7 +144,7 @@ def load(srv, params: dict, *, cpus, run_id: str, corpus_dir=None, out=None) -> 
     engine = params["engine"]
     srv.query(f"CREATE DATABASE {DB}")
     info = fulltext.load(srv, engine, Path(corpus_dir), db=DB, table=table(engine))
-    meta = corpus.read_meta(Path(corpus_dir))
+    meta = corpusbase.read_meta(Path(corpus_dir))
     gate = fulltext.count_gate(srv, {engine: table(engine)}, gate_reference(params, Path(corpus_dir), meta), db=DB)
     return {"load": info, "gate": gate, "corpus_manifest": meta,
             "tokenizer": fulltext.tokenizer_settings(srv)}

@@ -1,4 +1,4 @@
-"""Study A1 on a running server: tokenizer options, loading a corpus (harness.studies.a1.corpus)
+"""Study A1 on a running server: tokenizer options, loading a corpus (harness.studies.a1.corpusbase)
 into an engine as the study did, and the count gate that must pass before any
 FTS timing means anything.
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pymysql
 
-from harness.studies.a1 import corpus
+from harness.studies.a1 import corpusbase
 
 ENGINES = ("InnoDB", "MyISAM")
 
@@ -82,7 +82,7 @@ _SETTINGS = ("ft_min_word_len", "ft_max_word_len", "ft_stopword_file", "innodb_f
              "local_infile", "character_set_server", "collation_server")
 
 
-def tokenizer_settings(srv, keywords=corpus.KEYWORDS) -> dict:
+def tokenizer_settings(srv, keywords=corpusbase.KEYWORDS) -> dict:
     """The server's tokenizer variables (for manifests), after checking that each keyword
     fits both engines' token lengths and is not an InnoDB stopword; MyISAM's built-in
     stopword list cannot be queried: the count gate catches it."""
@@ -137,9 +137,9 @@ def load(srv, engine: str, corpus_dir: Path, db: str = "fts", table: str | None 
     A TSV whose size or sha256 differs from corpus.json's is refused (the table dropped)."""
     if engine not in ENGINES:
         raise FulltextError(f"engine: {engine} has no study A1 table; use one of {', '.join(ENGINES)}")
-    meta = corpus.read_meta(corpus_dir)
+    meta = corpusbase.read_meta(corpus_dir)
     tsv = (Path(corpus_dir) / "corpus.tsv").resolve()
-    corpus.check_tsv(corpus_dir, meta, tsv.stat().st_size)  # a truncated TSV is never loaded
+    corpusbase.check_tsv(corpus_dir, meta, tsv.stat().st_size)  # a truncated TSV is never loaded
     table = table or default_table(engine)
     with contextlib.closing(_local_infile_connection(srv)) as con, con.cursor() as cur:
         cur.execute(f"CREATE DATABASE IF NOT EXISTS `{db}`")
@@ -156,7 +156,7 @@ def load(srv, engine: str, corpus_dir: Path, db: str = "fts", table: str | None 
                 raise FulltextError(f"engine: {engine} cannot build a FULLTEXT index here ({e.args[-1]}); "
                                     f"use an engine of fulltext.engines_with_fts(family)") from None
             index_s = time.perf_counter() - t0
-        except (FulltextError, corpus.CorpusError):
+        except (FulltextError, corpusbase.CorpusError):
             cur.execute(f"DROP TABLE IF EXISTS `{table}`")  # never leave a table that is not the corpus
             raise
     return {"engine": engine, "db": db, "table": table, "kind": meta["kind"], "rows": rows,
@@ -169,7 +169,7 @@ def _load_data(cur, db: str, table: str, corpus_dir: Path, meta: dict) -> tuple[
     on the client CPU meanwhile, then warnings and row count; (rows, seconds)."""
     tsv, where = (Path(corpus_dir) / "corpus.tsv").resolve(), f"{db}.{table}"
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        digest = pool.submit(corpus.size_sha256, tsv)
+        digest = pool.submit(corpusbase.size_sha256, tsv)
         t0 = time.perf_counter()
         try:
             rows = cur.execute(f"LOAD DATA LOCAL INFILE %s INTO TABLE `{table}` CHARACTER SET {CHARSET} "
@@ -180,7 +180,7 @@ def _load_data(cur, db: str, table: str, corpus_dir: Path, meta: dict) -> tuple[
                     else "see the server's error log")
             raise FulltextError(f"load {where}: LOAD DATA LOCAL failed ({e.args[-1]}); {hint}") from None
         load_s = time.perf_counter() - t0
-        corpus.check_tsv(corpus_dir, meta, *digest.result())
+        corpusbase.check_tsv(corpus_dir, meta, *digest.result())
     cur.execute("SHOW WARNINGS")
     warnings = cur.fetchall()
     if warnings:
@@ -198,8 +198,8 @@ def count_gate(srv, tables: dict, expected: dict | None, db: str = "fts") -> lis
     exactly those; without (the real corpus) the engines must agree with each other.
     Raises GateError naming the keywords and engines that differ; returns one row per
     keyword and engine: keyword, published, engine, measured."""
-    published = corpus.expected_counts()
-    words = list(expected) if expected is not None else list(corpus.KEYWORDS)
+    published = corpusbase.expected_counts()
+    words = list(expected) if expected is not None else list(corpusbase.KEYWORDS)
     rows = []
     with contextlib.closing(srv.connect(db)) as con, con.cursor() as cur:
         for engine, table in tables.items():

@@ -1,6 +1,6 @@
 """Study A1's real corpus: the OHSUMED collection, fetched from NIST (needs
 internet), verified by size and sha256, and parsed into the corpus TSV. See
-harness.studies.a1.corpus.
+harness.studies.a1.corpusbase.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def verify_archive(path: Path, size: int = OHSUMED_SIZE, sha256: str = OHSUMED_S
     """Refuse a missing, truncated or corrupted archive before anything parses it."""
     path = Path(path)
     if not path.is_file():
-        raise CorpusError(f"{path}: no such archive; fetch it with corpus.fetch_ohsumed "
+        raise CorpusError(f"{path}: no such archive; fetch it with ohsumed.fetch_ohsumed "
                           f"(needs internet) or copy {OHSUMED_ARCHIVE} there")
     actual_size, actual_sha = size_sha256(path)
     if actual_size != size or actual_sha != sha256:
@@ -100,7 +100,7 @@ def parse_ohsumed(archive: Path, out: Path, *, size: int | None = None, sha256: 
         verify_archive(archive, size if size is not None else OHSUMED_SIZE,
                        sha256 if sha256 is not None else OHSUMED_SHA256)
     if not archive.is_file():
-        raise CorpusError(f"{archive}: no such archive; fetch it with corpus.fetch_ohsumed")
+        raise CorpusError(f"{archive}: no such archive; fetch it with ohsumed.fetch_ohsumed")
     files, seen = {}, set()
     no_abstract, keyword_rows = 0, dict.fromkeys(KEYWORDS, 0)
     h, nbytes = hashlib.sha256(), 0
@@ -138,7 +138,7 @@ def parse_ohsumed(archive: Path, out: Path, *, size: int | None = None, sha256: 
                     pass
         except (tarfile.TarError, EOFError, OSError, UnicodeDecodeError) as e:
             raise CorpusError(f"{archive}: cannot read the tar.gz ({type(e).__name__}: {e}); "
-                              f"verify it (corpus.verify_archive) and fetch it again") from None
+                              f"verify it (ohsumed.verify_archive) and fetch it again") from None
         records = sum(files.values())
         if not files:
             raise CorpusError(f"{archive}: holds no ohsumed.* file; is it {OHSUMED_ARCHIVE}?")

@@ -1,5 +1,5 @@
 # Study A1's own rules (the Snakefile includes every study's rules.smk):
-# - corpus: the FTS corpus a fulltext dataset loads (harness.studies.a1.corpus),
+# - corpus: the FTS corpus a fulltext dataset loads (harness.studies.a1.corpusbase),
 #   a generated stand-in or the parsed OHSUMED archive;
 # - fts_dataset_table: the fulltext datasets the profile uses, as tidy tables --
 #   the 30-keyword count gate (data/tidy/fts_gate.csv: the paper's count table)

@@ -1,7 +1,7 @@
 """Study A1's offline corpus: a deterministic OHSUMED-like stand-in (title ~12
 tokens, ~60% of records with a ~180-token abstract, ~3.2 authors, Zipf-like
 words) in which each of the 30 keywords matches in exactly its published number
-of rows, and decoys that must match none. See harness.studies.a1.corpus.
+of rows, and decoys that must match none. See harness.studies.a1.corpusbase.
 """
 from __future__ import annotations
 

@@ -75,6 +75,7 @@ GATE = dict(needs=C.CONTENTION, min_cores=A_CORES, cores_why=A3_CORES_WHY)
 # reading its claims' gate makes); its 8-table runs (A3) are limited to 64 (HT), 32, 24 and
 # 16, the 64 (HT) point no count of the core plan (HT, below)
 CORES = {"A2": (4, 8, 16, 24, 32), "A3": (16, 24, 32)}
+BUILDS_EXPERIMENT = "build_compare"  # the experiment of the paper's build table (generated/builds.tex)
 
 
 def _a2(experiment, label, macro, levels=None):
@@ -154,7 +155,7 @@ A3_MDL_KEYROOT = "metadata locks (InnoDB) and key_root_lock (MyISAM) on 8 tables
 OPEN_PER_STATEMENT = "tables opened and closed on every statement under autocommit, once per transaction"
 OVERHEADS = "the Performance Schema's and the SQL parser's per-query cost at A3's concurrency"
 HT = ("A3's 64 are 32 cores with both hardware threads (Hyper-Threading); the core plan here gives "
-      "mysqld one thread per physical core (harness.plan.cores: no profile plans its SMT point), so no "
+      "mysqld one thread per physical core (harness.measure.cores: no profile plans its SMT point), so no "
       "cell runs the study's 64")
 
 
@@ -208,7 +209,7 @@ CLAIMS = [
     # --- A3: eight tables
     *[C.EngineRatio(
         id=f"A3-OLTP-RO-innodb-peak-{tag}", study="A3",
-        statement=f"OLTP_RO, 8 tables, {{levels}}: InnoDB peaks above MyISAM",
+        statement="OLTP_RO, 8 tables, {levels}: InnoDB peaks above MyISAM",
         published=pub, published_ratio=r, rule=C.above(1.0, DIRECTION), macro=macro,
         mechanism=A3_MDL_KEYROOT, **GATE,
         experiments=("oltp_ro",), experiment_name="oltp_ro", tables=8, levels=(level,),
@@ -268,7 +269,7 @@ CLAIMS = [
                              ("MyISAM", "430K vs 360K (1.19×)", 430 / 360))],
     C.LevelRatio(
         id="A3-SPIN-256-slightly-lower", study="A3",
-        statement=f"Point-Selects, InnoDB, 8 tables: {{a}} slightly lower than {{b}}",
+        statement="Point-Selects, InnoDB, 8 tables: {a} slightly lower than {b}",
         published="200K vs 210K (0.95×)", published_ratio=200 / 210,
         rule=C.below(1.0, DIRECTION), mechanism=SPIN, macro="SpinLower", **GATE,
         experiments=("spin_wait",), experiment_name="spin_wait", tables=8, engine="InnoDB",
@@ -282,8 +283,8 @@ CLAIMS = [
         experiment_name="spin_wait", tables=8, engine="InnoDB", a=(96,), b=(256,)),
     C.LevelRatio(
         id="A3-RO-innodb-read-only-faster", study="A3",
-        statement=f"Point-Selects, InnoDB, 8 tables, with {{conditions}}: {{a}} faster than {{b}} "
-                  f"(InnoDB's read-only server option stands in for the study's prototype of read-only transactions)",
+        statement="Point-Selects, InnoDB, 8 tables, with {conditions}: {a} faster than {b} "
+                  "(InnoDB's read-only server option stands in for the study's prototype of read-only transactions)",
         published="prototype 450K vs rc2 250K (1.80×), both PFS off, prepared statements on",
         published_ratio=450 / 250,
         rule=C.above(1.0, "a stand-in, not the prototype: only the direction is judged, 1.80× beside it"),
@@ -365,8 +366,8 @@ CLAIMS = [
     # --- build versus build: rc1 -> rc2, today
     C.BuildRatio(
         id="A3-BUILD-rc1-rc2-MyISAM", study="A3",
-        statement=f"Point-Selects, MyISAM, 8 tables: the later build faster, MySQL 5.6.24 vs 5.5.9 as "
-                  f"the stand-in for 5.6-rc2 vs rc1",
+        statement="Point-Selects, MyISAM, 8 tables: the later build faster, MySQL 5.6.24 vs 5.5.9 as "
+                  "the stand-in for 5.6-rc2 vs rc1",
         published="5.6-rc2 360K vs rc1 270K (1.33×)", published_ratio=RC1_RC2,
         rule=C.above(1.0, "other builds than the study's: only the direction is checked"),
         mechanism=MDL_HASH, macro="BuildRcOneRcTwo", **GATE,
@@ -375,8 +376,8 @@ CLAIMS = [
         deviation="5.6-rc1 and rc2 are no longer distributed; pinned MySQL 5.5.9 and 5.6.24 stand in"),
     C.LevelRatio(
         id="A3-MDL-hash-instances", study="A3",
-        statement=f"Point-Selects, MyISAM, 8 tables, one build: {{a}} faster than {{b}}, the "
-                  f"same-build stand-in for 5.6-rc2 vs rc1",
+        statement="Point-Selects, MyISAM, 8 tables, one build: {a} faster than {b}, the "
+                  "same-build stand-in for 5.6-rc2 vs rc1",
         published="5.6-rc2 360K vs rc1 270K (1.33×)", published_ratio=RC1_RC2,
         rule=C.above(1.0, "a stand-in for a build change: only the direction is checked"),
         mechanism=MDL_HASH, macro="MdlHash", **GATE,

@@ -20,6 +20,7 @@ NAME = "b"
 CODES = ("B1", "B2", "B3", "B4")
 TITLE = "Study B: the MEMORY engine"
 SECTION = "section.tex"
+EXPLAIN_EXPERIMENT = "simple_ranges"  # the experiment of the paper's EXPLAIN table (generated/explain.tex)
 
 EXPERIMENTS = {
     "simple_ranges_scale": ("B1", "Simple-Ranges, MEMORY HASH vs BTREE on tables where a full scan costs"),

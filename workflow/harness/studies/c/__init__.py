@@ -33,6 +33,7 @@ SECTION = "section.tex"
 
 EXPERIMENT = "test_drive"
 STEP_SCRIPTS = {test_drive.SCRIPT: test_drive}
+STEPS_FIT = {(EXPERIMENT, b): fit for b, fit in test_drive.FIT.items()}  # the estimate's (harness.registry.steps_fits)
 OUTSIDE_COVERAGE = ("Study C's engine order before it was drawn per block (steps cells without C1 position "
                     "rows); the PostgreSQL stand-in, last in every block")  # report.method.limits
 EXPERIMENTS = {
@@ -46,8 +47,7 @@ SETUP = [
     ("server builds", "MySQL 5.0 (C)", "builds"),
     ("repetitions per point", "one run shown (C)", "repetitions"),
     ("Performance Schema instruments", "none: MySQL 5.0 had no Performance Schema (C)", "pfs_instruments"),
-    percommit.SETUP_ROW, percommit.ROWS_ROW,
-]
+    percommit.SETUP_ROW, percommit.ROWS_ROW]
 
 LEGACY = "PostgreSQL (legacy stand-in)"
 STUDY_ENGINES = ("InnoDB", "MyISAM", "ARCHIVE")
