@@ -20,3 +20,22 @@ def test_b2_memory_behind_innodb_is_not_reproduced():
         assert _judge(claim, 1.08) == C.REPRODUCED, cid
         assert _judge(claim, 0.90) == C.NOT_REPRODUCED, cid
         assert _judge(claim, 0.95) != C.REPRODUCED, cid
+
+
+# --- A3-RO-8-tables-scale-*: each side's peak over its own measured cores ---------------------------
+
+def test_eight_tables_over_one_reads_the_one_table_peak_from_4_cores(tmp_path):
+    """1 table peaks on 8 cores (as A2's one-table runs could): reading it only from 16 cores
+    dropped that peak and read 8 tables 1.8x as fast; the 8-table side stays at A3's 16 cores
+    and up (its 4-core cell, higher than all, is not the study's)."""
+    from test_claims import config, evaluate, runs
+    from test_claim_rows import scaled12
+    cfg = config({"oltp_ro": {"study": "A3", "workload": "oltp_ro", "variants": {"trx": ["on", "off"]}}})
+    for engine in ("InnoDB", "MyISAM"):
+        claim = CLAIMS[f"A3-RO-8-tables-scale-{engine}"]
+        cells = []
+        for tables, per_cores in ((1, {4: 120, 8: 200, 16: 100, 32: 90}), (8, {4: 400, 16: 150, 32: 180})):
+            for cores, q in per_cores.items():
+                cells += runs(engine, scaled12(q), experiment="oltp_ro", tables=tables, cores=cores, trx="off")
+        r = evaluate(tmp_path / engine, {"oltp_ro": cells}, cfg, claim)[0]
+        assert r["verdict"] == C.NOT_REPRODUCED and 0.85 < float(r["ratio"]) < 0.95, r
