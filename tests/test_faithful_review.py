@@ -39,3 +39,13 @@ def test_eight_tables_over_one_reads_the_one_table_peak_from_4_cores(tmp_path):
                 cells += runs(engine, scaled12(q), experiment="oltp_ro", tables=tables, cores=cores, trx="off")
         r = evaluate(tmp_path / engine, {"oltp_ro": cells}, cfg, claim)[0]
         assert r["verdict"] == C.NOT_REPRODUCED and 0.85 < float(r["ratio"]) < 0.95, r
+
+
+# --- A3: 'scalability is pretty good on all these tests' covers OLTP_RO with transactions on ---------
+
+def test_oltp_ro_with_transactions_has_its_scaling_rows():
+    for engine in ("InnoDB", "MyISAM"):
+        c = CLAIMS[f"A3-RO-TRX-scale-well-{engine}"]
+        assert (c.experiment_name, c.levels, c.tables, c.b, c.a, c.rule.side) == (
+            "oltp_ro", ("on",), 8, 16, None, "above"), c.id
+        assert c.min_cores == 16 and c.engine == engine

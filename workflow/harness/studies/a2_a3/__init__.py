@@ -355,6 +355,7 @@ CLAIMS = [
         mechanism=A3_MDL_KEYROOT, **GATE, macro=f"{macro}Scales{engine}", experiments=(exp,),
         experiment_name=exp, engine=engine, tables=8, levels=levels, a=None, b=A_CORES)
       for tag, exp, label, macro, levels in (("RO", "oltp_ro", "OLTP_RO", "Ro", ("off",)),
+                                             ("RO-TRX", "oltp_ro", "OLTP_RO", "RoTrx", ("on",)),
                                              ("SR", "simple_ranges", "Simple-Ranges", "Sr", None))
       for engine in ("InnoDB", "MyISAM")],
     _wait("A3-WAIT-InnoDB-trx_sys", "A3", "InnoDB", 8, r"trx_sys", "InnoDB trx_sys mutex", "WaitTrxSys",
