@@ -49,3 +49,14 @@ def test_oltp_ro_with_transactions_has_its_scaling_rows():
         assert (c.experiment_name, c.levels, c.tables, c.b, c.a, c.rule.side) == (
             "oltp_ro", ("on",), 8, 16, None, "above"), c.id
         assert c.min_cores == 16 and c.engine == engine
+
+
+# --- A2's Point-Selects: planned on A3's cores only, a deviation the row states ----------------------
+
+def test_a2_point_select_states_its_missing_cores():
+    from harness.studies import a2_a3
+    c = CLAIMS["A2-RO-innodb-3x-point-select"]
+    assert "16, 24 and 32" in c.deviation and "4 or 8 cores" in c.limits
+    assert a2_a3.CORES["A3"] == (16, 24, 32)   # what point_select plans (cores: study, A3's)
+    for cid in ("A2-RO-innodb-3x-oltp-ro", "A2-RO-innodb-3x-simple-ranges"):
+        assert not CLAIMS[cid].deviation, cid   # planned on the setup's 4..32

@@ -77,7 +77,16 @@ GATE = dict(needs=C.CONTENTION, min_cores=A_CORES, cores_why=A3_CORES_WHY)
 CORES = {"A2": (4, 8, 16, 24, 32), "A3": (16, 24, 32)}
 
 
-def _a2(experiment, label, macro, levels=None):
+# A2's Point-Selects share point_select with A3, planned on A3's cores only (config/paper.yaml):
+# planning 4 and 8 too would add days to the paper profile
+A2_PS_DEVIATION = ("the study's setup sweeps mysqld over 4 to 32 cores, A2's one-table Point-Selects "
+                   "included; here they share the point_select experiment with A3, planned on A3's 16, 24 "
+                   "and 32 cores only")
+A2_PS_LIMITS = ("MyISAM's one-table peak on 4 or 8 cores is not measured: a lower MyISAM peak can only "
+                "raise InnoDB's lead, so a ratio above the study's 3-6 may come from the cores left out")
+
+
+def _a2(experiment, label, macro, levels=None, **kw):
     return C.EngineRatio(
         id=f"A2-RO-innodb-3x-{experiment.replace('_', '-')}", study="A2",
         statement=f"{label}, 1 table{', {levels}' if levels else ''}: InnoDB 3 to 6 times as fast as MyISAM",
@@ -85,7 +94,7 @@ def _a2(experiment, label, macro, levels=None):
         rule=C.within(3.0, 6.0, "the study's own range x3-6"),
         needs=C.CONTENTION, mechanism=A2_MECHANISM, min_cores=A2_CORES, cores_why=A2_CORES_WHY, macro=macro,
         experiments=(experiment,), experiment_name=experiment, tables=1, levels=levels,
-        a="InnoDB", b="MyISAM")
+        a="InnoDB", b="MyISAM", **kw)
 
 
 # the study's "the main" / "dominating" / "only limited by" / "mainly blocked by": the published
@@ -210,7 +219,7 @@ CLAIMS = [
     # --- A2: one table, autocommit (the study turned transactions on only after its 1-table runs)
     _a2("oltp_ro", "OLTP_RO", "ATwoOltpRo", levels=("off",)),
     _a2("simple_ranges", "Simple-Ranges", "ATwoSimpleRanges"),
-    _a2("point_select", "Point-Selects", "ATwoPointSelect"),
+    _a2("point_select", "Point-Selects", "ATwoPointSelect", deviation=A2_PS_DEVIATION, limits=A2_PS_LIMITS),
     # the waits as the study named them per workload: cache_lock on Point-Selects,
     # key_root_lock on the others
     _wait("A2-WAIT-MyISAM-key-root-lock", "A2", "MyISAM", 1, r"key_root_lock", "MyISAM key_root_lock",
