@@ -171,7 +171,7 @@ def test_b2_is_a_band_around_its_8_percent(tmp_path):
 
 def test_a_tie_passes_the_mmap_no_gain_band(tmp_path):
     claim = CLAIMS["A1-FTS-mmap-no-gain"]
-    assert claim.rule.side == "within" and claim.min_cores == 4 and claim.needs == C.CONTENTION
+    assert claim.rule.side == "below" and claim.min_cores == 4 and claim.needs == C.CONTENTION
     on = runs("MyISAM", scaled(100, 1.0), experiment="fts_mmap", tables=1, cores=4, myisam_mmap="on")
     off = runs("MyISAM", scaled(100, 1.0)[::-1], experiment="fts_mmap", tables=1, cores=4, myisam_mmap="off")
     cfg = config({"fts_mmap": {"study": "A1", "workload": "fts", "variants": {"myisam_mmap": ["off", "on"]}}})

@@ -60,3 +60,16 @@ def test_a2_point_select_states_its_missing_cores():
     assert a2_a3.CORES["A3"] == (16, 24, 32)   # what point_select plans (cores: study, A3's)
     for cid in ("A2-RO-innodb-3x-oltp-ro", "A2-RO-innodb-3x-simple-ranges"):
         assert not CLAIMS[cid].deviation, cid   # planned on the setup's 4..32
+
+
+# --- A1-FTS-mmap-no-gain: 'did not help' holds for a loss too; the study names no build -------------
+
+def test_mmap_loss_still_did_not_help():
+    claim = CLAIMS["A1-FTS-mmap-no-gain"]
+    assert _judge(claim, 0.85) == C.REPRODUCED        # a loss: still no help
+    assert _judge(claim, 1.00) == C.REPRODUCED
+    assert _judge(claim, 1.30) == C.NOT_REPRODUCED    # a gain: help
+    for cid in ("A1-FTS-mmap-no-gain", "A1-WAIT-MyISAM-mmap-lock"):
+        d = CLAIMS[cid].deviation
+        assert "does not say which build" in d and "under the results" in d, cid
+        assert "tried myisam_use_mmap on its experimental" not in d, cid
