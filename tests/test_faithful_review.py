@@ -73,3 +73,14 @@ def test_mmap_loss_still_did_not_help():
         d = CLAIMS[cid].deviation
         assert "does not say which build" in d and "under the results" in d, cid
         assert "tried myisam_use_mmap on its experimental" not in d, cid
+
+
+# --- C2: MyISAM behind the legacy, by less than half a second, the conversion chosen here ------------
+
+def test_c2_half_second_row_needs_the_legacy_ahead():
+    half = CLAIMS["C2-MyISAM-scan-within-half-second-of-legacy"]
+    assert (half.rule.threshold, round(half.rule.threshold_hi, 2)) == (1.0, 1.35)
+    assert "chosen here" in half.rule.why
+    assert _judge(half, 1.30) == C.REPRODUCED
+    assert _judge(half, 0.80) == C.NOT_REPRODUCED     # MyISAM ahead of the legacy: not the study's order
+    assert _judge(half, 1.60) == C.NOT_REPRODUCED

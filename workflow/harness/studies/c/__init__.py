@@ -270,12 +270,14 @@ CLAIMS = [
         macro="CScanOrder", experiments=(EXPERIMENT,), deviation=LEGACY_DEVIATION),
     StepRatio(
         id="C2-MyISAM-scan-within-half-second-of-legacy", study="C2",
-        statement="Full scan: MyISAM less than half a second behind the legacy RDBMS, as a ratio of the "
-                  "study's times (MyISAM time ÷ legacy time below (1.43 s + 0.5 s) ÷ 1.43 s; here "
-                  "PostgreSQL stands in)",
+        statement="Full scan: MyISAM behind the legacy RDBMS, by less than half a second, as a ratio of the "
+                  "study's times (MyISAM time ÷ legacy time from 1, the legacy ahead, to (1.43 s + 0.5 s) ÷ "
+                  "1.43 s; here PostgreSQL stands in)",
         published="1.86 s vs 1.43 s: 'less than half a second' (bound 1.35×)", published_ratio=1.86 / 1.43,
-        rule=C.below(HALF_SECOND, "'less than half a second' behind 1.43 s: a bound, as a ratio to the legacy "
-                                  "time, since this host's rows and disk are not 2005's"),
+        rule=C.within(1.0, HALF_SECOND,
+                      "the legacy ahead (the study gives it a slight advantage), MyISAM less than half a "
+                      "second behind its 1.43 s; the seconds turned into a ratio to the legacy time, chosen "
+                      "here, since this host's rows and disk are not 2005's"),
         macro="CScanHalfSecond", experiments=(EXPERIMENT,), deviation=LEGACY_DEVIATION,
         a=("C2", "MyISAM", "scan_s"), b=("C2", LEGACY, "scan_s")),
     StepRatio(
