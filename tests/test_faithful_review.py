@@ -84,3 +84,16 @@ def test_c2_half_second_row_needs_the_legacy_ahead():
     assert _judge(half, 1.30) == C.REPRODUCED
     assert _judge(half, 0.80) == C.NOT_REPRODUCED     # MyISAM ahead of the legacy: not the study's order
     assert _judge(half, 1.60) == C.NOT_REPRODUCED
+
+
+# --- wording: what each row says matches what it judges ---------------------------------------------
+
+def test_rows_say_what_they_judge():
+    best = CLAIMS["A1-FTS-innodb-3x-best"].statement
+    assert "only on a host that measured InnoDB on 24 or 32 cores and MyISAM on 8" in best
+    for cid in ("C1-ARCHIVE-vs-legacy", "C1-MyISAM-vs-legacy"):
+        assert "MySQL in autocommit, the stand-in in one transaction" in CLAIMS[cid].statement, cid
+    assert CLAIMS["C1-MyISAM-inserts-faster-than-InnoDB"].statement.startswith("Stored-procedure inserts, autocommit:")
+    from test_quotes import quote_table
+    words = quote_table()["A1-FTS-InnoDB-slight-gain-beyond-16"][0]
+    assert "MyISAM-noLock" in words and "the study's own 'slightly better'" not in words
