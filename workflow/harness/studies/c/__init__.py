@@ -94,7 +94,7 @@ class StepRatio(C.Claim):
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(EXPERIMENT) is None:
             return C.missing(*ctx.tidy.missing(EXPERIMENT))
-        if LEGACY in (self.a[1], self.b[1]) and self.a[0] == "C1":
+        if LEGACY in (self.a[1], self.b[1]):   # C2's scans read the table the C1 loop loaded
             gap = legacy_loop_gap(ctx, build)
             if gap:
                 return gap
@@ -121,12 +121,14 @@ class StepRatio(C.Claim):
 def legacy_loop_gap(ctx, build) -> C.Result | None:
     """NOT_MEASURABLE when the stand-in's C1 rows of `build` were not the study's loop (one
     transaction): cells measured before the loop ran so (a COMMIT per row), kept as data by a
-    replot, judge another procedure than the study's; None when every row says the loop."""
+    replot, judge another procedure than the study's, and C2 scans the table that loop loaded
+    (one transaction id a row); None when every row says the loop."""
     want = legacy_pg.LOOP_WORDS[legacy_pg.ONCE]
     other = [r for r in step_rows(ctx, build, "C1", LEGACY, "insert_s") if want not in (r.get("detail") or "")]
     if not other:
         return None
-    return C.missing("data", f"the PostgreSQL stand-in's C1 loop in {build} did not run as the study's, one "
+    return C.missing("data", f"the PostgreSQL stand-in's C1 loop in {build}, which loads the table C2 scans, "
+                             f"did not run as the study's, one "
                              f"transaction ({len(other)} row(s) say: {(other[0].get('detail') or '?')[:90]}); "
                              f"re-measure {EXPERIMENT} (legacy_commit: once)")
 
@@ -176,6 +178,10 @@ class ScanOrder(C.Claim):
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(EXPERIMENT) is None:
             return C.missing(*ctx.tidy.missing(EXPERIMENT))
+        if "legacy" in self.order:
+            gap = legacy_loop_gap(ctx, build)
+            if gap:
+                return gap
         pairs = list(zip(self.order, self.order[1:]))
         strict = C.Context(ctx.tidy, 1 - (1 - ctx.level) / len(pairs), ctx.decide)
         parts, verdicts = [], []
