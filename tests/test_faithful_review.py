@@ -97,3 +97,17 @@ def test_rows_say_what_they_judge():
     from test_quotes import quote_table
     words = quote_table()["A1-FTS-InnoDB-slight-gain-beyond-16"][0]
     assert "MyISAM-noLock" in words and "the study's own 'slightly better'" not in words
+
+
+def test_eight_tables_over_one_below_16_cores_is_not_measurable(tmp_path):
+    """A host without 16 cores: not measurable, saying the 8-table runs start at 16, the ratio of the
+    cores it held beside it (as every gated row shows)."""
+    from test_claims import config, evaluate, runs
+    from test_claim_rows import scaled12
+    cfg = config({"oltp_ro": {"study": "A3", "workload": "oltp_ro", "variants": {"trx": ["on", "off"]}}})
+    claim = CLAIMS["A3-RO-8-tables-scale-InnoDB"]
+    cells = [c for tables, q in ((1, 100), (8, 200))
+             for c in runs("InnoDB", scaled12(q), experiment="oltp_ro", tables=tables, cores=8, trx="off")]
+    r = evaluate(tmp_path, {"oltp_ro": cells}, cfg, claim)[0]
+    assert r["verdict"] == C.NOT_MEASURABLE and "start at 16 cores" in r["reason"], r
+    assert 1.9 < float(r["ratio"]) < 2.1

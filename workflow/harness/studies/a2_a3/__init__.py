@@ -199,7 +199,14 @@ class TablesPeakRatio(C.TablesRatio):
 
     def evaluate(self, ctx, build):
         # each side gated on its own floor in sides(), not both on min_cores (Comparison's gate)
-        return C.TablesRatio.evaluate(replace(self, needs=None), ctx, build)
+        gated = C.TablesRatio.evaluate(replace(self, needs=None), ctx, build)
+        if not gated.reason.startswith("cores:"):
+            return gated
+        # below a floor: not measurable, the ratio of whatever cores were held shown beside it
+        whole = C.TablesRatio.evaluate(replace(self, needs=None, min_cores=0, b_min_cores=0), ctx, build)
+        if whole.verdict == C.NOT_MEASURABLE:
+            return gated
+        return replace(whole, verdict=C.NOT_MEASURABLE, reason=gated.reason + C.flagged(whole.cells))
 
     def sides(self, ctx, build, settings):
         out = []
