@@ -151,12 +151,13 @@ def _judge(claim, ratio):
 
 
 def test_b2_is_a_band_around_its_8_percent(tmp_path):
-    """'Limited to 8% more', a stated figure: a band x/÷1.25 around 1.08 (issue 52: the bound
-    [1, 1.08] could not read the published +8% as reproduced); 0.80 and 1.4 are not it."""
+    """At most 8% ahead of InnoDB: a bound [1, 1.08] whose upper end is widened x1.25 (issue 52:
+    [1, 1.08] could not read the published +8% as reproduced; its review: a band around 1.08
+    read MEMORY behind InnoDB as reproduced); 0.80 and 1.4 are not it."""
     for cid in ("B2-MEMORY-8pct-over-InnoDB", "B2-MEMORY-8pct-over-InnoDB-8-tables"):
         claim = CLAIMS[cid]
         assert (claim.rule.side, claim.rule.threshold, claim.rule.threshold_hi) == (
-            "within", 1.08 / claimrules.STATED, 1.08 * claimrules.STATED)
+            "within", 1.0, 1.08 * claimrules.STATED)
         assert _judge(claim, 0.80) == C.NOT_REPRODUCED
         assert _judge(claim, 1.40) == C.NOT_REPRODUCED
         assert _judge(claim, 1.08) == C.REPRODUCED
@@ -170,7 +171,7 @@ def test_b2_is_a_band_around_its_8_percent(tmp_path):
 
 def test_a_tie_passes_the_mmap_no_gain_band(tmp_path):
     claim = CLAIMS["A1-FTS-mmap-no-gain"]
-    assert claim.rule.side == "within" and claim.min_cores == 4 and claim.needs == C.CONTENTION
+    assert claim.rule.side == "below" and claim.min_cores == 4 and claim.needs == C.CONTENTION
     on = runs("MyISAM", scaled(100, 1.0), experiment="fts_mmap", tables=1, cores=4, myisam_mmap="on")
     off = runs("MyISAM", scaled(100, 1.0)[::-1], experiment="fts_mmap", tables=1, cores=4, myisam_mmap="off")
     cfg = config({"fts_mmap": {"study": "A1", "workload": "fts", "variants": {"myisam_mmap": ["off", "on"]}}})
@@ -347,12 +348,15 @@ NEW_ROWS = {"A1-FTS-InnoDB-peak-24-32", "A2-WAIT-InnoDB-MDL-oltp-ro", "A2-WAIT-I
 FAITHFUL_ROWS = {"A1-FTS-InnoDB-slight-gain-beyond-16", "A3-RO-scale-well-InnoDB", "A3-RO-scale-well-MyISAM",
                  "A3-SR-scale-well-InnoDB", "A3-SR-scale-well-MyISAM",
                  "C2-MyISAM-scan-within-half-second-of-legacy", "C2-ARCHIVE-scan-close-to-MyISAM"}
+# its review: 'pretty good on all these tests' covers OLTP_RO with transactions on too
+REVIEW_ROWS = {"A3-RO-TRX-scale-well-InnoDB", "A3-RO-TRX-scale-well-MyISAM"}
 
 
 def test_the_registered_claim_ids():
     """72 ids before the audit, 3 outside the studies removed, the published claims that had
-    no row added (11 rows for the audit's 7 items; 7 for issue 52's): 87 distinct ids, each once."""
+    no row added (11 rows for the audit's 7 items; 7 for issue 52's; 2 for its review): 89
+    distinct ids, each once."""
     ids = [c.id for c in studies.claims()]
     assert len(ids) == len(set(ids))
-    assert NEW_ROWS | FAITHFUL_ROWS <= set(ids)
-    assert len(set(ids)) == 72 - 3 + len(NEW_ROWS) + len(FAITHFUL_ROWS) == 87
+    assert NEW_ROWS | FAITHFUL_ROWS | REVIEW_ROWS <= set(ids)
+    assert len(set(ids)) == 72 - 3 + len(NEW_ROWS) + len(FAITHFUL_ROWS) + len(REVIEW_ROWS) == 89

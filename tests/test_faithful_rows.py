@@ -155,7 +155,7 @@ def test_the_added_rows_judge_the_authors_words():
             c = CLAIMS[f"A3-{tag}-scale-well-{engine}"]
             assert c.tables == 8 and c.b == 16 and c.rule.side == "above"
     half = CLAIMS["C2-MyISAM-scan-within-half-second-of-legacy"]
-    assert abs(half.rule.threshold - 1.93 / 1.43) < 1e-9 and half.rule.side == "below"
+    assert abs(half.rule.threshold_hi - 1.93 / 1.43) < 1e-9 and half.rule.side == "within"
     assert _judge(half, 1.30) == C.REPRODUCED and _judge(half, 1.6) == C.NOT_REPRODUCED
     close = CLAIMS["C2-ARCHIVE-scan-close-to-MyISAM"]
     assert _judge(close, 1.06) == C.REPRODUCED and _judge(close, 1.3) == C.NOT_REPRODUCED

@@ -125,3 +125,11 @@ def test_published_csv_missing_a_column_is_a_one_line_error(tmp_path, smoke):  #
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "published.csv" in lines[0] and "ref_levels" in lines[0]
     assert not out.exists()
+
+
+def test_a2_mark_says_the_studys_range():
+    """The study gives InnoDB x3-6 over MyISAM: the mark at 3 says it is that range's lower end
+    (its label was 'published >=3x', a bound the study never stated)."""
+    a2 = [r for r in ROWS if r["source"].startswith("A2,")]
+    assert a2 and all(float(r["value"]) == 3.0 and r["label"] == "published 3\u20136\u00d7 (lower end)"
+                      for r in a2), a2

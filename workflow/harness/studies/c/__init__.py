@@ -94,7 +94,7 @@ class StepRatio(C.Claim):
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(EXPERIMENT) is None:
             return C.missing(*ctx.tidy.missing(EXPERIMENT))
-        if LEGACY in (self.a[1], self.b[1]) and self.a[0] == "C1":
+        if LEGACY in (self.a[1], self.b[1]):   # C2's scans read the table the C1 loop loaded
             gap = legacy_loop_gap(ctx, build)
             if gap:
                 return gap
@@ -121,12 +121,14 @@ class StepRatio(C.Claim):
 def legacy_loop_gap(ctx, build) -> C.Result | None:
     """NOT_MEASURABLE when the stand-in's C1 rows of `build` were not the study's loop (one
     transaction): cells measured before the loop ran so (a COMMIT per row), kept as data by a
-    replot, judge another procedure than the study's; None when every row says the loop."""
+    replot, judge another procedure than the study's, and C2 scans the table that loop loaded
+    (one transaction id a row); None when every row says the loop."""
     want = legacy_pg.LOOP_WORDS[legacy_pg.ONCE]
     other = [r for r in step_rows(ctx, build, "C1", LEGACY, "insert_s") if want not in (r.get("detail") or "")]
     if not other:
         return None
-    return C.missing("data", f"the PostgreSQL stand-in's C1 loop in {build} did not run as the study's, one "
+    return C.missing("data", f"the PostgreSQL stand-in's C1 loop in {build}, which loads the table C2 scans, "
+                             f"did not run as the study's, one "
                              f"transaction ({len(other)} row(s) say: {(other[0].get('detail') or '?')[:90]}); "
                              f"re-measure {EXPERIMENT} (legacy_commit: once)")
 
@@ -176,6 +178,10 @@ class ScanOrder(C.Claim):
     def evaluate(self, ctx, build):
         if ctx.tidy.experiment(EXPERIMENT) is None:
             return C.missing(*ctx.tidy.missing(EXPERIMENT))
+        if "legacy" in self.order:
+            gap = legacy_loop_gap(ctx, build)
+            if gap:
+                return gap
         pairs = list(zip(self.order, self.order[1:]))
         strict = C.Context(ctx.tidy, 1 - (1 - ctx.level) / len(pairs), ctx.decide)
         parts, verdicts = [], []
@@ -226,9 +232,11 @@ def _engine(key):
 def _insert(cid, slow, fast, words, macro, **kw):
     """C1: a stated gain ("about 40%"): a band around the published times' ratio."""
     pub = _published(PUBLISHED_INSERT_S, slow, fast)
+    # the stand-in runs the study's loop as one transaction (LEGACY_DEVIATION), MySQL in autocommit
+    how = "MySQL in autocommit, the stand-in in one transaction" if "legacy" in (slow, fast) else "autocommit"
     return StepRatio(
         id=cid, study="C1",
-        statement=f"Stored-procedure inserts, autocommit: {_engine(fast)} {words} faster than "
+        statement=f"Stored-procedure inserts, {how}: {_engine(fast)} {words} faster than "
                   f"{_engine(slow)}, i.e. {slow} time ÷ {fast} time about {pub['published_ratio']:.2f}",
         **pub, rule=C.stated(pub["published_ratio"], f"the study's '{words}'"),
         macro=macro, experiments=(EXPERIMENT,),
@@ -270,12 +278,14 @@ CLAIMS = [
         macro="CScanOrder", experiments=(EXPERIMENT,), deviation=LEGACY_DEVIATION),
     StepRatio(
         id="C2-MyISAM-scan-within-half-second-of-legacy", study="C2",
-        statement="Full scan: MyISAM less than half a second behind the legacy RDBMS, as a ratio of the "
-                  "study's times (MyISAM time ÷ legacy time below (1.43 s + 0.5 s) ÷ 1.43 s; here "
-                  "PostgreSQL stands in)",
+        statement="Full scan: MyISAM behind the legacy RDBMS, by less than half a second, as a ratio of the "
+                  "study's times (MyISAM time ÷ legacy time from 1, the legacy ahead, to (1.43 s + 0.5 s) ÷ "
+                  "1.43 s; here PostgreSQL stands in)",
         published="1.86 s vs 1.43 s: 'less than half a second' (bound 1.35×)", published_ratio=1.86 / 1.43,
-        rule=C.below(HALF_SECOND, "'less than half a second' behind 1.43 s: a bound, as a ratio to the legacy "
-                                  "time, since this host's rows and disk are not 2005's"),
+        rule=C.within(1.0, HALF_SECOND,
+                      "the legacy ahead (the study has its scan a little faster), MyISAM less than half a "
+                      "second behind its 1.43 s; the seconds turned into a ratio to the legacy time, chosen "
+                      "here, since this host's rows and disk are not 2005's"),
         macro="CScanHalfSecond", experiments=(EXPERIMENT,), deviation=LEGACY_DEVIATION,
         a=("C2", "MyISAM", "scan_s"), b=("C2", LEGACY, "scan_s")),
     StepRatio(
