@@ -28,6 +28,7 @@ import glob
 import os
 import statistics
 
+from harness import registry
 from harness.analysis import claimrules, intervals, power
 from harness.plan import cells as plan
 
@@ -36,10 +37,13 @@ NOT_MODELLED = "not modelled (counted as decided at its first look)"
 
 
 def noise(cfg: dict, tidy_dir: str = "data/tidy") -> tuple[float, str]:
-    """(CoV, its source): the A/A cells' median CoV, else every measured cell's, else the
+    """(CoV, its source): the median CoV of the cells a study declares as the host's noise
+    (its NOISE_EXPERIMENT: the A/A control's), else every measured cell's, else the
     profile's stats.cv_threshold."""
     metric = f"{claimrules.METRIC}_cv"
-    for name, paths in (("the A/A cells (aa_throughput)", [os.path.join(tidy_dir, "aa_throughput_summary.csv")]),
+    aa = registry.declared_one("NOISE_EXPERIMENT")
+    own = [(f"the A/A cells ({aa})", [os.path.join(tidy_dir, f"{aa}_summary.csv")])] if aa else []
+    for name, paths in (*own,
                         ("the cells measured here", sorted(glob.glob(os.path.join(tidy_dir, "*_summary.csv"))))):
         vals = []
         for p in paths:

@@ -36,6 +36,7 @@ TITLE = "A/A controls"
 SECTION = "section.tex"
 
 THROUGHPUT, STEPS = "aa_throughput", "aa_steps"
+NOISE_EXPERIMENT = THROUGHPUT  # its cells' CoV is the host's noise in the plan's odds (harness.plan.odds)
 EXPERIMENTS = {
     THROUGHPUT: ("AA", "A/A control: InnoDB Point-Selects, one table, measured as two cells (a, b)"),
     STEPS: ("AA", "A/A control: the test drive on InnoDB alone, measured as two cells (a, b)"),
