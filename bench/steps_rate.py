@@ -16,7 +16,7 @@ printed, and with --tsv written as one row per cell).
                                [--experiment test_drive] [--tsv steps.tsv]
 
 The fit is what harness.plan.estimate uses for a steps cell when this host has no
-measured cell of its own (study C's test_drive.FIT cites the run in docs/benchmarks-record.md).
+measured cell of its own (study C's STEPS_FIT, in its package, cites the run in docs/benchmarks-record.md).
 """
 from __future__ import annotations
 

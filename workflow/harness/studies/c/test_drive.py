@@ -52,19 +52,6 @@ SPEC_KEYS = ("legacy", "legacy_build", "legacy_commit")
 # its extra part's settings go into the cell's effective evidence as `postgres` (harness.measure.steps)
 EVIDENCE = {"legacy": "postgres"}
 
-# The time estimate's fit of a test_drive cell (study C's STEPS_FIT; harness.plan.estimate):
-# wall seconds = fixed + rows x per-row, per build, measured by bench/steps_rate.py on the real cell
-# (the paper profile's spec, Docker backend), 2026-11-28, on the reference 2-CPU VM while other
-# sessions' tests ran (load average 0.6-2.9): docs/benchmarks-record.md, "bench/steps_rate.py".
-# `fixed` is the intercept of the cells at 10,000, 100,000 and 400,000 rows (the frame's copy,
-# start and stop, C4's restarts, small steps); per-row the chord from it to the cell at 3,000,000
-# rows, the paper's count: rates fall as tables grow (MariaDB's Aria most), so the chord is exact
-# there and errs long below it.
-FIT = {
-    "mysql-5.6.24": (5.6, 4.35e-05),    # 3,000,000 rows: 136 s
-    "mariadb-10.11": (2.9, 4.25e-04),   # 3,000,000 rows: 1,278 s (Aria 2,660 rows/s)
-}
-
 
 def run(ctx: StepContext) -> None:
     p = params(ctx.params)
