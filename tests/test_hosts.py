@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from harness.report import figures as F
 from harness.analysis import claims as C
 from harness.report import bundleimport
 
@@ -155,3 +156,13 @@ def test_a_two_host_paper_has_per_host_and_combined_rows_and_its_pdf_shows_both_
     fig = subprocess.run(["pdftotext", str(r["figure_dir"] / "claims.pdf"), "-"], capture_output=True,
                          text=True, check=True).stdout
     assert "@ lab-a" in fig and "@ lab-b" in fig and "all hosts" in fig
+    # every figure of measured curves draws both hosts, each build named "<build> @ <host>" (theme.R's
+    # read_tidy; -raw: rotated axis labels read whole); one whose table only the first host has (A1's
+    # load table) names that host alone
+    assert r["figures"]
+    for name in r["figures"]:
+        text = subprocess.run(["pdftotext", "-raw", str(r["figure_dir"] / f"{name}.pdf"), "-"], capture_output=True,
+                              text=True, check=True).stdout
+        text = " ".join(text.split())   # a strip's words come one a line
+        per_host = any(kind in F.HOST_KINDS for _, kind in F.FIGURES[name]["inputs"])
+        assert "@ lab-a" in text and ("@ lab-b" in text) == per_host, (name, per_host, text[:400])
