@@ -30,14 +30,21 @@ def rscript(script: str, *args) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-def draw_figures(tidy: Path, generated: Path, figures: Path, names: list[str], raw: Path = RAW) -> dict:
-    """Every figure the pipeline would draw -> its Rscript result (2 at a time)."""
+def _experiments(raw: Path) -> list[str]:
+    return sorted(d.name for d in raw.glob("*/*") if d.is_dir())
+
+
+def draw_figures(tidy: Path, generated: Path, figures: Path, names: list[str], raw: Path = RAW,
+                 host: str = "", others=()) -> dict:
+    """Every figure the pipeline would draw -> its Rscript result (2 at a time). `others`:
+    (host id, tidy dir, raw dir) of more hosts, passed as the figure rules do (report.host_args)."""
     figures.mkdir(parents=True, exist_ok=True)
     (tidy / report.FACTOR_TABLE).write_text(report.factor_table_csv())
     (tidy / published.PUBLISHED_TABLE).write_text(published.published_csv())  # as rule published_table
-    experiments = sorted(d.name for d in raw.glob("*/*") if d.is_dir())
-    jobs = {n: (report.FIGURES[n]["path"], *report.figure_inputs(n, experiments, str(tidy)),
-                figures / f"{n}.pdf") for n in names}
+    experiments = _experiments(raw)
+    more = [(h, str(t), _experiments(r)) for h, t, r in others]
+    jobs = {n: (report.FIGURES[n]["path"], *report.host_args(n, host, more, experiments),
+                *report.figure_inputs(n, experiments, str(tidy)), figures / f"{n}.pdf") for n in names}
     for n, spec in report.PAPER_FIGURES.items():
         jobs[n] = (spec["script"], generated / Path(spec["input"]).name, figures / f"{n}.pdf")
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -53,9 +60,10 @@ def build(out: Path, raw: Path = RAW, host: str = "", others=()) -> dict:
     out = Path(out)
     done = retidy(raw, out)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow")}
-    host_args, raw_args = ["--host", host], ["--host", host]
+    host_args, raw_args, fig_hosts = ["--host", host], ["--host", host], []
     for h, other in others:
-        host_args += ["--host-tidy", f"{h}={retidy(other, out / 'hosts' / h)['tidy']}"]
+        fig_hosts.append((h, retidy(other, out / 'hosts' / h)['tidy'], other))
+        host_args += ["--host-tidy", f"{h}={fig_hosts[-1][1]}"]
         raw_args += ["--host-raw", f"{h}={other}"]
     if others:   # the report again, with every host
         rep = subprocess.run([sys.executable, "-m", "harness", "report", "--tidy-dir", str(done["tidy"]), "--config",
@@ -87,7 +95,7 @@ def build(out: Path, raw: Path = RAW, host: str = "", others=()) -> dict:
                                  "--out", str(paper / "generated" / "fts_counts.tex")],
                                 env=env, capture_output=True, text=True)
         assert counts.returncode == 0, counts.stderr
-    drawn = draw_figures(done["tidy"], paper / "generated", out / "figures", done["figures"], raw)
+    drawn = draw_figures(done["tidy"], paper / "generated", out / "figures", done["figures"], raw, host, fig_hosts)
     failed = {n: p.stderr[-500:] for n, p in drawn.items() if p.returncode != 0}
     latex = None
     if not failed:

@@ -17,6 +17,7 @@ import sys
 
 import pytest
 from conftest import ROOT
+from harness.report import figures as F
 from harness.analysis import claims as C
 from harness.report import bundleimport
 
@@ -151,6 +152,77 @@ def test_a_two_host_paper_has_per_host_and_combined_rows_and_its_pdf_shows_both_
     assert "host lab-a" in table and "host lab-b" in table and "all hosts" in table
     assert "reproduced on 2 of 2 hosts" in table
     assert "The 2 hosts whose cells this paper judges" in text     # the setup appendix's table
+    flat = " ".join(text.replace("\u2019", "'").split())   # the title page: whose numbers the text and the study tables are
+    assert "The figures draw every host (each build named build @ host); the numbers in the text and the " \
+           "studies' own tables are host lab-a's alone." in flat
     fig = subprocess.run(["pdftotext", str(r["figure_dir"] / "claims.pdf"), "-"], capture_output=True,
                          text=True, check=True).stdout
     assert "@ lab-a" in fig and "@ lab-b" in fig and "all hosts" in fig
+    # every figure of measured curves draws both hosts, each build named "<build> @ <host>" (theme.R's
+    # read_tidy; -raw: rotated axis labels read whole); one whose table only the first host has (A1's
+    # load table) names that host alone
+    assert r["figures"]
+    for name in r["figures"]:
+        text = subprocess.run(["pdftotext", "-raw", str(r["figure_dir"] / f"{name}.pdf"), "-"], capture_output=True,
+                              text=True, check=True).stdout
+        text = " ".join(text.split())   # a strip's words come one a line
+        per_host = any(kind in F.HOST_KINDS for _, kind in F.FIGURES[name]["inputs"])
+        assert "@ lab-a" in text and ("@ lab-b" in text) == per_host, (name, per_host, text[:400])
+
+
+# --- the reserved host id ---------------------------------------------------------------------
+
+def test_the_reserved_host_id_is_the_combined_rows():
+    from harness.report import bundle as B
+    assert B.RESERVED_HOST_IDS == (C.ALL_HOSTS,)
+
+
+@pytest.mark.parametrize("how", ["--host-id", "MYSQLBENCH_HOST_ID"])
+def test_export_refuses_the_host_id_all_in_one_line_writing_nothing(tmp_path, how):
+    from test_bundle import clone, harness
+    src = clone(tmp_path / "src")
+    out = tmp_path / "run.tar.gz"
+    flag = ["--host-id", "all"] if how == "--host-id" else []
+    res = harness("export", "--root", str(src), "--out", str(out), *flag,
+                  host="all" if how != "--host-id" else "lab-a", check=False)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode != 0 and len(lines) == 1, res.stderr
+    assert "'all'" in lines[0] and "--host-id" in lines[0] and "MYSQLBENCH_HOST_ID" in lines[0] \
+        and "reserved" in lines[0], lines
+    assert not out.exists() and not list(tmp_path.glob("*.tar.gz*"))
+
+
+def test_import_refuses_a_bundle_of_host_all_in_one_line_writing_nothing(tmp_path):
+    """A well-formed bag (every checksum agrees) whose bundle.json names host `all`."""
+    import json
+    import tarfile
+    import bagit
+    from harness.report import bundle as B
+    from test_bundle import clone, harness, refused
+    src = clone(tmp_path / "src")
+    harness("export", "--root", str(src), "--out", str(tmp_path / "run.tar.gz"))
+    work = tmp_path / "unpacked"
+    with tarfile.open(tmp_path / "run.tar.gz") as tf:
+        tf.extractall(work)  # our own bundle, files only
+    bag = next(work.iterdir())
+    meta = json.loads((bag / "bundle.json").read_text())
+    (bag / "bundle.json").write_text(json.dumps({**meta, "host_id": "all"}))
+    bagit.Bag(str(bag)).save(manifests=True)
+    B._retag(bag)
+    bad = tmp_path / "bad.tar.gz"
+    B._tar(bag, bag.name, bad)
+    line = refused(tmp_path, bad, "reserved")
+    assert "bad.tar.gz" in line and "'all'" in line and "--host-id" in line and "MYSQLBENCH_HOST_ID" in line
+    assert not (tmp_path / "dst/data/hosts/all").exists()
+
+
+def test_one_host_title_page_reads_as_before():
+    from harness.report import runinfo
+    facts = {"hosts": ["vm (2 CPUs)"], "profile": "smoke", "measured_from": "", "measured_to": "", "cells": 3,
+             "built": "2026-01-01", "imported": []}
+    one = runinfo.runinfo_tex(facts)
+    assert "RunFirstHost" not in one and "numbers in the text" not in one
+    host = {"cpu": [], "threads": [], "kernel": [], "backend": [], "profile": ["smoke"], "cells": 1,
+            "from": "", "to": ""}
+    two = runinfo.runinfo_tex({**facts, "host_list": [{**host, "host": "lab-a"}, {**host, "host": "lab-b"}]})
+    assert r"\RunFirstHost}" in two and "host lab-a's alone" in two and two.rstrip().endswith(r"\RunFirstHost}")

@@ -227,8 +227,55 @@ use_server_metric <- function(d, path) {
   d
 }
 
-# Read a tidy CSV as text, check its columns, convert `numeric` columns.
+# --- Several hosts (docs/results.md, "Several hosts in one paper") ----------
+# A several-host paper runs a figure script with leading options (run_figure
+# takes them off before main() sees its arguments):
+#   --host ID             the first host's id, whose tidy files are the script's own inputs
+#   --host-file ID=PATH   another host's tidy file; read with the first host's file of the
+#                         same name (data/tidy/hosts/<ID>/<name>)
+# read_tidy() then returns every host's rows, with a `host` column and each build named
+# "<build> @ <host>": every figure keeps builds apart (colour, line type, facet or axis),
+# and so keeps hosts apart; per-build ratios and baselines stay within one host. With
+# one host there are no such options and nothing changes.
+FIGURE_HOST <- NULL
+FIGURE_HOST_FILES <- data.frame(host = character(), path = character(), stringsAsFactors = FALSE)
+
+take_host_args <- function(args) {
+  while (length(args) >= 2 && args[1] %in% c("--host", "--host-file")) {
+    if (args[1] == "--host") {
+      FIGURE_HOST <<- args[2]
+    } else {
+      if (!grepl("^[^=]+=.+", args[2])) fail("--host-file ", args[2], ": give ID=PATH")
+      FIGURE_HOST_FILES <<- rbind(FIGURE_HOST_FILES, data.frame(
+        host = sub("=.*", "", args[2]), path = sub("^[^=]*=", "", args[2]), stringsAsFactors = FALSE))
+    }
+    args <- args[-(1:2)]
+  }
+  if (nrow(FIGURE_HOST_FILES) && is.null(FIGURE_HOST)) fail("--host-file without --host (the first host's id)")
+  args
+}
+
+with_host <- function(d, host) {
+  d$host <- rep(host, nrow(d))
+  if ("build" %in% names(d)) d$build <- paste0(d$build, " @ ", host)
+  d
+}
+
+# Read a tidy CSV (and, in a several-host paper, every other host's file of the same name):
+# see read_tidy_file.
 read_tidy <- function(path, required = SUMMARY_COLUMNS, numeric = SUMMARY_NUMERIC) {
+  d <- read_tidy_file(path, required, numeric)
+  if (is.null(FIGURE_HOST)) return(d)
+  ds <- list(with_host(d, FIGURE_HOST))
+  more <- FIGURE_HOST_FILES[basename(FIGURE_HOST_FILES$path) == basename(path), , drop = FALSE]
+  for (i in seq_len(nrow(more)))
+    ds[[length(ds) + 1]] <- with_host(read_tidy_file(more$path[i], required, numeric), more$host[i])
+  cols <- Reduce(intersect, lapply(ds, names))
+  do.call(rbind, lapply(ds, function(x) x[, cols, drop = FALSE]))
+}
+
+# Read a tidy CSV as text, check its columns, convert `numeric` columns.
+read_tidy_file <- function(path, required = SUMMARY_COLUMNS, numeric = SUMMARY_NUMERIC) {
   if (!file.exists(path)) fail("input file not found: ", path)
   d <- tryCatch(
     suppressWarnings(data.table::fread(path, colClasses = "character",
@@ -568,7 +615,7 @@ die <- function(...) {
 }
 
 run_figure <- function(main) {
-  tryCatch(main(commandArgs(trailingOnly = TRUE)),
+  tryCatch(main(take_host_args(commandArgs(trailingOnly = TRUE))),
            error = function(e) die(gsub("\n", " ", conditionMessage(e))))
 }
 

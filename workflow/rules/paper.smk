@@ -32,11 +32,19 @@ def figure_pdfs():
     return [f"figures/{name}.pdf" for name in hreport.FIGURES if figure_csvs(name)]
 
 
+def figure_host_args(name):
+    """Several hosts: the script's --host/--host-file options (harness.report.host_args); [] with one."""
+    return hreport.host_args(name, HOST_ID, [(h, HOST_TIDY[h], HOST_EXPERIMENTS.get(h, [])) for h in HOST_TIDY],
+                             EXPERIMENTS)
+
+
 def figure_input(name):
     return {
         "csvs": figure_csvs(name),
         "script": hreport.FIGURES[name]["path"],
         "theme": "workflow/R/theme.R",
+        # several hosts: the other hosts' tidy files of this figure (data/tidy/hosts/<id>/...)
+        "hosts": [a.split("=", 1)[1] for a in figure_host_args(name)[3::2]],   # each --host-file's PATH
     }
 
 
@@ -93,8 +101,11 @@ for _study, _mod in STUDIES.items():
             "benchmarks/figure/{figure}.tsv"
         wildcard_constraints:
             figure="|".join(_mod.FIGURES),
+        params:
+            # several hosts: " --host ID --host-file ID=PATH ..." (theme.R); "" with one host
+            hosts=lambda wc: "".join(f" {shlex.quote(a)}" for a in figure_host_args(wc.figure)),
         shell:
-            "Rscript {input.script} {input.csvs} {output} 2>&1 | tee {log}"
+            "Rscript {input.script}{params.hosts} {input.csvs} {output} 2>&1 | tee {log}"
 
 
 # the per-study figure rules stay on the submit host under a cluster executor

@@ -40,7 +40,7 @@ from harness.analysis import claims as C
 from harness import registry as studies
 from harness.analysis import tidydata as T
 from harness.report import deviations, latex, macros as M, method, studytables, tables
-from harness.report.figures import FACTOR_TABLE, FIGURES, PAPER_FIGURES, factor_table_csv, figure_inputs  # noqa: F401  (rules, tests)
+from harness.report.figures import FACTOR_TABLE, FIGURES, PAPER_FIGURES, factor_table_csv, figure_inputs, host_args  # noqa: F401  (rules, tests)
 from harness.report.latex import fmt_int, fmt_num, fmt_pct, macro, tex_escape, tex_tt  # noqa: F401
 
 OUTPUTS = ("macros.tex", "claims.tex", "claims.csv", "reasons.tex", "design.tex", "deviations.tex",

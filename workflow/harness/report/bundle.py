@@ -45,6 +45,7 @@ BUNDLE_FORMAT = "mysqlbench-bundle"
 FORMAT_VERSION = 1
 HOST_ID_VAR = "MYSQLBENCH_HOST_ID"
 HOST_ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+RESERVED_HOST_IDS = ("all",)   # claims.csv's combined row (harness.analysis.claims.ALL_HOSTS)
 DATA_LICENSE = "CC-BY-4.0"  # the measured data's licence (the code's is LICENSE, MIT)
 
 
@@ -73,6 +74,9 @@ def host_id(given: str | None = None) -> str:
     between hosts. A test labels a second run on one machine by setting the variable."""
     value = given or os.environ.get(HOST_ID_VAR)
     if value:
+        if value in RESERVED_HOST_IDS:
+            raise BundleError(f"host id {value!r} (--host-id or ${HOST_ID_VAR}): reserved for the combined row "
+                              f"of claims.csv; give this host another id")
         if not HOST_ID_RE.fullmatch(value):
             raise BundleError(f"host id {value!r} (--host-id or ${HOST_ID_VAR}): use lower-case letters, "
                               f"digits, '.', '_' or '-', at most 64, starting with a letter or digit")

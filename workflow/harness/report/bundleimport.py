@@ -147,7 +147,11 @@ def verify(file: Path, bag: Path) -> dict:
     except bagit.BagError as e:
         raise B.BundleError(f"{file}: the bag does not validate ({str(e).splitlines()[0]}), nothing written") \
             from None
-    B.host_id(meta.get("host_id") or "?")  # a valid id, else one line
+    try:
+        B.host_id(meta.get("host_id") or "?")  # a valid id, not a reserved one, else one line
+    except B.BundleError as e:
+        raise B.BundleError(f"{file}: bundle.json: {e} (export it again with that id); refused, nothing written") \
+            from None
     for c in sorted(x for x in (bag / "data" / "raw").glob("*/*/*")):
         if not c.is_dir():
             raise B.BundleError(f"{file}: member {bag.name}/data/raw/{c.relative_to(bag / 'data/raw')} is not a "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 
+from harness.analysis import tidy
 from harness.measure import factors
 from harness import paths, registry as studies
 
@@ -46,6 +47,8 @@ PAPER_FIGURES = {
 }
 
 FACTOR_TABLE = "factors.csv"
+# the tidy files of an experiment that every host's tidy step writes (rules tidy_host_*)
+HOST_KINDS = ("summary", *tidy.CAPTURES)
 FACTOR_FIELDS = ("name", "code", "words", "baseline", "values")
 
 
@@ -53,6 +56,22 @@ def figure_inputs(name, experiments, tidy_dir="data/tidy") -> list[str]:
     """The tidy files figure `name` reads, for the experiments that run ([] if none does)."""
     own = [f"{tidy_dir}/{e}_{kind}.csv" for e, kind in FIGURES[name]["inputs"] if e in experiments]
     return own + [f"{tidy_dir}/{f}" for f in FIGURES[name].get("extra", [])] if own else []
+
+
+def host_args(name, first: str, others, experiments) -> list[str]:
+    """A several-host paper: the options a figure script takes before its inputs (theme.R,
+    take_host_args): `--host <first>`, then `--host-file ID=PATH` for each other host's tidy
+    file of the figure's inputs, for the experiments it measured and the first host drew.
+    `others`: (host id, its tidy dir, its experiments). [] with one host (the command as before).
+    Only the files each host's tidy step writes (HOST_KINDS); a study's own tables (A1's
+    `load`, the `extra` files) are the first host's, its builds then named `@ <first>`."""
+    if not others:
+        return []
+    args = ["--host", first]
+    for h, tidy_dir, exps in others:
+        args += [a for e, kind in FIGURES[name]["inputs"] if e in experiments and e in exps and kind in HOST_KINDS
+                 for a in ("--host-file", f"{h}={tidy_dir}/{e}_{kind}.csv")]
+    return args
 
 
 def factor_table_csv() -> str:

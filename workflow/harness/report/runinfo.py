@@ -143,6 +143,15 @@ def _when(iso: str | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def first_host_note(facts: dict) -> str:
+    """Several hosts: which host the text's numbers and the study tables are ("" for one host)."""
+    hosts = facts.get("host_list") or []
+    if len(hosts) < 2:
+        return ""
+    return (f"The figures draw every host (each build named build @ host); the numbers in the text and "
+            f"the studies' own tables are host {hosts[0]['host']}'s alone.")
+
+
 def runinfo_tex(facts: dict) -> str:
     """\\RunProfile, \\RunHost, \\RunMeasured, \\RunBuilt and \\RunInfo (one line for the title page)."""
     host = ", ".join(facts["hosts"]) or "n/a"
@@ -155,9 +164,11 @@ def runinfo_tex(facts: dict) -> str:
              r"\newcommand{\RunBuilt}{%s}" % tex_escape(facts["built"]),
              r"\newcommand{\RunImported}{%s}" % tex_escape(" ".join(facts.get("imported") or [])),
              hosts_tex(facts.get("host_list") or []),
+             *([r"\newcommand{\RunFirstHost}{%s}" % tex_escape(first_host_note(facts))] if first_host_note(facts) else []),
              r"\newcommand{\RunInfo}{Profile \texttt{\RunProfile}; host \RunHost; "
-             r"\RunCells{} cells measured \RunMeasured; PDF built \RunBuilt.%s}"
-             % (r" \RunImported" if facts.get("imported") else ""), ""]
+             r"\RunCells{} cells measured \RunMeasured; PDF built \RunBuilt.%s%s}"
+             % (r" \RunImported" if facts.get("imported") else "",
+                r" \RunFirstHost" if first_host_note(facts) else ""), ""]
     return "\n".join(lines)
 
 

@@ -38,6 +38,9 @@ main <- function(args) {
     scale_x_discrete(name = NULL, limits = levels_x, labels = function(x) sub(" (", "\n(", x, fixed = TRUE)) +
     scale_colour_build(unique(d$build)) +
     theme_artifact()
+  # several hosts (a build per host, "<build> @ <host>"): the legend in two columns, so it fits
+  if (!is.null(FIGURE_HOST))
+    p <- p + guides(colour = guide_legend(ncol = 2, title.position = "top")) + theme(legend.box = "vertical")
   save_figure(p, args[length(args)], width = 3.4, height = 2.6)
 }
 
