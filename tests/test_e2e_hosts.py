@@ -37,7 +37,7 @@ def manifests(raw: Path) -> dict[str, bytes]:
     return {str(p.relative_to(raw)): p.read_bytes() for p in sorted(raw.glob("*/*/*/manifest.json"))}
 
 
-def test_two_smoke_runs_with_two_host_ids_make_one_paper_showing_both_hosts(work, first_run, tmp_path_factory):
+def test_two_smoke_runs_with_two_host_ids_make_one_paper_showing_both_hosts(work, first_run, tmp_path_factory):  # noqa: F811 (the fixtures above)
     out = tmp_path_factory.mktemp("bundles")
     bundles, cells = {}, {}
     bundles["lab-a"] = export(work, out / "lab-a.tar.gz", "lab-a")

@@ -40,6 +40,15 @@ try:
 except (hconfig.ConfigError, hbundle.BundleError) as e:
     sys.exit(f"config error: {e}")
 
+
+
+def host_data(path):
+    """A path under data/ as the first host has it: the local data/... for data/raw, an
+    imported host's copy under data/hosts/<id>/... (its bundle's dataset records)."""
+    top = os.path.dirname(RAW)
+    return top + path[len("data"):] if top != "data" and path.startswith("data/") else path
+
+
 PY = shlex.quote(sys.executable)  # a shell word: the clone's path may hold a space (.venv/bin/python)
 RUN_STARTED = time.time()  # reset in onstart
 ESTIMATE_S = None  # the estimate onstart prints
@@ -181,6 +190,10 @@ if REPLOT:  # the cells a replot lacks (harness.plan.cells.replot_missing), of t
     # every other host's experiments: those it holds a cell of this profile's settings
     HOST_EXPERIMENTS = {h: [x for x in EXPERIMENTS if host_cells(h, x)] for h, _ in HOSTS[1:]}
     EXPERIMENTS = {x: s for x, s in EXPERIMENTS.items() if _REPLOT_CELLS[x]}
+    # an experiment with no cell to read is not in this paper: the resolved config says so
+    # (enabled: false), so no reader takes a tidy file an earlier run left of it as this run's
+    for _x in set(EXPERIMENTS_ALL) - set(EXPERIMENTS):
+        CFG["experiments"][_x] = {**CFG["experiments"][_x], "enabled": False}
 
 
 def reap(_log=None):

@@ -12,6 +12,8 @@ The bag:
       README.md                          what the file is and how to replot it
       bundle.json                        machine-readable metadata (BUNDLE_FORMAT, FORMAT_VERSION)
       data/raw/<study>/<experiment>/<cell>/   every raw cell: manifest.json, driver output, logs
+      data/datasets/<build>/<dataset>/<key>/dataset.json   each dataset's record (no table data):
+                                         what a replot's dataset tables read (A1's count gate, load)
       data/config.resolved.yaml          the effective merged config of the run
       data/builds.lock.yaml              the lock entries of the builds the cells name
       data/host/host.json, lstopo.xml    the measuring host (export runs where the cells were measured)
@@ -90,6 +92,12 @@ def cell_dirs(raw: Path) -> list[Path]:
     """data/raw/<study>/<experiment>/<cell>/ directories, sorted (no hidden or .tmp- ones)."""
     return sorted(Path(p) for p in glob.glob(str(raw / "*" / "*" / "*"))
                   if Path(p).is_dir() and ".tmp-" not in Path(p).name)
+
+
+def dataset_records(datasets: Path) -> list[Path]:
+    """data/datasets/<build>/<dataset>/<key>/dataset.json files, sorted: a dataset's record
+    (its rows, load and index times, the gate's counts), never its tables."""
+    return sorted(Path(p) for p in glob.glob(str(datasets / "*" / "*" / "*" / "dataset.json")))
 
 
 def creators(root: Path, given: list[str] | None = None) -> list[str]:
@@ -239,6 +247,10 @@ def export(root: Path, out: Path | None = None, given_host: str | None = None,
         bag = Path(tmp) / top
         for c in cells:
             shutil.copytree(c, bag / "raw" / c.relative_to(raw), symlinks=False)
+        for d in dataset_records(root / "data" / "datasets"):
+            to = bag / "datasets" / d.relative_to(root / "data" / "datasets")
+            to.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(d, to)
         shutil.copy2(cfg_path, bag / "config.resolved.yaml")
         (bag / "builds.lock.yaml").write_text(yaml.safe_dump(
             {"builds": {b: entries[b] for b in meta["builds"] if b in entries}}, sort_keys=True))

@@ -198,7 +198,15 @@ def import_one(file: Path, root: Path) -> str:
                                         f"into another clone, or remove that cell first)")
             if not (dest / "raw" / rel).exists():
                 fresh.append(rel)
-        if not fresh and (dest / "bundles" / bid).is_dir():
+        records = [d.relative_to(bag / "data" / "datasets") for d in B.dataset_records(bag / "data" / "datasets")]
+        for rel in records:
+            have = dest / "datasets" / rel
+            if have.exists() and have.read_bytes() != (bag / "data" / "datasets" / rel).read_bytes():
+                raise B.BundleError(f"{file}: dataset record {rel} collides with a different one already present "
+                                    f"in {(dest / 'datasets').relative_to(root)}; refused, nothing written (import "
+                                    f"into another clone, or remove that host first)")
+        fresh_records = [rel for rel in records if not (dest / "datasets" / rel).exists()]
+        if not fresh and not fresh_records and (dest / "bundles" / bid).is_dir():
             return f"{file}: already imported (host {hid}, bundle {bid}); nothing changed"
         new = tmp / "host"
         if dest.exists():
@@ -209,6 +217,10 @@ def import_one(file: Path, root: Path) -> str:
             (new / "raw" / rel).parent.mkdir(parents=True, exist_ok=True)
             os.rename(bag / "data" / "raw" / rel, new / "raw" / rel)
         shutil.rmtree(bag / "data" / "raw")
+        for rel in fresh_records:
+            (new / "datasets" / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.rename(bag / "data" / "datasets" / rel, new / "datasets" / rel)
+        shutil.rmtree(bag / "data" / "datasets", ignore_errors=True)
         keep = new / "bundles" / bid
         keep.parent.mkdir(parents=True, exist_ok=True)
         if keep.exists():

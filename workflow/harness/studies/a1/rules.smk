@@ -42,8 +42,8 @@ rule corpus:
 
 def fts_datasets():
     """The fulltext dataset directories of the profile's cells (when replotting,
-    only those that exist)."""
-    out = [p for p in hplan.datasets_needed(CFG, LOCK) if "/fulltext/" in p]
+    only those that exist; an imported host's records: host_data)."""
+    out = [host_data(p) for p in hplan.datasets_needed(CFG, LOCK) if "/fulltext/" in p]
     return [p for p in out if os.path.isdir(p)] if REPLOT else out
 
 
