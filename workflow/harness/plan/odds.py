@@ -93,7 +93,7 @@ def claim_odds(claim, cfg: dict, lock: dict, cov: float, rows: int = 1) -> dict:
     out = {"claim": claim.id, "experiment": exp, "looks": schedule, "rows": rows, "shape": None,
            "loads": 0, "truth": getattr(claim, "published_ratio", None), "rule": None,
            "decided": [1.0] * len(schedule), "reproduced": None, "not_reproduced": None, "why": ""}
-    if not cfg["claims"].get("decide", True):
+    if not cfg["claims"]["decide"]:
         out["why"] = "claims.decide is false: no verdicts, nothing decides"
         out["decided"] = [0.0] * len(schedule)
         return out
