@@ -133,23 +133,26 @@ def set_aside(cell_dirs: list[str], attempt_no: int, raw: str = "data/raw",
               partial: str = PARTIAL) -> list[str]:
     """Move the existing cells of an interrupted block out of data/raw (kept under
     data/partial, never deleted); return where they went."""
-    moved = []
-    for d in cell_dirs:
-        if not os.path.isdir(d):
-            continue
-        rel = os.path.relpath(d, raw)
-        dest = os.path.join(partial, f"{rel}.attempt{attempt_no}")
-        n = 1
-        while os.path.exists(dest):
-            n += 1
-            dest = os.path.join(partial, f"{rel}.attempt{attempt_no}.{n}")
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        try:
-            os.replace(d, dest)
-        except FileNotFoundError:  # set aside meanwhile as a cell of other settings (harness supersede)
-            continue
-        moved.append(dest)
-    return moved
+    moved = [move_aside(d, f"attempt{attempt_no}", raw, partial) for d in cell_dirs if os.path.isdir(d)]
+    return [m for m in moved if m]
+
+
+def move_aside(cell_dir: str, suffix: str, raw: str = "data/raw", partial: str = PARTIAL) -> str | None:
+    """Move `cell_dir` to data/partial/<its path under raw>.<suffix>[.<n>] (the first free
+    name; kept, never deleted); where it went, or None when it was gone meanwhile (set aside
+    by an interrupted block's set_aside or as a cell of other settings, harness supersede)."""
+    rel = os.path.relpath(cell_dir, raw)
+    dest = os.path.join(partial, f"{rel}.{suffix}")
+    n = 1
+    while os.path.exists(dest):
+        n += 1
+        dest = os.path.join(partial, f"{rel}.{suffix}.{n}")
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    try:
+        os.replace(cell_dir, dest)
+    except FileNotFoundError:
+        return None
+    return dest
 
 
 def blocks_reached(cfg: dict, lock: dict, exp: str, raw: str = "data/raw") -> int:

@@ -25,10 +25,10 @@ import os
 import sys
 
 from harness.measure import digest
-from harness.plan import cells as plan
+from harness.plan import blocks, cells as plan
 
 CURRENT, STALE, LEGACY, MISSING = "current", "stale", "legacy", "missing"
-PARTIAL = "data/partial"
+PARTIAL = blocks.PARTIAL
 ORDER = "data/order"
 
 _REQ: dict = {}
@@ -102,17 +102,7 @@ def supersede(cell_dir: str, tag: str, raw: str = "data/raw", partial: str = PAR
     (already gone: an interrupted block's set-aside took it, or it was moved before)."""
     if not os.path.isdir(cell_dir) or read_manifest(cell_dir) is None or manifest_tag(cell_dir) != tag:
         return None
-    dest = os.path.join(partial, f"{os.path.relpath(cell_dir, raw)}.superseded-{tag}")
-    n = 1
-    while os.path.exists(dest):
-        n += 1
-        dest = os.path.join(partial, f"{os.path.relpath(cell_dir, raw)}.superseded-{tag}.{n}")
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    try:
-        os.replace(cell_dir, dest)
-    except FileNotFoundError:  # moved meanwhile by block_open's set-aside
-        return None
-    return dest
+    return blocks.move_aside(cell_dir, f"superseded-{tag}", raw, partial)
 
 
 def replot_cells(cfg: dict, lock: dict, exp: str, cell_dirs: list[str], say=None) -> list[str]:
