@@ -33,6 +33,7 @@ import zlib
 from pathlib import Path, PurePosixPath
 
 from harness import paths
+from harness.builds.lock import sha256_file
 from harness.report import bundle as B
 
 HOSTS = "data/hosts"
@@ -103,14 +104,6 @@ def _unpack(file: Path, dest: Path) -> Path:
     return dest / top
 
 
-def _sha256(p: Path) -> str:
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def verify(file: Path, bag: Path) -> dict:
     """The bag's format version, every checksum, every cell's manifest; its bundle.json."""
     import bagit
@@ -135,7 +128,7 @@ def verify(file: Path, bag: Path) -> dict:
         want = listed[rel].get("sha256")
         if not p.is_file():
             raise B.BundleError(f"{file}: member {bag.name}/{rel} is missing; refused, nothing written")
-        if want is None or _sha256(p) != want:
+        if want is None or sha256_file(p) != want:
             raise B.BundleError(f"{file}: member {bag.name}/{rel} was changed (its sha256 is not the "
                                 f"manifest's); refused, nothing written")
     for p in sorted(x for x in bag.rglob("*") if x.is_file()):
