@@ -300,3 +300,48 @@ def test_the_run_information_says_the_cells_were_imported_and_what_differs(tmp_p
     assert runinfo.imported(str(dst / "data/raw"), "x", {}) == []
     tex = runinfo.runinfo_tex({**runinfo.run_facts({"profile": "smoke"}, []), "imported": [other]})
     assert r"\RunImported" in tex.split(r"\newcommand{\RunInfo}")[1]
+
+
+@pytest.mark.parametrize("meta", ["not-an-object", "no-profile", "host-not-a-name"])
+def test_a_bundle_json_without_its_names_is_refused_before_anything_is_written(tmp_path, bundle, meta):
+    """A bundle.json that is not an object, lacks the profile or carries a host id that is no
+    string is one line, nothing written (not a traceback, nor a host imported then failing)."""
+    def bad_meta(d):
+        m = json.loads(d)
+        if meta == "not-an-object":
+            return json.dumps([m]).encode()
+        if meta == "no-profile":
+            m.pop("profile")
+        else:
+            m["host_id"] = 7
+        return json.dumps(m).encode()
+    bad = repack(bundle, tmp_path / "bad.tar.gz", _edit_file("/bundle.json", bad_meta))
+    want = "is not a JSON object" if meta == "not-an-object" else \
+        ("profile is missing" if meta == "no-profile" else "host_id is missing or not a name")
+    refused(tmp_path, bad, want)
+
+
+def test_a_member_whose_name_clashes_with_another_is_one_line_and_a_dot_member_is_the_folder(tmp_path, bundle):
+    """A file member `top/x` then `top/x/y` (tar allows it; the disk does not) is refused in one
+    line naming the member; a leading "." directory member (tar -C dir .) is read as the
+    folder that holds the bag."""
+    top = members(bundle)[0][0].name.split("/")[0]
+    a, b = tarfile.TarInfo(f"{top}/data/clash"), tarfile.TarInfo(f"{top}/data/clash/inner")
+    bad = repack(bundle, tmp_path / "bad.tar.gz", lambda ms: ms + [(a, b"a"), (b, b"b")])
+    assert f"{top}/data/clash/inner" in refused(tmp_path, bad, "cannot be written")
+    dot = tarfile.TarInfo(".")
+    dot.type = tarfile.DIRTYPE
+    ok = repack(bundle, tmp_path / "dot.tar.gz", lambda ms: [(dot, None)] + ms)
+    dst = tmp_path / "dotdst"
+    dst.mkdir()
+    assert "imported" in harness("import", "--root", str(dst), str(ok)).stdout
+
+
+def test_this_hosts_own_bundle_is_not_a_second_host_beside_its_local_cells(tmp_path, bundle, monkeypatch):
+    """Cells in data/raw and a bundle imported under this host's own id (the clone re-importing
+    its own export): a several-host replot reads the host once, data/raw, and says why."""
+    dst = clone(tmp_path / "dst")
+    harness("import", "--root", str(dst), str(bundle))   # exported as HOST, this host's id here
+    monkeypatch.setenv("MYSQLBENCH_HOST_ID", HOST)
+    assert bundleimport.host_roots("auto", True, "smoke", dst) == [(HOST, "data/raw")]
+    assert bundleimport.host_roots("all", True, "smoke", dst) == [(HOST, "data/raw")]

@@ -190,9 +190,9 @@ if REPLOT:  # the cells a replot lacks (harness.plan.cells.replot_missing), of t
     # every other host's experiments: those it holds a cell of this profile's settings
     HOST_EXPERIMENTS = {h: [x for x in EXPERIMENTS if host_cells(h, x)] for h, _ in HOSTS[1:]}
     EXPERIMENTS = {x: s for x, s in EXPERIMENTS.items() if _REPLOT_CELLS[x]}
-    # an experiment with no cell to read is not in this paper: the resolved config says so
+    # an experiment no host has a cell of is not in this paper: the resolved config says so
     # (enabled: false), so no reader takes a tidy file an earlier run left of it as this run's
-    for _x in set(EXPERIMENTS_ALL) - set(EXPERIMENTS):
+    for _x in set(EXPERIMENTS_ALL) - set(EXPERIMENTS) - {x for xs in HOST_EXPERIMENTS.values() for x in xs}:
         CFG["experiments"][_x] = {**CFG["experiments"][_x], "enabled": False}
 
 

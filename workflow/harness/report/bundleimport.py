@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -71,6 +72,8 @@ def _unpack(file: Path, dest: Path) -> Path:
         with tarfile.open(file, mode="r:gz") as tf:
             for m in tf:
                 name = PurePosixPath(m.name)
+                if not name.parts and m.isdir():   # "." (tar -C dir .): the folder that holds the bag
+                    continue
                 if name.is_absolute() or m.name.startswith("/"):
                     raise B.BundleError(f"{file}: member {m.name} is an absolute path; refused, nothing written")
                 if ".." in name.parts:
@@ -79,23 +82,32 @@ def _unpack(file: Path, dest: Path) -> Path:
                     what = "a link" if (m.issym() or m.islnk()) else "a device or special file"
                     raise B.BundleError(f"{file}: member {m.name} is {what}; a bundle holds files only; "
                                         f"refused, nothing written")
+                if not name.parts:
+                    raise B.BundleError(f"{file}: member {m.name!r} has no name; refused, nothing written")
                 if top is None:
                     top = name.parts[0]
                 if name.parts[0] != top or (m.isreg() and len(name.parts) < 2):
                     raise B.BundleError(f"{file}: member {m.name} is outside the bundle's one folder {top}/; "
                                         f"refused, nothing written")
                 target = dest.joinpath(*name.parts)
-                if m.isdir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                src = tf.extractfile(m)
-                with open(target, "wb") as f:
-                    shutil.copyfileobj(src, f)
+                try:
+                    if m.isdir():
+                        target.mkdir(parents=True, exist_ok=True)
+                        continue
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    src = tf.extractfile(m)
+                    with open(target, "wb") as f:
+                        shutil.copyfileobj(src, f)
+                except OSError as e:
+                    if getattr(e, "filename", None) is None:
+                        raise                                  # the archive's read: corrupt, below
+                    if e.errno == errno.ENOSPC:
+                        raise B.BundleError(f"{file}: no space left on the device writing member {m.name} under "
+                                            f"{HOSTS}; free some and import again, nothing written") from None
+                    raise B.BundleError(f"{file}: member {m.name} cannot be written ({e.strerror}: a name "
+                                        f"clashes with another member's or is too long); refused, nothing "
+                                        f"written") from None
     except (tarfile.TarError, EOFError, zlib.error, OSError) as e:
-        if isinstance(e, OSError) and not isinstance(e, (tarfile.TarError, EOFError)) \
-                and getattr(e, "filename", None):
-            raise
         why = " ".join(str(e).split())
         raise B.BundleError(f"{file}: truncated or corrupt archive ({type(e).__name__}: {why}); "
                             f"copy it again, nothing written") from None
@@ -114,10 +126,17 @@ def verify(file: Path, bag: Path) -> dict:
     except (OSError, ValueError):
         raise B.BundleError(f"{file}: member {bag.name}/bundle.json is missing or not JSON; not a bundle of "
                             f"harness export, nothing written") from None
+    if not isinstance(meta, dict):
+        raise B.BundleError(f"{file}: member {bag.name}/bundle.json is not a JSON object; not a bundle of "
+                            f"harness export, nothing written")
     if meta.get("format") != B.BUNDLE_FORMAT or meta.get("format_version") != B.FORMAT_VERSION:
         raise B.BundleError(f"{file}: member {bag.name}/bundle.json: format {meta.get('format')!r} version "
                             f"{meta.get('format_version')!r} is unknown; this clone reads {B.BUNDLE_FORMAT} "
                             f"version {B.FORMAT_VERSION} (update the clone), nothing written")
+    for key in ("host_id", "profile"):
+        if not isinstance(meta.get(key), str) or not meta[key]:
+            raise B.BundleError(f"{file}: member {bag.name}/bundle.json: {key} is missing or not a name; not a "
+                                f"bundle of harness export, nothing written")
     try:
         b = bagit.Bag(str(bag))
     except bagit.BagError as e:
@@ -282,6 +301,10 @@ def host_roots(choice: str, replot: bool, profile: str, root: Path = paths.ROOT)
     hosts = [(B.host_id(), "data/raw")] if B.cell_dirs(root / "data" / "raw") else []
     for h in imported_hosts(root):
         raw = f"{HOSTS}/{h}/raw"
+        if hosts and h == hosts[0][0]:   # this host's own cells, imported: one host is never two
+            print(f"raw_host {choice}: imported host {h} is this host (its id); its cells are left out beside "
+                  f"data/raw's (read them alone with --config raw_host={h})", file=sys.stderr)
+            continue
         try:
             check_profile(str(root / raw), profile)
         except B.BundleError:
@@ -294,7 +317,7 @@ def host_roots(choice: str, replot: bool, profile: str, root: Path = paths.ROOT)
     if choice == ALL and not hosts:
         raise B.BundleError("raw_host: all, but no host holds cells (data/raw is empty and nothing is "
                             "imported: ./artifact import FILE)")
-    return hosts if len(hosts) > 1 else [(_id_of(r), r) for r in [raw_root(AUTO, replot, root)]]
+    return hosts if hosts else [(_id_of(r), r) for r in [raw_root(AUTO, replot, root)]]
 
 
 def _id_of(raw: str) -> str:
