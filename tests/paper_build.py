@@ -8,6 +8,7 @@ latexmk. Used by tests/test_paper_build.py; run directly to get a PDF to read:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -103,6 +104,43 @@ def build(out: Path, raw: Path = RAW, host: str = "", others=()) -> dict:
                                cwd=paper, capture_output=True, text=True, timeout=600)
     return {**done, "paper": paper, "figure_dir": out / "figures", "drawn": drawn,
             "failed": failed, "latex": latex}
+
+
+def _pdf_text(path) -> str:
+    return subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def claims_figure_matches(rows, figure_pdf, paper_pdf):
+    """The claims figure draws exactly claims.csv's rows that are not *not measurable here*
+    (a verdict word each, the legend's three keys once), and the paper's caption counts the
+    others by what they lack. Returns the caption's flattened text."""
+    text = _pdf_text(figure_pdf)
+    squeezed = re.sub(r"\s+", "", text)   # pdftotext may split a label at a kern
+    drawn = [r for r in rows if r["verdict"] != "not measurable here"]
+    gone = [r for r in rows if r["verdict"] == "not measurable here"]
+    assert gone, "the fixture has rows not measurable here: the test would not test"
+    for r in drawn:
+        assert r["claim"] in squeezed, r["claim"]
+    names = {r["claim"] for r in rows}
+    for c in names - {r["claim"] for r in drawn}:   # a claim with no drawn row is not drawn
+        if not any(c in n for n in names - {c}):   # (unless its name is part of a longer one)
+            assert c not in squeezed, c
+    words = re.findall(r"n/m|not measurable here|not reproduced|inconclusive|(?<!not )reproduced", text)
+    assert "n/m" not in words and "not measurable here" not in words, words
+    for v in ("reproduced", "not reproduced", "inconclusive"):   # + the legend's key
+        assert words.count(v) == sum(r["verdict"] == v for r in drawn) + 1, (v, words.count(v))
+    paper = " ".join(_pdf_text(paper_pdf).split())
+    caption = paper[paper.index("Not drawn: "):][:600]
+    per_host = [r for r in gone if r.get("host") != "all"]
+    assert caption.startswith(f"Not drawn: {len(per_host)} "), caption
+    classes = {}
+    for r in per_host:
+        k = r["reason"].split(":", 1)[0]
+        classes[k] = classes.get(k, 0) + 1
+    counts = [int(n) for n in re.findall(r"\((\d+)\)", caption[:caption.index(";")])]
+    assert sorted(counts) == sorted(classes.values()), (caption, classes)
+    return caption
 
 
 if __name__ == "__main__":

@@ -158,6 +158,12 @@ def test_a_two_host_paper_has_per_host_and_combined_rows_and_its_pdf_shows_both_
     fig = subprocess.run(["pdftotext", str(r["figure_dir"] / "claims.pdf"), "-"], capture_output=True,
                          text=True, check=True).stdout
     assert "@ lab-a" in fig and "@ lab-b" in fig and "all hosts" in fig
+    # the figure draws exactly the judged rows, each host's and the combined one; the caption
+    # counts the host rows and the combined rows not measurable here
+    caption = paper_build.claims_figure_matches(rows, r["figure_dir"] / "claims.pdf", r["paper"] / "main.pdf")
+    gone = [row for row in rows if row["verdict"] == C.NOT_MEASURABLE]
+    combined = sum(row["host"] == C.ALL_HOSTS for row in gone)
+    assert combined and f"and {combined} combined rows not measurable on any host" in caption, caption
     # every figure of measured curves draws both hosts, each build named "<build> @ <host>" (theme.R's
     # read_tidy; -raw: rotated axis labels read whole); one whose table only the first host has (A1's
     # load table) names that host alone

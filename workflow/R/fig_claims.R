@@ -1,11 +1,13 @@
 # The claims at a glance, the paper's first results figure: one row per claim
-# (and build), grouped by study, on a log-ratio axis. Per row: the acceptance
+# (and build) that this run could judge, grouped by study, on a log-ratio axis. Per row: the acceptance
 # band of its rule (grey: above / below the threshold, or within the band),
 # the published ratio (open diamond; a published range as a thin bar), the
 # measured ratio with its interval (filled point, coloured by verdict), and
-# the verdict in words at the right, so the figure reads without colour ("not
-# measurable here" as n/m and what is missing, said in full in the legend).
-# Claims without a ratio (ranks, EXPLAIN checks) show their verdict only. Several hosts
+# the verdict in words at the right, so the figure reads without colour. Rows *not
+# measurable here* are not drawn: the caption counts them by what they lack
+# (harness.report.macros.not_drawn, \ClaimsNotDrawn), so the drawn rows stay legible (7 pt
+# at 7 in; the height grows with the rows). Claims without a ratio (ranks, EXPLAIN
+# checks) show their verdict only. Several hosts
 # (claims.csv's host column): a row per host with its interval, and the claim's combined
 # row (host "all": its verdict and on how many hosts, no pooled interval).
 #
@@ -18,7 +20,6 @@ CLAIMS_COLUMNS <- c("claim", "study", "published", "published_ratio", "ratio", "
 
 NOT_MEASURABLE <- "not measurable here"
 ALL_HOSTS <- "all"   # the host of a claim's combined row (harness.analysis.claims.ALL_HOSTS)
-NM <- "n/m"
 
 num <- function(x) suppressWarnings(as.numeric(ifelse(is.na(x), "", x)))
 
@@ -45,8 +46,17 @@ read_claims <- function(path) {
   d
 }
 
+# The rows the figure draws: every row but those not measurable here (each has a verdict;
+# a ratio row its interval). None left: one placeholder row saying so.
+drawn_rows <- function(d) d[d$verdict != NOT_MEASURABLE, , drop = FALSE]
+
 claims_plot <- function(d) {
   if (!"host" %in% names(d)) d$host <- ""
+  d <- drawn_rows(d)
+  if (nrow(d) == 0)
+    return(ggplot() + annotate("text", x = 0, y = 0, size = 3,
+                               label = "No claim is measurable here (the caption counts them by what they lack)") +
+             theme_void())
   hosts <- unique(d$host[d$host != ALL_HOSTS])
   key <- paste(d$claim, d$host)
   several <- d$claim %in% d$claim[duplicated(key)]
@@ -60,15 +70,18 @@ claims_plot <- function(d) {
   d$pos <- rev(seq_len(nrow(d)))
   d$study <- factor(d$study, levels = unique(d$study))
   d$verdict <- factor(d$verdict, levels = names(VERDICT_COLOURS))
-  # the verdict in words at the right; "not measurable here" (half the rows of a small
-  # host) as NM and what is missing, the colour legend saying it in full once
-  missing <- if ("reason" %in% names(d)) sub(":.*$", "", d$reason) else ""
-  d$said <- ifelse(d$verdict == NOT_MEASURABLE,
-                   ifelse(nchar(missing) > 0 & nchar(missing) <= 12, paste0(NM, ": ", missing), NM),
-                   as.character(d$verdict))
+  # the verdict in words at the right (the combined row's: on how many hosts)
+  d$said <- as.character(d$verdict)
   reason <- if ("reason" %in% names(d)) d$reason else rep("", nrow(d))
-  kn <- regmatches(reason, regexec("reproduced on ([0-9]+) of the ([0-9]+) hosts", reason))
-  kn <- vapply(kn, function(v) if (length(v) == 3) paste0(" (", v[2], " of ", v[3], " hosts)") else "", "")
+  # a decided combined row: on how many of the hosts that could measure it (an inconclusive
+  # one: its reason, in the claims table, says whether they disagree)
+  kn <- regmatches(reason, regexec("reproduced on ([0-9]+) of the ([0-9]+) hosts.*not reproduced on ([0-9]+)",
+                                   reason))
+  kn <- vapply(seq_along(kn), function(i) {
+    v <- kn[[i]]
+    k <- switch(as.character(d$verdict[i]), "reproduced" = v[2], "not reproduced" = v[4], NA)
+    if (length(v) == 4 && !is.na(k)) paste0(" (", k, "/", v[3], " hosts)") else ""
+  }, "")
   d$said <- ifelse(d$host == ALL_HOSTS, paste0(d$said, kn), d$said)
   rg <- published_range(d$published)
   d$pub_lo <- rg$lo
@@ -98,21 +111,21 @@ claims_plot <- function(d) {
     geom_errorbarh(data = meas, aes(xmin = ratio_lo, xmax = ratio_hi, colour = verdict),
                    height = 0.35, linewidth = 0.45) +
     geom_point(data = meas, aes(x = ratio, colour = verdict, shape = "measured"), size = 1.7) +
-    geom_text(aes(x = Inf, label = said, colour = verdict), hjust = -0.06, size = 2.3,
+    geom_text(aes(x = Inf, label = said, colour = verdict), hjust = -0.06, size = 2.5,
               show.legend = FALSE) +
     scale_x_log10("Ratio (log scale; grey band: the rule's accepted side; line at 1)",
                   labels = function(x) format(x, trim = TRUE, drop0trailing = TRUE)) +
     scale_y_continuous(NULL, breaks = d$pos, labels = d$row, expand = expansion(add = 0.6),
                        minor_breaks = NULL) +
-    scale_colour_verdict(drop = FALSE, labels = function(v)
-      ifelse(v == NOT_MEASURABLE, paste0(v, " (", NM, ": what is missing)"), v)) +
+    scale_colour_verdict(breaks = setdiff(names(VERDICT_COLOURS), NOT_MEASURABLE),
+                         limits = names(VERDICT_COLOURS)) +
     scale_shape_manual(NULL, values = c(published = 5, measured = 16),
                        breaks = c("published", "measured"),
                        labels = c("published ratio (bar: published range)",
                                   "measured ratio [interval]")) +
     coord_cartesian(xlim = lim, clip = "off") +
-    theme_artifact(base_size = 7) +
-    theme(plot.margin = margin(3, 78, 3, 3), panel.grid.major.y = element_blank(),
+    theme_artifact(base_size = 8) +
+    theme(plot.margin = margin(3, 96, 3, 3), panel.grid.major.y = element_blank(),
           legend.box = "vertical", legend.spacing.y = unit(0, "pt"))
   if (length(unique(d$study)) > 1)
     p <- p + facet_grid(study ~ ., scales = "free_y", space = "free_y", switch = "y") +
@@ -123,7 +136,7 @@ claims_plot <- function(d) {
 main <- function(args) {
   if (length(args) != 2) die("usage: Rscript ", SCRIPT, " <claims.csv> <out.pdf>")
   d <- read_claims(args[1])
-  save_figure(claims_plot(d), args[2], width = 7, height = 1.4 + 0.15 * nrow(d))
+  save_figure(claims_plot(d), args[2], width = 7, height = 1.4 + 0.15 * max(1, nrow(drawn_rows(d))))
 }
 
 run_figure(main)

@@ -76,7 +76,8 @@ def outputs(tidy: T.Tidy, power: str | None = None, host: str = "",
     compared = studies.declared_one("BUILDS_EXPERIMENT")   # about: a study declares each
     bc = tidy.experiment(compared) if compared else None
     return {
-        "macros.tex": M.macros_tex(M.build_macros(ctx, rows), M.flags_tex(tidy)),
+        "macros.tex": M.macros_tex(M.build_macros(ctx, rows) + [("ClaimsNotDrawn", M.not_drawn(every))],
+                                   M.flags_tex(tidy)),
         "claims.tex": tables.claims_tex(every, ctx.level),
         "claims.csv": claims_csv(every),
         "reasons.tex": tables.reasons_tex(every),

@@ -98,6 +98,36 @@ def claim_macros(rows) -> list:
     return out
 
 
+# what a not-measurable row lacks, by its reason's class (the prefix before ':'; claimrules.missing)
+LACKS = {"cores": "more cores", "data": "data recorded here", "build": "a build",
+         "experiment": "an experiment this profile did not run", "scale": "a larger scale",
+         "host": "another host set-up"}
+
+
+def not_drawn(rows) -> str:
+    """The claims figure's caption sentence for the rows it does not draw: the rows *not
+    measurable here* (fig_claims.R draws every other row), counted by what they lack (the
+    class of their reason), most first. Several hosts: the host rows, then the combined rows
+    (host C.ALL_HOSTS) not measurable on any host."""
+    gone = [r for r in rows if r["verdict"] == C.NOT_MEASURABLE]
+    per_host = [r for r in gone if r.get("host") != C.ALL_HOSTS]
+    combined = len(gone) - len(per_host)
+    if not gone:
+        return "Every claim row is drawn."
+    classes: dict[str, int] = {}
+    for r in per_host:
+        what = r.get("reason", "").split(":", 1)[0].strip() if ":" in r.get("reason", "") else ""
+        classes[what] = classes.get(what, 0) + 1
+    lacks = ", ".join(f"{LACKS.get(k, k or 'a stated reason')} ({n})"
+                      for k, n in sorted(classes.items(), key=lambda kv: (-kv[1], kv[0])))
+    said = (f"{len(per_host)} {'host ' if combined else ''}row{'s' if len(per_host) != 1 else ''} "
+            f"not measurable here, lacking {lacks}" if per_host else "")
+    if combined:
+        said += (" and " if said else "") + (f"{combined} combined row{'s' if combined != 1 else ''} "
+                                             "not measurable on any host")
+    return L.tex_escape(f"Not drawn: {said}") + r"; Appendix~\ref{app:reasons} gives each reason."
+
+
 def build_macros(ctx, rows) -> list:
     """Ordered list of (name, LaTeX value)."""
     tidy = ctx.tidy
