@@ -38,7 +38,9 @@ rule official_check:
     # Is the npm-packaged MySQL 5.6.24 the official binary? Compared where the
     # official tarball was fetched (needs internet); else the paper says so.
     input:
-        build="resources/builds/mysql-5.6.24",
+        # a replot does not fetch the build: without it here, the lock's mysqld hash stands in
+        build=lambda wc: [] if REPLOT and not os.path.exists("resources/builds/mysql-5.6.24")
+        else ["resources/builds/mysql-5.6.24"],
         official=lambda wc: (
             ["resources/builds/mysql-5.6.24-official"]
             if os.path.exists("resources/builds/mysql-5.6.24-official")
@@ -51,6 +53,6 @@ rule official_check:
     benchmark:
         "benchmarks/official_check.tsv"
     shell:
-        "{HARNESS} official-check --name mysql-5.6.24 --build-dir {input.build}"
+        "{HARNESS} official-check --name mysql-5.6.24 --build-dir resources/builds/mysql-5.6.24"
         " --official mysql-5.6.24-official --official-dir resources/builds/mysql-5.6.24-official"
         " --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"

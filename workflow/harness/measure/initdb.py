@@ -210,8 +210,10 @@ def bootstrap(name: str, entry: dict, build_dir: Path, out: Path, options: dict 
 
 def official_check(name: str, entry: dict, build_dir: Path, official: str, official_dir: Path) -> dict:
     """Is the packaged `name`'s server binary byte-identical to the official release's?
-    Needs the official build fetched (internet); otherwise says how to get it."""
-    ours = sha256_file(mysqld_path(build_dir, entry))
+    Needs the official build fetched (internet); otherwise says how to get it. Without the
+    packaged build on this host (a replot of imported cells) its mysqld is the lock's
+    `mysqld_sha256`, the hash its fetch is checked against."""
+    ours = sha256_file(mysqld_path(build_dir, entry)) if Path(build_dir).is_dir() else entry["mysqld_sha256"]
     out = {"build": name, "mysqld_sha256": ours, "official": official}
     if not (Path(official_dir) / "build.json").exists():
         out.update(verdict="not checked", reason="official tarball not fetched (needs internet)",
