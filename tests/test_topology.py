@@ -369,7 +369,7 @@ def test_plan_command_on_a_recorded_host(capsys):
     # users 8-256; 360 before A2's Point-Selects row was gated at the setup's 4 cores (issue 52):
     # it is measurable on this host's 8 and reads the one-table cells too
     assert "  point_select (A3, throughput; cores: study): 468 cells at most" in out
-    assert ("    kept (cells at most) 8 (360); dropped 1, 2, 4: cores: study: none of the study's own counts "
+    assert ("    kept (cells at most) 8 (468); dropped 1, 2, 4: cores: study: none of the study's own counts "
             "(16, 24, 32) fits, so the largest that does; 16, 24, 32: do not fit") in out
     assert "  fts (A1, throughput; cores: study): 864 cells at most" in out
     assert ("    kept (cells at most) 4 (432), 8 (432); dropped 1, 2: cores: study keeps the study's own "
