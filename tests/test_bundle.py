@@ -345,3 +345,34 @@ def test_this_hosts_own_bundle_is_not_a_second_host_beside_its_local_cells(tmp_p
     monkeypatch.setenv("MYSQLBENCH_HOST_ID", HOST)
     assert bundleimport.host_roots("auto", True, "smoke", dst) == [(HOST, "data/raw")]
     assert bundleimport.host_roots("all", True, "smoke", dst) == [(HOST, "data/raw")]
+
+
+def test_a_replot_only_bundle_carries_what_tidy_reads_and_tidies_the_same(tmp_path):
+    """`export --replot-only` (the reference run's form, results/): each cell keeps only
+    tidy.CELL_FILES_READ, so a server log is left out, and the imported cells give the same
+    tidy tables as the whole cells."""
+    from harness.analysis import tidy
+    src = clone(tmp_path / "src", cells=sorted(p.name for p in FIXTURE.iterdir())[:8])
+    for c in (src / "data/raw/A2/oltp_ro").iterdir():
+        (c / "mysqld.err").write_text("a server log the replot does not read\n")
+    harness("export", "--root", str(src), "--out", str(tmp_path / "full.tar.gz"))
+    harness("export", "--root", str(src), "--replot-only", "--out", str(tmp_path / "slim.tar.gz"))
+    full, slim = members(tmp_path / "full.tar.gz"), members(tmp_path / "slim.tar.gz")
+    assert any(m.name.endswith("/mysqld.err") for m, _ in full)
+    cell_files = {m.name.rsplit("/", 1)[1] for m, _ in slim if "/data/raw/" in m.name and m.isreg()}
+    assert cell_files and cell_files <= set(tidy.CELL_FILES_READ), cell_files
+    meta = {json.loads(d)["contents"] for m, d in slim if m.name.endswith("/bundle.json")}
+    assert meta == {"each cell's files a replot reads"}
+    outs = {}
+    for name in ("full", "slim"):
+        dst = tmp_path / f"dst-{name}"
+        dst.mkdir()
+        harness("import", "--root", str(dst), str(tmp_path / f"{name}.tar.gz"))
+        cells = sorted(str(p) for p in (dst / f"data/hosts/{HOST}/raw/A2/oltp_ro").iterdir())
+        out = tmp_path / f"tidy-{name}"
+        out.mkdir()
+        harness("tidy", "--cells", *cells, "--runs", str(out / "runs.csv"), "--summary", str(out / "summary.csv"),
+                "--provenance", str(out / "prov.json"), "--cv-threshold", "0.05", "--profile", "smoke",
+                "--extra-dir", str(out))
+        outs[name] = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.suffix == ".csv"}
+    assert len(outs["full"]) > 2 and outs["full"] == outs["slim"]

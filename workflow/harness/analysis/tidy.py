@@ -27,6 +27,10 @@ from harness.measure import kinds
 from harness.analysis import stats
 
 FACTOR_FIELDS = list(factors.ORDER)
+# The files of a raw cell this module reads (with the manifest): a replot needs no other, so
+# `harness export --replot-only` (harness.report.bundle) carries only these.
+CELL_FILES_READ = ("manifest.json", "intervals.csv", "pfs_waits.tsv", "explain.tsv", "key_caches.tsv",
+                   "status_delta.tsv", "steps.tsv")
 _T = kinds.throughput
 KEY_FIELDS = [*_T.KEY_HEAD, *FACTOR_FIELDS, *_T.KEY_TAIL]
 RUN_FIELDS = [*KEY_FIELDS, "rep", *_T.METRICS, "duration_s", "backend", "mechanism"]

@@ -12,6 +12,8 @@ The bag:
       README.md                          what the file is and how to replot it
       bundle.json                        machine-readable metadata (BUNDLE_FORMAT, FORMAT_VERSION)
       data/raw/<study>/<experiment>/<cell>/   every raw cell: manifest.json, driver output, logs
+                                         (with --replot-only, only the files a replot reads:
+                                         harness.analysis.tidy.CELL_FILES_READ)
       data/datasets/<build>/<dataset>/<key>/dataset.json   each dataset's record (no table data):
                                          what a replot's dataset tables read (A1's count gate, load)
       data/config.resolved.yaml          the effective merged config of the run
@@ -41,6 +43,7 @@ from pathlib import Path
 import yaml
 
 from harness import atomic, paths
+from harness.analysis import tidy
 from harness.measure import hostinfo, topology
 
 BUNDLE_FORMAT = "mysqlbench-bundle"
@@ -48,6 +51,8 @@ FORMAT_VERSION = 1
 HOST_ID_VAR = "MYSQLBENCH_HOST_ID"
 HOST_ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 RESERVED_HOST_IDS = ("all",)   # claims.csv's combined row (harness.analysis.claims.ALL_HOSTS)
+# What a cell carries: every file it wrote, or only what a replot reads (--replot-only)
+CONTENTS_FULL, CONTENTS_REPLOT = "every file of each cell", "each cell's files a replot reads"
 DATA_LICENSE = "CC-BY-4.0"  # the measured data's licence (the code's is LICENSE, MIT)
 
 
@@ -157,7 +162,7 @@ def _manifests(cells: list[Path]) -> list[dict]:
 
 
 def metadata(root: Path, cfg: dict, mans: list[dict], hid: str, who: list[str], licence: str,
-             repo: dict) -> dict:
+             repo: dict, replot_only: bool = False) -> dict:
     starts = sorted(t for m in mans if (t := (m.get("timing") or {}).get("started")))
     ends = sorted(t for m in mans if (t := (m.get("timing") or {}).get("finished")))
     per = {}
@@ -172,6 +177,7 @@ def metadata(root: Path, cfg: dict, mans: list[dict], hid: str, who: list[str], 
         "builds": sorted({(m.get("build") or {}).get("name") for m in mans} - {None}),
         "measured_commits": sorted({(m.get("harness") or {}).get("git_commit") for m in mans} - {None}),
         "repository": repo, "creators": who, "license": licence,
+        "contents": CONTENTS_REPLOT if replot_only else CONTENTS_FULL,
         "title": f"mysqlbench run: profile {cfg.get('profile')}, host {hid}, {len(mans)} cells",
     }
 
@@ -179,7 +185,7 @@ def metadata(root: Path, cfg: dict, mans: list[dict], hid: str, who: list[str], 
 README = """# A measured run of the MySQL storage-engine artifact
 
 This file is a BagIt bag (RFC 8493) packed as a tar.gz: {title}.
-It holds every raw cell the run measured (data/raw/, each with its manifest.json and logs),
+It holds every raw cell the run measured (data/raw/, each with its manifest.json: {contents}),
 the run's effective config (data/config.resolved.yaml), the lock entries of its builds
 (data/builds.lock.yaml), the measuring host (data/host/: lstopo XML, CPU, kernel, cgroup
 version, backend and placement) and the repository commit (data/repository/; the diff when
@@ -222,8 +228,10 @@ def _tar(bag: Path, top: str, out: Path) -> None:
 
 
 def export(root: Path, out: Path | None = None, given_host: str | None = None,
-           who: list[str] | None = None, licence: str = DATA_LICENSE) -> tuple[Path, dict]:
-    """Write the bundle of `root`'s data/raw; (its path, its metadata)."""
+           who: list[str] | None = None, licence: str = DATA_LICENSE,
+           replot_only: bool = False) -> tuple[Path, dict]:
+    """Write the bundle of `root`'s data/raw; (its path, its metadata). `replot_only`: each
+    cell carries only the files a replot reads (tidy.CELL_FILES_READ), not its logs."""
     import bagit
 
     root = Path(root)
@@ -237,7 +245,7 @@ def export(root: Path, out: Path | None = None, given_host: str | None = None,
     mans = _manifests(cells)
     hid = host_id(given_host)
     repo, diff = repository(root)
-    meta = metadata(root, cfg, mans, hid, creators(root, who), licence, repo)
+    meta = metadata(root, cfg, mans, hid, creators(root, who), licence, repo, replot_only)
     lock = yaml.safe_load((root / "config" / "builds.lock.yaml").read_text()) or {}
     entries = lock.get("builds", lock)
     top = f"mysqlbench-{meta['profile']}-{hid}"
@@ -246,7 +254,13 @@ def export(root: Path, out: Path | None = None, given_host: str | None = None,
     with tempfile.TemporaryDirectory(prefix=".export-", dir=out.parent) as tmp:
         bag = Path(tmp) / top
         for c in cells:
-            shutil.copytree(c, bag / "raw" / c.relative_to(raw), symlinks=False)
+            if replot_only:
+                (bag / "raw" / c.relative_to(raw)).mkdir(parents=True)
+                for name in tidy.CELL_FILES_READ:
+                    if (c / name).is_file():
+                        shutil.copyfile(c / name, bag / "raw" / c.relative_to(raw) / name)
+            else:
+                shutil.copytree(c, bag / "raw" / c.relative_to(raw), symlinks=False)
         for d in dataset_records(root / "data" / "datasets"):
             to = bag / "datasets" / d.relative_to(root / "data" / "datasets")
             to.parent.mkdir(parents=True, exist_ok=True)
@@ -302,9 +316,13 @@ def main(argv=None) -> int:
                                       f"/etc/machine-id and the CPU model)")
     ap.add_argument("--creator", action="append", help="a creator's name (repeat; default CITATION.cff's authors)")
     ap.add_argument("--license", default=DATA_LICENSE, help=f"the data's licence (default {DATA_LICENSE})")
+    ap.add_argument("--replot-only", action="store_true",
+                    help="each cell carries only the files a replot reads (no driver output or server logs): "
+                         "a small bundle, as the reference run in results/ ships")
     a = ap.parse_args(argv)
     try:
-        out, meta = export(Path(a.root), Path(a.out) if a.out else None, a.host_id, a.creator, a.license)
+        out, meta = export(Path(a.root), Path(a.out) if a.out else None, a.host_id, a.creator, a.license,
+                           a.replot_only)
     except BundleError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
