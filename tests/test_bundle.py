@@ -376,3 +376,40 @@ def test_a_replot_only_bundle_carries_what_tidy_reads_and_tidies_the_same(tmp_pa
                 "--extra-dir", str(out))
         outs[name] = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.suffix == ".csv"}
     assert len(outs["full"]) > 2 and outs["full"] == outs["slim"]
+
+
+def test_the_node_types_of_a_mixed_sweep_export_as_hosts_of_their_own(tmp_path):
+    """A SLURM sweep over two node types: tidying the mixed cells is refused (hosttype), and
+    `export --cpu-model` writes each type's cells as a bundle of its own host, whose host facts
+    are its cells' nodes; imported, each host tidies on its own. (The second CPU model is set in
+    the copied manifests' host record, the node's description: no measured value is edited.)"""
+    from harness.analysis import hosttype, tidy
+    names = sorted(p.name for p in FIXTURE.iterdir())[:8]
+    src = clone(tmp_path / "src", cells=names)
+    cells = sorted((src / "data/raw/A2/oltp_ro").iterdir())
+    model = json.loads((cells[0] / "manifest.json").read_text())["host"]["cpu_model"]
+    for c in cells[1::2]:
+        m = json.loads((c / "manifest.json").read_text())
+        m["host"] = {**m["host"], "cpu_model": "Other CPU 9000", "n_cpus": 64, "hostname": "node7"}
+        (c / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(hosttype.MixedHostsError, match="--cpu-model"):
+        tidy.tidy(cells, tmp_path / "r.csv", tmp_path / "s.csv", tmp_path / "p.json", 0.05, "smoke")
+    res = harness("export", "--root", str(src), "--cpu-model", "Nope", "--out", str(tmp_path / "x.tar.gz"),
+                  check=False)
+    assert res.returncode == 1 and "--cpu-model 'Nope'" in res.stderr and "Other CPU 9000" in res.stderr
+    assert not (tmp_path / "x.tar.gz").exists()
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    for host, cpu in (("type-a", model), ("type-b", "Other CPU 9000")):
+        out = tmp_path / f"{host}.tar.gz"
+        harness("export", "--root", str(src), "--cpu-model", cpu, "--out", str(out), host=host)
+        info = {m.name.split("/", 1)[1]: d for m, d in members(out) if m.isreg()}
+        facts = json.loads(info["data/host/host.json"])
+        assert facts["cpu_model"] == cpu and "data/host/lstopo.xml" not in info
+        assert json.loads(info["bundle.json"])["cells"] == 4
+        harness("import", "--root", str(dst), str(out), host=host)
+        got = sorted((dst / f"data/hosts/{host}/raw/A2/oltp_ro").iterdir())
+        assert len(got) == 4
+        tidy.tidy(got, tmp_path / host / "r.csv", tmp_path / host / "s.csv", tmp_path / host / "p.json", 0.05,
+                  "smoke")
+    assert (facts["n_cpus"], facts["cgroup"]) == ([64], None)

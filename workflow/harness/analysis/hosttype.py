@@ -6,8 +6,9 @@ If the partition mixes node types, repetitions measured on different CPU
 models would be averaged into one number that describes no machine. Every
 manifest records its node (`host`: hostname, cpu_model, ...), so tidying an
 experiment refuses, in one line, when its cells come from more than one CPU
-model; the fix is a partition (or constraint) of identical nodes, or a
-separate run per node type."""
+model; the fix is a partition (or constraint) of identical nodes, a separate
+run per node type, or one bundle per node type (`harness export --cpu-model`),
+each imported as a host of its own (docs/results.md)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -37,4 +38,5 @@ def refuse_mixed(cells: list[Path], manifests: list[dict]) -> None:
     raise MixedHostsError(
         f"{Path(cells[0]).parent}: experiment {experiment} was measured on {len(by_type)} CPU models ({parts}); "
         "its medians would average different hardware: run it on one node type (a SLURM partition or "
-        "--constraint of identical nodes), or re-measure the other cells there")
+        "--constraint of identical nodes), or export each CPU model's cells as a host of its own "
+        "(./artifact export --cpu-model MODEL --host-id ID) and import those bundles into a fresh clone")

@@ -43,7 +43,7 @@ from pathlib import Path
 import yaml
 
 from harness import atomic, paths
-from harness.analysis import tidy
+from harness.analysis import hosttype, tidy
 from harness.measure import hostinfo, topology
 
 BUNDLE_FORMAT = "mysqlbench-bundle"
@@ -227,11 +227,24 @@ def _tar(bag: Path, top: str, out: Path) -> None:
             tmp.unlink()
 
 
+def of_cpu_model(cells: list[Path], model: str) -> list[Path]:
+    """The cells measured on CPU model `model` (their manifest's host.cpu_model): one node type
+    of a SLURM sweep over mixed nodes, exported as a host of its own."""
+    mans = _manifests(cells)
+    found = sorted({hosttype.host_type(m) for m in mans})
+    if model not in found:
+        raise BundleError(f"--cpu-model {model!r}: no cell was measured on it; the cells' CPU models: "
+                          + ", ".join(repr(f) for f in found))
+    return [c for c, m in zip(cells, mans) if hosttype.host_type(m) == model]
+
+
 def export(root: Path, out: Path | None = None, given_host: str | None = None,
            who: list[str] | None = None, licence: str = DATA_LICENSE,
-           replot_only: bool = False) -> tuple[Path, dict]:
+           replot_only: bool = False, cpu_model: str | None = None) -> tuple[Path, dict]:
     """Write the bundle of `root`'s data/raw; (its path, its metadata). `replot_only`: each
-    cell carries only the files a replot reads (tidy.CELL_FILES_READ), not its logs."""
+    cell carries only the files a replot reads (tidy.CELL_FILES_READ), not its logs.
+    `cpu_model`: only the cells measured on that CPU model (the host facts then come from
+    their manifests, not from the exporting machine)."""
     import bagit
 
     root = Path(root)
@@ -239,6 +252,8 @@ def export(root: Path, out: Path | None = None, given_host: str | None = None,
     cells = cell_dirs(raw)
     if not cells:
         raise BundleError(f"{raw}: no measured cell to export; run ./artifact smoke or paper first")
+    if cpu_model is not None:
+        cells = of_cpu_model(cells, cpu_model)
     if not cfg_path.is_file():
         raise BundleError(f"{cfg_path}: missing; run ./artifact replot once to write the effective config")
     cfg = yaml.safe_load(cfg_path.read_text()) or {}
@@ -271,12 +286,16 @@ def export(root: Path, out: Path | None = None, given_host: str | None = None,
         (bag / "host").mkdir()
         placement = sorted({json.dumps({k: (m.get("placement") or {}).get(k) for k in ("backend", "mechanism")},
                                        sort_keys=True) for m in mans})
-        host = {"host_id": hid, "cpu_model": hostinfo.cpu_model(), "n_cpus": os.cpu_count(),
-                "kernel": hostinfo.platform.release(), "cgroup": cgroup_version(),
+        here = cpu_model is None   # else the cells' nodes, not this machine (a cluster's login node)
+        recorded = [m.get("host") or {} for m in mans]
+        host = {"host_id": hid, "cpu_model": hostinfo.cpu_model() if here else cpu_model,
+                "n_cpus": os.cpu_count() if here else sorted({h.get("n_cpus") for h in recorded} - {None}),
+                "kernel": hostinfo.platform.release() if here else sorted({h.get("kernel") for h in recorded} - {None}),
+                "cgroup": cgroup_version() if here else None,
                 "placement": [json.loads(p) for p in placement],
                 "recorded_hosts": sorted({json.dumps(m.get("host") or {}, sort_keys=True) for m in mans})}
         (bag / "host" / "host.json").write_text(json.dumps(host, indent=1, sort_keys=True) + "\n")
-        xml = topology.lstopo_xml()
+        xml = topology.lstopo_xml() if here else None
         if xml:
             (bag / "host" / "lstopo.xml").write_text(xml)
         (bag / "repository").mkdir()
@@ -319,10 +338,12 @@ def main(argv=None) -> int:
     ap.add_argument("--replot-only", action="store_true",
                     help="each cell carries only the files a replot reads (no driver output or server logs): "
                          "a small bundle, as the reference run in results/ ships")
+    ap.add_argument("--cpu-model", help="only the cells measured on this CPU model (a node type of a SLURM "
+                                        "sweep over mixed nodes): give each type its own --host-id")
     a = ap.parse_args(argv)
     try:
         out, meta = export(Path(a.root), Path(a.out) if a.out else None, a.host_id, a.creator, a.license,
-                           a.replot_only)
+                           a.replot_only, a.cpu_model)
     except BundleError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
