@@ -100,7 +100,10 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
        for c in ("./artifact export", "./artifact import F", "./artifact import",
                  './artifact export --out run.tar.gz --creator "Ada Lovelace" --license CC0-1.0',
                  "./artifact import run.tar.gz [more.tar.gz ...]", "./artifact import run.tar.gz",
-                 "./artifact export --creator ...")},
+                 "./artifact export --creator ...", "./artifact export --replot-only",
+                 './artifact export --cpu-model "<model A, as the refusal names it>" --host-id cluster-a --out a.tar.gz',
+                 './artifact export --cpu-model "<model B>" --host-id cluster-b --out b.tar.gz',
+                 "./artifact export --cpu-model")},
     "./artifact replot --configfile config/smoke.yaml": (
         EXCLUDE, [], "replots an imported bundle's cells (docs/results.md); tests/test_e2e_pipeline.py runs it "
                      "in a fresh clone after an import"),
