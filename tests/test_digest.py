@@ -79,11 +79,49 @@ def test_the_cell_own_levels_and_build_are_in_it_but_not_its_repetition(cfg):
 
 
 def test_a_steps_cell_digest_holds_its_engines_rows_and_the_legacy_build(cfg):
-    name = "mysql-5.6.24_durability-relaxed.pfs-off_c1_r1"
+    name = "mysql-5.6.24_pfs-off.dur-relaxed_c1_r1"
     ins = reuse.planned(cfg, LOCK, "test_drive", name)
     assert ins["spec"]["engines"] and ins["legacy_build"]["name"] == "postgresql-15" and ins["script_sha256"]
     fewer = _with(cfg, lambda c: c["experiments"]["test_drive"].__setitem__("rows", 5000))
     assert _digest(fewer, "test_drive", name) != _digest(cfg, "test_drive", name)
+
+
+def test_what_the_code_sets_on_the_server_is_in_it(cfg, monkeypatch):
+    """Issue 53's review: the my.cnf defaults of a build family and the options a factor's
+    value maps to live in code, not in the profile; changing either changes the digest (the
+    same function, harness.measure.cell.server_setup, gives the measurement its options)."""
+    import dataclasses
+    from harness.measure import factors, mycnf
+    name = "mysql-5.6.24_InnoDB_trx-off_t1_c1_u4_r1"
+    before = reuse.planned(cfg, LOCK, "oltp_ro", name)
+    assert before["server"]["family_defaults"] == mycnf.family_defaults("mysql-5.6")
+    assert before["server"]["driver"] and before["version"] == 2
+    monkeypatch.setitem(mycnf.FAMILY_DEFAULTS, "mysql-5.6", {**mycnf.FAMILY_DEFAULTS["mysql-5.6"],
+                                                            "innodb_buffer_pool_size": "1G"})
+    assert digest.differs(reuse.planned(cfg, LOCK, "oltp_ro", name), before) == [
+        "server.family_defaults.innodb_buffer_pool_size"]
+    monkeypatch.undo()
+    pfs = factors.FACTORS["pfs"]
+    monkeypatch.setitem(factors.FACTORS, "pfs", dataclasses.replace(
+        pfs, server=lambda v, fam: {**pfs.server(v, fam), "performance_schema_max_table_instances": 1}))
+    assert "server.options.performance_schema_max_table_instances" in digest.differs(
+        reuse.planned(cfg, LOCK, "oltp_ro", name), before)
+
+
+def test_a_step_script_digest_holds_the_study_modules_it_imports(cfg, monkeypatch):
+    from harness import registry
+    mod = registry.step_scripts()["c_test_drive"]
+    own = sorted({m.__name__ for m in map(digest.inspect.getmodule, vars(mod).values())
+                  if m is not None and m.__name__.startswith(mod.__name__.rpartition(".")[0] + ".")})
+    assert len(own) >= 2, own  # the script and a module of its study it takes names from
+    real = digest._sources_sha256(mod)
+    other = sorted(own)[0] if sorted(own)[0] != mod.__name__ else sorted(own)[1]
+    src = digest.inspect.getsourcefile(digest.inspect.getmodule(
+        next(v for v in vars(mod).values() if digest.inspect.getmodule(v) and
+             digest.inspect.getmodule(v).__name__ == other)))
+    monkeypatch.setattr(digest.inspect, "getsourcefile",
+                        lambda m, _real=digest.inspect.getsourcefile: "/dev/null" if _real(m) == src else _real(m))
+    assert digest._sources_sha256(mod) != real
 
 
 def test_the_canonical_json_is_stable_across_dict_order_and_number_spelling():

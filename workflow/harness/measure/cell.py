@@ -74,6 +74,18 @@ def max_users(spec: dict, ds: list[dict]) -> int:
     return max([*(int(u) for u in spec.get("users") or []), *(d.get("users", 0) for d in ds)])
 
 
+def server_setup(kind, spec: dict, d: dict, family: str, options: dict) -> tuple[dict, dict]:
+    """(values, options) of cell `d` on a build of `family`: every factor's value as its name
+    says, and the my.cnf options its server gets over the family's defaults (mycnf): the
+    profile's `options`, then the kind's (its dataset's or step script's, then the factors',
+    which win). One function where a cell is measured (run_cells) and where its settings
+    digest is computed (harness.measure.digest), so the two agree."""
+    variant = factors.parse(d["variant"])
+    values = factors.settings(variant, d.get("engine", ""), spec.get("workload")) if "engine" in d else \
+        factors.step_settings(variant)
+    return values, {**options, **kind.server_options(spec, d, values, family)}
+
+
 def run_cells(*, experiment: str, spec: dict, cells: list[str], entry: dict, build_dir: Path,
               source: Path, settings: dict, outs: list[Path], block: dict | None = None,
               lane: dict | None = None, duet: dict | None = None,
@@ -102,10 +114,7 @@ def run_cells(*, experiment: str, spec: dict, cells: list[str], entry: dict, bui
     why = factors.unsupported(variant, entry["family"])
     if why:
         raise ServerError(f"variant {d0['variant']}: {why}; drop it for build {d0['build']}")
-    values = factors.settings(variant, d0.get("engine", ""), spec.get("workload")) if "engine" in d0 else \
-        factors.step_settings(variant)
-    options = {**settings["options"],
-               **kind.server_options(spec, d0, values, entry["family"])}
+    values, options = server_setup(kind, spec, d0, entry["family"], settings["options"])
     users = max_users(spec, ds)
     manifests = []
     with Frame(outs=[Path(o) for o in outs], name=d0["build"], entry=entry, build_dir=build_dir,

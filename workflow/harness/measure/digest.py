@@ -20,7 +20,12 @@ The inputs are every setting that changes what a cell measures, and nothing else
 - `build` (and `legacy_build` for steps with the PostgreSQL stand-in): the lock entry's
   identity (BUILD_KEYS: version, family and hashes);
 - `script_sha256`: the sysbench driver (wrapper and the stock scripts it loads) or the
-  step script's module.
+  step script's module with the modules of its own study package it imports;
+- `server` (a build in the lock): what the harness's code sets on the cell's server and
+  driver beyond the profile: the build family's my.cnf defaults (harness.measure.mycnf),
+  the options its dataset or step script and its factors' values give
+  (harness.measure.cell.server_setup, the function the measurement calls), and the
+  sysbench options of its factors' values.
 
 Not in it: output paths, the block's order and position, lanes, figures, looks,
 repetition bounds, the profile's name, the host (a bundle keys hosts apart). The
@@ -36,7 +41,7 @@ import inspect
 import json
 import os
 
-VERSION = 1  # of the inputs' rule: a change of this module's rule changes every digest
+VERSION = 2  # of the inputs' rule (2: `server`, and a step script's own imports): a change of this module's rule changes every digest
 PROFILE_VAR = "MYSQLBENCH_PROFILE"  # the pipeline sets it (common.smk); run-cell records it
 SPEC_IGNORED = ("enabled", "builds", "repetitions", "not_planned", "draws")
 SETTINGS_IGNORED = ("startup_timeout_s", "shutdown_timeout_s")
@@ -86,9 +91,34 @@ def _script_sha256(workload: str | None, script: str | None) -> str | None:
         mod = registry.step_scripts().get(script)
         if mod is None:
             return None
-        with open(inspect.getsourcefile(mod), "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+        return _sources_sha256(mod)
     return None
+
+
+def _sources_sha256(mod) -> str:
+    """sha256 of the step script module's source and of every module of its own package it
+    imports (a module, or a function or class it took from one), each named, in name order."""
+    pkg = mod.__name__.rpartition(".")[0]
+    mods = {mod.__name__: mod}
+    for v in vars(mod).values():
+        m = v if inspect.ismodule(v) else inspect.getmodule(v) if inspect.isfunction(v) or inspect.isclass(v) else None
+        if m is not None and pkg and m.__name__.startswith(pkg + "."):
+            mods[m.__name__] = m
+    h = hashlib.sha256()
+    for name in sorted(mods):
+        with open(inspect.getsourcefile(mods[name]), "rb") as f:
+            h.update(f"{name}\n".encode() + f.read())
+    return h.hexdigest()
+
+
+def server_inputs(spec: dict, cell: dict, family: str) -> dict:
+    """The `server` input: the family's my.cnf defaults, the options the cell's kind and
+    factors set (harness.measure.cell.server_setup, without the profile's options, which
+    `settings` holds) and its factors' sysbench options."""
+    from harness.measure import cell as measure_cell, factors, kinds, mycnf
+    values, options = measure_cell.server_setup(kinds.KINDS[spec["kind"]], spec, cell, family, {})
+    return {"family_defaults": mycnf.family_defaults(family), "options": options,
+            "driver": factors.driver_args(values)}
 
 
 def inputs(req: dict, cell: dict, lock: dict) -> dict:
@@ -107,6 +137,9 @@ def inputs(req: dict, cell: dict, lock: dict) -> dict:
         "build": build_identity(cell["build"], lock.get(cell["build"])),
         "script_sha256": script_sha256(spec),
     }
+    entry = lock.get(cell["build"])
+    if entry and entry.get("family"):
+        out["server"] = server_inputs(spec, cell, entry["family"])
     if spec.get("legacy") and spec.get("legacy_build"):
         out["legacy_build"] = build_identity(spec["legacy_build"], lock.get(spec["legacy_build"]))
     return _norm(out)
