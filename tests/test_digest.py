@@ -161,7 +161,7 @@ def test_a_cell_of_other_settings_is_to_do_and_set_aside_not_deleted(cfg, tmp_pa
     assert [reuse.status(cfg, LOCK, "point_select", d) for d in rel] == [reuse.CURRENT, reuse.STALE, reuse.LEGACY]
     assert reuse.todo(cfg, LOCK, "point_select", rel + ["data/raw/A3/point_select/none"]) == rel[1:] + [
         "data/raw/A3/point_select/none"]
-    inputs = reuse.stale_inputs(cfg, LOCK, "point_select", names)
+    inputs = {k: v for n in names for k, v in reuse.stale_inputs(cfg, LOCK, "point_select", [n]).items()}
     assert sorted(inputs) == [f"supersede_{n}" for n in sorted(names[1:])]
     tag = reuse.manifest_tag(rel[1])
     assert inputs[f"supersede_{names[1]}"] == f"data/order/point_select/{names[1]}.superseded-{tag}"
@@ -173,6 +173,26 @@ def test_a_cell_of_other_settings_is_to_do_and_set_aside_not_deleted(cfg, tmp_pa
     said = []
     assert reuse.replot_cells(cfg, LOCK, "point_select", [rel[0], rel[2]], said.append) == [rel[0], rel[2]]
     assert len(said) == 1 and "no settings digest" in said[0]
+
+
+def test_a_unit_measured_again_sets_its_current_cells_aside_too(cfg, tmp_path, monkeypatch):
+    """A group or duet unit is one job: when one of its cells is to do (stale, legacy or
+    missing), the job measures every one again, so a current sibling gets a supersede marker
+    too and is moved aside, never deleted by the job (nothing measured is lost)."""
+    monkeypatch.chdir(tmp_path)
+    smoke = E.load_profile([str(ROOT / "config/smoke.yaml")], ROOT, cpus=[0, 1])
+    names = [CELL, CELL.replace("_u4_", "_u16_"), CELL.replace("_u4_", "_u64_")]
+    _cell(tmp_path, cfg, names[0], {"settings_digest": _digest(cfg)})
+    _cell(tmp_path, cfg, names[1], {"settings_digest": _digest(cfg, name=names[1])})
+    assert reuse.stale_inputs(cfg, LOCK, "point_select", names[:2]) == {}  # all current: nothing
+    assert sorted(reuse.stale_inputs(cfg, LOCK, "point_select", names)) == [  # one missing: the rest aside
+        f"supersede_{n}" for n in sorted(names[:2])]
+    _cell(tmp_path, cfg, names[2], {"settings_digest": _digest(smoke, name=names[2])})
+    inputs = reuse.stale_inputs(cfg, LOCK, "point_select", names)
+    assert sorted(inputs) == [f"supersede_{n}" for n in sorted(names)]
+    cur = cells.cell_dir(cfg, "point_select", names[0])
+    assert inputs[f"supersede_{names[0]}"].endswith(f".superseded-{reuse.manifest_tag(cur)}")
+    assert reuse.stale_inputs(cfg, LOCK, "point_select", names[:1]) == {}  # alone, a current cell stays
 
 
 def test_a_disabled_experiment_s_tidy_files_of_another_profile_are_not_read(tmp_path):

@@ -86,14 +86,14 @@ def marker(exp: str, cell: str, tag: str, root: str = ORDER) -> str:
 def stale_inputs(cfg: dict, lock: dict, exp: str, names: list[str]) -> dict:
     """Snakemake inputs of the job measuring `names` (a cell, a group, a duet unit): one
     supersede marker per cell on disk that is not CURRENT. The marker does not exist, so the
-    rule `supersede` runs first (moving the cell aside) and the job measures again."""
-    out = {}
-    for n in names:
-        d = plan.cell_dir(cfg, exp, n)
-        st = status(cfg, lock, exp, d)
-        if st in (STALE, LEGACY):
-            out[f"supersede_{n}"] = marker(exp, n, manifest_tag(d))
-    return out
+    rule `supersede` runs first (moving the cell aside) and the job measures again. A unit of
+    several cells is measured whole: when any of them is to do, its CURRENT cells get a marker
+    too, so they are set aside rather than deleted by the job that measures them again."""
+    dirs = {n: plan.cell_dir(cfg, exp, n) for n in names}
+    sts = {n: status(cfg, lock, exp, d) for n, d in dirs.items()}
+    whole = len(names) > 1 and any(st != CURRENT for st in sts.values())
+    return {f"supersede_{n}": marker(exp, n, manifest_tag(dirs[n])) for n in names
+            if sts[n] in (STALE, LEGACY) or (whole and sts[n] == CURRENT)}
 
 
 def supersede(cell_dir: str, tag: str, raw: str = "data/raw", partial: str = PARTIAL) -> str | None:
