@@ -42,7 +42,7 @@ for comparison the rules it replaced, old-per-block-max:<p> (each side's highest
 per block) and old-best-median:<p> (each side's/group's cell of the highest median over
 all blocks, judged on them), the candidate split-first-look:<p> (that cell chosen on the
 first look's blocks, judged once on the others), and old-median-product (two median
-intervals multiplied, plain arm only). The peak and scaling arms run at cov and drift
+intervals multiplied, plain arm only: bench/pergroup.py). The peak and scaling arms run at cov and drift
 SHAPE_AT only, with --shape-trials trials; the rules replaced run on the one-lane block design only.
 
 Writes one row per arm, method, lanes, pairing, lane offset, level, cov, drift and true ratio to --out (default
@@ -71,11 +71,14 @@ sys.path.insert(0, str(ROOT / "workflow"))
 
 import harness.studies  # noqa: E402,F401  (fills the registry the planning code asks)
 from harness.analysis import blockverdict as BV  # noqa: E402
-from harness.analysis import claimrules, intervals, verdict  # noqa: E402
+from harness.analysis import claimrules, intervals  # noqa: E402
 # the model (blocks, drift, lanes, duet) is harness.analysis.power's, the one the plan's odds use
 from harness.analysis import power  # noqa: E402
 from harness.analysis.power import DROP, LANE_RHO, LANE_SD, ONE, PHI, Design, draw  # noqa: E402,F401
-from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED  # noqa: E402
+from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Rule  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))   # as a script and when a test loads this file by its path
+from pergroup import decide, ratio_interval  # noqa: E402  (the old-median-product arm's rule)
 
 COVS = (0.03, 0.05, 0.08)
 DRIFTS = (0.0, 0.05)
@@ -92,7 +95,7 @@ HOST_CPUS = {"paper": 64}  # the flat host a profile's blocks are planned for (p
 DEFAULT_CPUS = 8           # every other profile: a laptop
 OLD = "old-median-product"
 OLD_N = 6
-RULE = intervals.Rule("above", 1.0)
+RULE = Rule("above", 1.0)
 COLUMNS = ["arm", "method", "lanes", "pairing", "lane_offset", "level", "cov", "drift", "true_ratio", "min_blocks", "max_blocks",
            "block_size", "p_reproduced", "p_not_reproduced", "p_inconclusive", "mean_blocks"]
 AA_COLUMNS = ["arm", "method", "lanes", "pairing", "lane_offset", "level", "cov", "drift", "min_blocks", "max_blocks", "looks",
@@ -170,8 +173,7 @@ def plain_trial(rng, ratio, cov, drift, runs, levels, old_ns, tally):
     rows = draw(rng, n_max, 2, (ratio, 1.0), cov, drift)   # the old rule: back to back, as it ran
     for n in old_ns:
         for level in levels:
-            v, _ = verdict.decide(verdict.ratio_interval(column(rows, 0)[:n], column(rows, 1)[:n], level),
-                                  1.0, "above")
+            v, _ = decide(ratio_interval(column(rows, 0)[:n], column(rows, 1)[:n], level), 1.0, "above")
             tally("plain", OLD, (f"{n}", n, n, 1, 2), ONE, level, v, n)
 
 

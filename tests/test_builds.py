@@ -46,6 +46,19 @@ def test_load_lock_missing_key_names_it(tmp_path, key):
         builds.load_lock(lock)
 
 
+def test_the_official_check_compares_the_pair_the_lock_names():
+    """The rule official_check takes its two builds from the lock's official_of (not a path
+    in the rule file); none or two such entries, or an unknown packaged build: one line."""
+    lock = builds.load_lock(LOCK)
+    assert builds.official_pair(lock) == (NAME, "mysql-5.6.24-official")
+    with pytest.raises(builds.BuildError, match="0 entries have official_of"):
+        builds.official_pair({NAME: lock[NAME]})
+    with pytest.raises(builds.BuildError, match="2 entries have official_of"):
+        builds.official_pair({**lock, "x-official": {**lock["mysql-5.6.24-official"]}})
+    with pytest.raises(builds.BuildError, match="'gone' is not in the lock"):
+        builds.official_pair({"o": {"official_of": "gone"}})
+
+
 def test_load_lock_of_a_missing_file_names_it(tmp_path):
     missing = tmp_path / "nope.yaml"
     with pytest.raises(builds.BuildError) as exc:

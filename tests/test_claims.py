@@ -209,7 +209,7 @@ def test_a_plateau_does_not_beat_an_equal_sharp_peak(tmp_path):
     load of B and finds no side: inconclusive, and B's peak not below A's either."""
     exps = flat_vs_sharp()
     old = intervals.sequential_decide([105] * 12, [100 + (i % 3 - 1) * 0.5 for i in range(12)],
-                                      intervals.Rule("above", 1.0), 0.9, [6, 12])
+                                      C.Rule("above", 1.0), 0.9, [6, 12])
     assert old.verdict == C.REPRODUCED   # what the per-block maximum gave on these cells
     for rule in (C.above(1.0), C.below(1.0)):
         r = evaluate(tmp_path / rule.side, exps, config({"x": {}}), engines_claim(rule=rule))[0]

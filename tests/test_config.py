@@ -356,6 +356,23 @@ def test_repetitions_too_few_for_the_level_are_refused(where, value, key, fix):
     assert msg.startswith(key + ":") and fix in msg and "\n" not in msg
 
 
+def test_a_disabled_experiments_repetitions_are_checked_by_the_same_bounds_check():
+    """A disabled experiment decides nothing, so only its bounds are checked, by the one check
+    an enabled one gets first (harness.analysis.intervals.schedule_problem): the same line."""
+    msgs = []
+    for enabled in (True, False):
+        cfg = load("default.yaml")
+        cfg["experiments"]["point_select"].update(repetitions={"min": 6, "max": 7, "looks": 3}, enabled=enabled)
+        with pytest.raises(config.ConfigError) as e:
+            config.resolve(cfg, cpus=[0, 1, 2, 3])
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1] == ("experiments.point_select.repetitions: 3 looks do not fit between 6 and 7 "
+                                  "blocks; use at most 2 looks, or a larger max")
+    cfg = load("default.yaml")
+    cfg["experiments"]["point_select"].update(repetitions=3, enabled=False)   # too few to decide: unused
+    assert config.resolve(cfg, cpus=[0, 1, 2, 3])["experiments"]["point_select"]["enabled"] is False
+
+
 def test_decide_false_accepts_too_few_repetitions():
     cfg = load("default.yaml")
     cfg["experiment_defaults"]["repetitions"] = 1

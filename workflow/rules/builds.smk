@@ -34,16 +34,20 @@ rule bootstrap_template:
         " --backend {params.backend} --mechanism {params.mechanism} > {log} 2>&1 || (tail -3 {log}; exit 1)"
 
 
+# The packaged build and its official release, as the lock pairs them (official_of).
+_PACKAGED, _OFFICIAL = hbuilds.official_pair(LOCK)
+
+
 rule official_check:
-    # Is the npm-packaged MySQL 5.6.24 the official binary? Compared where the
+    # Is the packaged build (npm's MySQL 5.6.24) the official binary? Compared where the
     # official tarball was fetched (needs internet); else the paper says so.
     input:
         # a replot does not fetch the build: without it here, the lock's mysqld hash stands in
-        build=lambda wc: [] if REPLOT and not os.path.exists("resources/builds/mysql-5.6.24")
-        else ["resources/builds/mysql-5.6.24"],
+        build=lambda wc: [] if REPLOT and not os.path.exists(f"resources/builds/{_PACKAGED}")
+        else [f"resources/builds/{_PACKAGED}"],
         official=lambda wc: (
-            ["resources/builds/mysql-5.6.24-official"]
-            if os.path.exists("resources/builds/mysql-5.6.24-official")
+            [f"resources/builds/{_OFFICIAL}"]
+            if os.path.exists(f"resources/builds/{_OFFICIAL}")
             else []
         ),
     output:
@@ -53,6 +57,6 @@ rule official_check:
     benchmark:
         "benchmarks/official_check.tsv"
     shell:
-        "{HARNESS} official-check --name mysql-5.6.24 --build-dir resources/builds/mysql-5.6.24"
-        " --official mysql-5.6.24-official --official-dir resources/builds/mysql-5.6.24-official"
+        "{HARNESS} official-check --name {_PACKAGED} --build-dir resources/builds/{_PACKAGED}"
+        " --official {_OFFICIAL} --official-dir resources/builds/{_OFFICIAL}"
         " --out {output} > {log} 2>&1 || (tail -3 {log}; exit 1)"

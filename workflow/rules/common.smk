@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.join(workflow.basedir, "workflow"))
 from harness.plan import config as hconfig  # noqa: E402
 from harness.plan import cells as hplan
 from harness.plan import blocks as hblocks
+from harness.plan import cluster as hcluster
 from harness.plan import duet as hduet
 from harness.plan import estimate as hestimate
 from harness.analysis import intervals as hintervals

@@ -14,12 +14,10 @@
 
 
 # The lanes this run measures on (none on a cluster: there a job holds a whole node).
-# A cluster run is known by the slurm profile's resources (set-resources with slurm_* keys):
-# the executor plugin is not chosen yet while the Snakefile is read (workflow.executor_plugin
-# is None then, with --executor slurm too), so run clusters with --profile profiles/slurm.
-_CLUSTER = bool(getattr(workflow.resource_settings, "overwrite_resources", None) and
-                any("slurm" in str(k) for m in workflow.resource_settings.overwrite_resources.values()
-                    for k in dict(m or {})))
+# A cluster run is known by the slurm profile's resources (harness.plan.cluster: set-resources,
+# Snakemake's ResourceSettings.overwrite_resources, with slurm_* keys), so run clusters with
+# --profile profiles/slurm.
+_CLUSTER = hcluster.on_cluster(workflow.resource_settings.overwrite_resources)
 if _CLUSTER and any(c.isspace() for c in sys.executable):
     # the SLURM executor writes its job command with this Python's path unquoted
     sys.exit(f"config error: profiles/slurm: the clone's path holds a space ({sys.executable!r}), which "
@@ -179,17 +177,17 @@ def group_inputs(wc):
 # profiles/slurm gives a measurement's job step the node's CPUs (cpus_per_task:
 # $MYSQLBENCH_NODE_CPUS): with fewer, SLURM binds the step to them and the cores plan
 # sees only those. Without a positive count there: stop before anything runs.
-_NEED_NODE_CPUS = sorted(r for r, m in (getattr(workflow.resource_settings, "overwrite_resources", None) or {}).items()
-                if "$MYSQLBENCH_NODE_CPUS" in str(getattr(dict(m or {}).get("cpus_per_task"), "raw", "")))
-_NODE_CPUS = os.environ.get("MYSQLBENCH_NODE_CPUS", "")
-if _NEED_NODE_CPUS and not (_NODE_CPUS.isascii() and _NODE_CPUS.isdigit() and int(_NODE_CPUS) > 0):
-    raise WorkflowError(f"set-resources {_NEED_NODE_CPUS[0]}: cpus_per_task (profiles/slurm) needs MYSQLBENCH_NODE_CPUS, "
-                        f"the compute nodes' CPU count (" + (f"got {_NODE_CPUS!r}" if _NODE_CPUS else "unset")
-                        + "): run with MYSQLBENCH_NODE_CPUS=<CPUs per node> (e.g. from `sinfo -h -o %c -p PARTITION`)")
+_NODE_CPUS_PROBLEM = hcluster.node_cpus_problem(workflow.resource_settings.overwrite_resources,
+                                                os.environ.get(hcluster.NODE_CPUS, ""))
+if _NODE_CPUS_PROBLEM:
+    raise WorkflowError(_NODE_CPUS_PROBLEM)
 
 
 # One rule per users sweep of the grouped experiments: its outputs are the group's cells.
 # Each takes the resources a profile sets for run_cell (profiles/slurm: a whole node).
+# Snakemake has no public way to give a rule another rule's set-resources (they match rule
+# names exactly, and these names are made here): its parsed mapping is what both a rule's
+# declaration and a cluster job's own --set-resources read, so run_cell's entry is copied there.
 _SET = getattr(workflow.resource_settings, "_parsed_overwrite_resources", None)
 for _users in sorted({tuple(CFG["experiments"][x]["users"]) for x in GROUPED}):
     _name = "run_group_u" + "_".join(map(str, _users))

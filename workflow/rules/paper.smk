@@ -145,6 +145,7 @@ POWER_CSV = f"data/power/verdict_power_{POWER_LEVEL}.csv"
 rule verdict_power:
     input:
         script="bench/verdict_power.py",
+        old_rule="bench/pergroup.py",   # the old-median-product arm's per-group interval
         code=["workflow/harness/analysis/intervals.py", "workflow/harness/analysis/verdict.py",
               "workflow/harness/analysis/blockverdict.py", "workflow/harness/analysis/claimrules.py"],
         # the repetitions (min:max:looks) and block sizes the table shows are these profiles'

@@ -95,7 +95,7 @@ def _other(rule) -> str:
 def judge(a, b, rule, level: float, bounds: tuple, decide: bool = True, *,
           unpaired: bool = False, method: str = "", peaks: bool = False) -> Judged:
     """The verdict on A/B from paired blocks a[i], b[i] (unpaired: two groups), the
-    rule (claimrules.Rule or intervals.Rule), the experiment's (min, max, looks).
+    rule (a verdict.Rule), the experiment's (min, max, looks).
     peaks: a[i], b[i] are tuples of each side's values at its loads, and the ratio judged
     is max A / max B (harness.analysis.intervals.max_min_interval)."""
     lo, hi, looks = bounds
@@ -106,7 +106,6 @@ def judge(a, b, rule, level: float, bounds: tuple, decide: bool = True, *,
         raise ValueError("no blocks on both sides")
     look_level = I.per_look_level(level, len(schedule))
     interval = {**I.METHODS, **I.PEAK_METHODS}[kind]
-    irule = I.Rule(rule.side, rule.threshold, rule.threshold_hi)
 
     def sign_at(k):
         return None if unpaired or peaks or k < 1 else I.sign_interval(a[:k], b[:k], look_level)
@@ -124,7 +123,7 @@ def judge(a, b, rule, level: float, bounds: tuple, decide: bool = True, *,
         return Judged(V.INCONCLUSIVE, (f"{interval_words(ci)}; {n} blocks measured, the first look is "
                                        f"at {schedule[0]} (of max {hi})"), ci, sign_at(n),
                       f"0/{len(schedule)}", True, (len(a), len(b)))
-    s = I.sequential_decide(a, b, irule, level, schedule, method=kind)
+    s = I.sequential_decide(a, b, rule, level, schedule, method=kind)
     ci = named(s.ci)
     look = f"{s.look}/{len(schedule)}"
     at = (f"look {look} after {s.blocks} blocks, each look at level {look_level:.4g} "

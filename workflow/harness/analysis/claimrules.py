@@ -1,5 +1,5 @@
 """The ground every claim kind stands on: the verdict names and the `claims:`
-settings, the published side of a ratio (Rule: above / below / within),
+settings, the published side of a ratio (above / below / within: the verdict.Rule they make),
 what one claim row says (Result) and how it is formatted, the context a claim
 is judged in, and how a comparison picks its cells (levels of an experiment,
 pools of cells, the best cell, the ratio of two cells).
@@ -18,6 +18,7 @@ from harness.analysis import blockverdict as BV
 from harness.analysis import intervals as I
 from harness.analysis import tidydata as T
 from harness.analysis import verdict as V
+from harness.analysis.verdict import Rule
 
 REPRODUCED, NOT_REPRODUCED = V.REPRODUCED, V.NOT_REPRODUCED
 INCONCLUSIVE, NOT_MEASURABLE = V.INCONCLUSIVE, V.NOT_MEASURABLE
@@ -57,28 +58,7 @@ def setting(config: dict | None, key: str):
     return value
 
 
-# --- rules --------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Rule:
-    """The published side of a ratio: side 'above'/'below' `threshold`, or
-    'within' [threshold, threshold_hi]. `why` justifies any tolerance in one line."""
-    side: str
-    threshold: float
-    threshold_hi: float | None = None
-    why: str = ""
-
-    def __post_init__(self):
-        if self.side not in V.SIDES:
-            raise ValueError(f"rule side {self.side!r}: one of {V.SIDES}")
-        if (self.side == "within") != (self.threshold_hi is not None):
-            raise ValueError("rule: threshold_hi is for side 'within' only, and it needs one")
-
-    def text(self) -> str:
-        if self.side == "within":
-            return f"in [{_g(self.threshold)}, {_g(self.threshold_hi)}]"
-        return f"{'>' if self.side == 'above' else '<'} {_g(self.threshold)}"
-
+# --- rules (the published side: harness.analysis.verdict.Rule) -------------------
 
 def above(t, why=""):
     return Rule("above", t, None, why)
@@ -90,10 +70,6 @@ def below(t, why=""):
 
 def within(lo, hi, why=""):
     return Rule("within", lo, hi, why)
-
-
-def _g(x) -> str:
-    return f"{x:.4g}"
 
 
 # --- the tolerances: every band a study's words do not give, stated once here -------------
@@ -159,7 +135,7 @@ class Result:
     measured: str
     verdict: str
     reason: str
-    ci: I.Interval | V.RatioCI | None = None
+    ci: I.Interval | None = None
     cross_check: float | None = None
     ns: tuple = ()
     cells: list = field(default_factory=list)

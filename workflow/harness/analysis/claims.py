@@ -64,10 +64,10 @@ from harness.analysis.claimkinds import (  # noqa: F401
     Untestable, gated)
 from harness.analysis.claimrules import (  # noqa: F401
     CLOSE, CONTENTION, CROSS_CHECK, CSV_FIELDS, EQUIVALENT, INCONCLUSIVE, SETTINGS, STATED, METRIC,
-    NEEDS_TEXT, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, Rule,
-    above, at_cores, below, best, cell_where, close, equivalent, flagged, fmt_cores, fmt_k, levels_label,
+    NEEDS_TEXT, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, above, at_cores, below, best, cell_where, close, equivalent, flagged, fmt_cores, fmt_k, levels_label,
     levels_of, levels_words, load_blocks, matches, missing, peak_result, pool, ratio_or_none, ratio_result,
     scaling_groups, scaling_judged, setting, settings_text, stated, unsupported_reason, varied_factors, within)
+from harness.analysis.verdict import Rule, sides  # noqa: F401  (Rule: the published side, C.Rule)
 from harness.analysis.waits import (  # noqa: F401
     LOCK_WAITS, TopWait, WaitShareDrop, clopper_pearson, event_label, judge_difference, ranks_by_rep,
     share_by_rep, short_event, top_waits)
@@ -100,8 +100,7 @@ def invariant_violations(rows: list[dict], level: float | None = None) -> list[s
         lo, hi, t = float(r["ratio_lo"]), float(r["ratio_hi"]), float(r["threshold"])
         th = float(r["threshold_hi"]) if r.get("threshold_hi") else None
         side = r["side"]
-        on = (lo > t if side == "above" else hi < t if side == "below" else t <= lo and hi <= th)
-        off = (hi <= t if side == "above" else lo >= t if side == "below" else hi < t or lo > th)
+        on, off = sides(lo, hi, Rule(side, t, th))
         ok = on if r["verdict"] == REPRODUCED else off
         asked = float(r["level"]) if r.get("level") else (level or 0.0)
         if float(r["coverage"]) < asked or (level is not None and (asked < level or

@@ -4,8 +4,8 @@
 A claim "A/B is above t" is judged on an interval for the ratio. Here the interval
 comes from all blocks at once -- a block is A and B measured back to back, so
 the slow drift of a machine cancels in the per-block log ratio d_i = log(a_i/b_i)
--- instead of multiplying two per-group median intervals (harness.analysis.verdict), which
-pays the coverage twice and ignores the pairing.
+-- instead of multiplying two per-group median intervals (the rule this replaced, kept for
+comparison in bench/pergroup.py), which pays the coverage twice and ignores the pairing.
 
 Every interval's coverage is computed from an exact null distribution counted by
 dynamic programming (signed-rank sums, Mann-Whitney U, Binomial(n, 1/2)); there is
@@ -17,8 +17,8 @@ above the true value can only move into the closed interval, never out of it.
 The reported coverage is the achieved one (discrete, >= the requested level where
 n allows; below it, with the widest interval, where it does not, so that the
 verdict rule says inconclusive). The invariant of harness.analysis.verdict holds: a
-verdict is REPRODUCED only when the whole interval is on the published side at
-coverage >= the level it was asked at.
+verdict is REPRODUCED only when the whole interval is on the published side (verdict.sides)
+at coverage >= the level it was asked at.
 
 Sequential stopping (looks after min, ..., max blocks) keeps the overall error
 by a Bonferroni split: each of L looks uses two-sided error (1 - level)/L, so the
@@ -32,7 +32,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import NamedTuple
 
-from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Rule, sides
 
 PAIRED = "exact Wilcoxon signed-rank interval of Walsh averages (Hodges-Lehmann), paired blocks"
 SIGN = "exact sign-test (binomial) order-statistic interval of the median log ratio, paired blocks"
@@ -52,22 +52,6 @@ class Interval(NamedTuple):
     level: float
     method: str
     n: int | tuple
-
-    @property
-    def n_a(self) -> int:
-        """harness.analysis.verdict.decide reads n_a / n_b."""
-        return self.n[0] if isinstance(self.n, tuple) else self.n
-
-    @property
-    def n_b(self) -> int:
-        return self.n[1] if isinstance(self.n, tuple) else self.n
-
-
-class Rule(NamedTuple):
-    """The published claim: side "above" / "below" threshold, or "within" [threshold, threshold_hi]."""
-    side: str
-    threshold: float
-    threshold_hi: float | None = None
 
 
 class Sequential(NamedTuple):
@@ -314,23 +298,14 @@ DIFFERENCE_METHODS = {"sign-difference": lambda a, b, level=0.9: difference_sign
 # -- verdicts, looks and stopping ----------------------------------------------------
 
 def rule_verdict(ci: Interval, rule) -> str:
-    """REPRODUCED when the whole interval is strictly on the published side (within:
-    inside the band) and its coverage reaches ci.level; NOT_REPRODUCED when it is
-    wholly on the other side (within: entirely outside the band) at that coverage;
-    INCONCLUSIVE otherwise. The same comparisons as harness.analysis.verdict.decide."""
-    side, t, t_hi = Rule(*rule)
+    """REPRODUCED when the whole interval is on the published side (verdict.sides) and its
+    coverage reaches ci.level; NOT_REPRODUCED when it is wholly on the other side at that
+    coverage; INCONCLUSIVE otherwise. `rule`: a verdict.Rule, or its (side, threshold[,
+    threshold_hi])."""
+    rule = rule if isinstance(rule, Rule) else Rule(*rule)
     if ci.coverage < ci.level:
         return INCONCLUSIVE
-    if side == "above":
-        on, off = ci.lo > t, ci.hi <= t
-    elif side == "below":
-        on, off = ci.hi < t, ci.lo >= t
-    elif side == "within":
-        if t_hi is None or not t < t_hi:
-            raise ValueError(f"rule: 'within' needs threshold < threshold_hi, got {t!r}, {t_hi!r}")
-        on, off = t <= ci.lo and ci.hi <= t_hi, ci.hi < t or ci.lo > t_hi
-    else:
-        raise ValueError(f"rule: side {side!r} must be above, below or within")
+    on, off = sides(ci.lo, ci.hi, rule)
     return REPRODUCED if on else NOT_REPRODUCED if off else INCONCLUSIVE
 
 
@@ -386,14 +361,24 @@ def bounds(value) -> tuple[int, int, int]:
                      f"(integers, as config/default.yaml)")
 
 
+def schedule_problem(min_blocks: int, max_blocks: int, looks: int) -> str | None:
+    """Why (min, max, looks) make no look schedule, with the fix; None when they make one:
+    1 <= min <= max, and 1 <= looks <= max - min + 1 (one look: any min and max). The one
+    check of a `repetitions` value's bounds (look_schedule, harness.plan.repetitions.check)."""
+    if not 1 <= min_blocks <= max_blocks:
+        return f"min {min_blocks} and max {max_blocks} need 1 <= min <= max; set max to at least min"
+    if looks < 1 or (looks > 1 and looks > max_blocks - min_blocks + 1):
+        return (f"{looks} looks do not fit between {min_blocks} and {max_blocks} blocks; use at most "
+                f"{max_blocks - min_blocks + 1} looks, or a larger max")
+    return None
+
+
 def look_schedule(min_blocks: int, max_blocks: int, looks: int) -> list[int]:
     """Block counts at which the data are looked at: first at min_blocks, last at
     max_blocks, the others evenly spaced between (rounded). One look: [max_blocks]."""
-    if not 1 <= min_blocks <= max_blocks:
-        raise ValueError(f"look_schedule: need 1 <= min_blocks {min_blocks} <= max_blocks {max_blocks}")
-    if looks < 1 or (looks > 1 and looks > max_blocks - min_blocks + 1):
-        raise ValueError(f"look_schedule: {looks} looks do not fit between {min_blocks} and "
-                         f"{max_blocks} blocks")
+    why = schedule_problem(min_blocks, max_blocks, looks)
+    if why:
+        raise ValueError(f"look_schedule: {why}")
     if looks == 1:
         return [max_blocks]
     step = (max_blocks - min_blocks) / (looks - 1)

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 from harness.analysis import blockverdict as BV
 from harness.analysis import claimrules, intervals
-from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Rule
 
 PHI = 0.8                 # lag-one correlation of the drift from one cell to the next
 LANE_SD = 0.05            # sd of a lane's own offset (its CoV: cores, cache, memory of its own)
@@ -184,7 +184,7 @@ def odds(shape: str, rule: tuple, truth: float, cov: float, bounds: tuple, size:
         raise ValueError(f"shape {shape!r}: one of {', '.join(SHAPES)}")
     lo, hi, looks = bounds
     schedule = intervals.look_schedule(lo, hi, looks)
-    irule = intervals.Rule(*rule)
+    irule = Rule(*rule)
     rng = random.Random(f"{seed}:{shape}:{rule}:{truth}:{cov}:{drift}:{bounds}:{size}:{loads}:{level}")
     at = [0] * len(schedule)
     rep = nrep = 0

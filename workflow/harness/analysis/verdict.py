@@ -1,21 +1,19 @@
-"""Verdicts on published ratio claims from repeated measurements (pure functions).
+"""The verdicts on a published claim, its published side (Rule), and the one comparison
+that reaches a verdict (pure functions).
 
-A claim "A is k× B" is judged on an interval for median(A)/median(B), never
-on the two point values: two intervals that overlap the threshold support no
-conclusion (Georges et al., OOPSLA 2007), and the effect is reported as a
-ratio with its interval (Kalibera & Jones, ISMM 2013). The invariant every
-caller relies on: REPRODUCED implies the whole interval lies on the
-published side, at a coverage of at least the requested level -- so a
-verdict is never reached by noise; when the data cannot give that, the
-verdict is INCONCLUSIVE and its reason says what it would take.
+A claim "A/B is above t" (below t, within [t, t_hi]) is judged on an interval for the ratio
+(harness.analysis.intervals), never on two point values: two intervals that overlap the
+threshold support no conclusion (Georges et al., OOPSLA 2007), and the effect is reported as
+a ratio with its interval (Kalibera & Jones, ISMM 2013). `sides` is that comparison, the one
+every verdict and every check of a verdict asks (intervals.rule_verdict,
+claims.invariant_violations). The invariant every caller relies on: REPRODUCED implies the
+whole interval lies on the published side, at a coverage of at least the requested level --
+so a verdict is never reached by noise; when the data cannot give that, the verdict is
+INCONCLUSIVE and its reason says what it would take.
 """
 from __future__ import annotations
 
-import math
-import statistics
-from typing import NamedTuple
-
-from harness.analysis.stats import median_ci, order_coverage
+from dataclasses import dataclass
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -24,142 +22,44 @@ NOT_MEASURABLE = "not measurable here"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_MEASURABLE)
 
 SIDES = ("above", "below", "within")
-METHOD = "order-statistic median intervals per group, combined as [lo_A/hi_B, hi_A/lo_B]"
 
 
-class RatioCI(NamedTuple):
-    """An interval for median(A)/median(B). `coverage` is what the interval
-    really has (a guaranteed lower bound), `level` what was asked for."""
-    lo: float
-    hi: float
-    point: float
-    coverage: float
-    method: str
-    n_a: int
-    n_b: int
-    level: float = 0.95
+@dataclass(frozen=True)
+class Rule:
+    """The published side of a ratio: side 'above'/'below' `threshold`, or
+    'within' [threshold, threshold_hi]. `why` justifies any tolerance in one line."""
+    side: str
+    threshold: float
+    threshold_hi: float | None = None
+    why: str = ""
+
+    def __post_init__(self):
+        if self.side not in SIDES:
+            raise ValueError(f"rule side {self.side!r}: one of {SIDES}")
+        if (self.side == "within") != (self.threshold_hi is not None):
+            raise ValueError("rule: threshold_hi is for side 'within' only, and it needs one")
+
+    def text(self) -> str:
+        if self.side == "within":
+            return f"in [{_g(self.threshold)}, {_g(self.threshold_hi)}]"
+        return f"{'>' if self.side == 'above' else '<'} {_g(self.threshold)}"
 
 
-def _checked(values, name: str) -> list[float]:
-    xs = [float(v) for v in values]
-    if not xs:
-        raise ValueError(f"ratio_interval: group {name} has no values")
-    bad = [v for v in xs if not math.isfinite(v) or v <= 0]
-    if bad:
-        raise ValueError(f"ratio_interval: group {name} has a value {bad[0]!r} that is not a positive "
-                         "number; a ratio of medians needs positive measurements (a run with 0 QPS "
-                         "failed: report it as such, not as a ratio)")
-    return xs
-
-
-def ratio_interval(a, b, level: float = 0.95) -> RatioCI:
-    """Interval for median(A)/median(B) from the repetitions of two independent groups.
-
-    Each group gets its order-statistic median interval at coverage >= sqrt(level)
-    where its n allows ([min, max] otherwise); the groups being independent, the
-    ratio lies in [lo_A/hi_B, hi_A/lo_B] with probability >= cov_A * cov_B
-    (distribution-free, Hoefler & Belli SC'15 order statistics), the coverage
-    reported. With one value in a group its interval is a point of coverage 0."""
-    if not 0 < level < 1:
-        raise ValueError(f"ratio_interval: level {level} must be between 0 and 1 (e.g. 0.95)")
-    xa, xb = _checked(a, "A"), _checked(b, "B")
-    per_side = math.sqrt(level)
-    lo_a, hi_a, cov_a = median_ci(xa, per_side)
-    lo_b, hi_b, cov_b = median_ci(xb, per_side)
-    return RatioCI(lo=lo_a / hi_b, hi=hi_a / lo_b,
-                   point=statistics.median(xa) / statistics.median(xb),
-                   coverage=cov_a * cov_b, method=METHOD, n_a=len(xa), n_b=len(xb), level=level)
-
-
-def reps_needed(level: float = 0.95) -> int:
-    """Repetitions per group for a ratio interval of coverage `level`: the
-    smallest n whose [min, max] (or a narrower order-statistic interval)
-    reaches sqrt(level). 7 for 95%, 5 for 80%."""
-    if not 0 < level < 1:
-        raise ValueError(f"reps_needed: level {level} must be between 0 and 1")
-    n = 2
-    while order_coverage(n, 1) < math.sqrt(level):
-        n += 1
-    return n
-
-
-def _fmt(x: float) -> str:
+def _g(x) -> str:
     return f"{x:.4g}"
 
 
-def _interval_text(ci: RatioCI) -> str:
-    return (f"[{_fmt(ci.lo)}, {_fmt(ci.hi)}] at {100 * ci.coverage:.1f}% coverage "
-            f"(n = {ci.n_a} vs {ci.n_b})")
-
-
-def _published_text(threshold, side, threshold_hi) -> str:
-    if side == "within":
-        return f"within [{_fmt(threshold)}, {_fmt(threshold_hi)}]"
-    return f"{side} {_fmt(threshold)}"
-
-
-def decide(ci: RatioCI, threshold: float, side: str, threshold_hi: float | None = None
-           ) -> tuple[str, str]:
-    """(verdict, reason) for the claim "the ratio is `side` `threshold`".
-
-    side "above": the ratio > threshold; "below": < threshold; "within": in
-    [threshold, threshold_hi]. REPRODUCED only when the whole interval is
-    strictly on the published side (within: inside the band) and its coverage
-    reaches ci.level; NOT_REPRODUCED only when the whole interval is on the
-    other side (within: entirely outside the band) at that coverage; an
-    interval touching the threshold, straddling it, or of too low a coverage
-    gives INCONCLUSIVE, with the interval, its coverage and the repetitions
-    per side a ci.level interval needs."""
-    if side not in SIDES:
-        raise ValueError(f"decide: side {side!r} must be one of {', '.join(SIDES)}")
-    if side == "within":
-        if threshold_hi is None or not threshold < threshold_hi:
-            raise ValueError(f"decide: side 'within' needs threshold < threshold_hi, got "
-                             f"{threshold!r}, {threshold_hi!r}")
-    elif threshold_hi is not None:
-        raise ValueError(f"decide: threshold_hi is only for side 'within', not {side!r}")
-    for name, t in (("threshold", threshold), ("threshold_hi", threshold_hi)):
-        if t is not None and not math.isfinite(t):
-            raise ValueError(f"decide: {name} {t!r} is not a finite number")
-    if not ci.lo <= ci.point <= ci.hi:
-        raise ValueError(f"decide: point {ci.point!r} outside its interval [{ci.lo!r}, {ci.hi!r}]")
-    if min(ci.n_a, ci.n_b) < 2:
-        return INCONCLUSIVE, (f"one repetition: spread unknown (n = {ci.n_a} vs {ci.n_b}; a "
-                              f"{100 * ci.level:.0f}% interval needs {reps_needed(ci.level)} per side)")
-
-    lo, hi = ci.lo, ci.hi
-    if side == "above":
-        on_side, other_side = lo > threshold, hi <= threshold
-    elif side == "below":
-        on_side, other_side = hi < threshold, lo >= threshold
-    else:
-        on_side = threshold <= lo and hi <= threshold_hi
-        other_side = hi < threshold or lo > threshold_hi
-    published = _published_text(threshold, side, threshold_hi)
-    other = (f"outside [{_fmt(threshold)}, {_fmt(threshold_hi)}]" if side == "within" else
-             f"at or {'below' if side == 'above' else 'above'} {_fmt(threshold)}")
-    stated = f"ratio {_fmt(ci.point)}, interval {_interval_text(ci)}"
-    if ci.coverage >= ci.level:
-        if on_side:
-            return REPRODUCED, f"{stated} lies entirely {published}"
-        if other_side:
-            return NOT_REPRODUCED, f"{stated} lies entirely {other}"
-    need = (f"a {100 * ci.level:.0f}% interval needs {reps_needed(ci.level)} repetitions per side"
-            if ci.coverage < ci.level else
-            f"at {100 * ci.level:.0f}% the data do not tell which side the ratio is on")
-    if on_side or other_side:
-        where = published if on_side else other
-        return INCONCLUSIVE, (f"{stated} lies entirely {where}, but its coverage is below "
-                              f"{100 * ci.level:.0f}%; {need}")
-    return INCONCLUSIVE, f"{stated} straddles or touches the published bound ({published}); {need}"
-
-
-def describe_method(level: float = 0.95) -> str:
-    """One sentence for the paper's method section and captions."""
-    per = math.sqrt(level)
-    return (f"Each ratio's interval combines the two settings' order-statistic intervals of the "
-            f"median over repetitions, each at coverage ≥ {100 * per:.2f}% (√{level:g}) where the "
-            f"number of repetitions allows, as [lo_A/hi_B, hi_A/lo_B], whose coverage is at least "
-            f"their product; a claim is reproduced (or not) only when that interval lies entirely "
-            f"on one side of the published threshold with coverage ≥ {100 * level:.0f}% "
-            f"(≥ {reps_needed(level)} repetitions per setting), and inconclusive otherwise.")
+def sides(lo: float, hi: float, rule: Rule) -> tuple[bool, bool]:
+    """(on, off) for the closed interval [lo, hi]: `on` when it lies wholly on the published
+    side (above / below: strictly past the threshold; within: inside the closed band), `off`
+    when wholly on the other side (at or past the threshold the other way; within: entirely
+    outside the band). An interval touching an above / below threshold, or straddling a bound,
+    is neither."""
+    t, t_hi = rule.threshold, rule.threshold_hi
+    if rule.side == "above":
+        return lo > t, hi <= t
+    if rule.side == "below":
+        return hi < t, lo >= t
+    if t_hi is None or not t < t_hi:
+        raise ValueError(f"rule: 'within' needs threshold < threshold_hi, got {t!r}, {t_hi!r}")
+    return t <= lo and hi <= t_hi, hi < t or lo > t_hi

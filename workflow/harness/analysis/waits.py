@@ -31,6 +31,7 @@ from harness.analysis.claimkinds import Claim
 from harness.analysis.claimrules import (
     INCONCLUSIVE, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, Context, Result, cell_where, flagged,
     levels_of, missing)
+from harness.analysis.verdict import Rule
 
 
 LOCK_WAITS = re.compile(r"^wait/(synch|lock)/")
@@ -241,7 +242,7 @@ def judge_difference(ctx: Context, experiment: str, d: list[float], side: str, t
         return (INCONCLUSIVE, f"{n} blocks measured, the first look is at {schedule[0]} (of max {hi}): "
                 f"more blocks may decide it", I.difference_sign_interval(d, look_level),
                 f"0/{len(schedule)}", True)
-    s = I.sequential_decide(d, [0.0] * n, I.Rule(side, threshold), ctx.level, schedule,
+    s = I.sequential_decide(d, [0.0] * n, Rule(side, threshold), ctx.level, schedule,
                             method="sign-difference")
     look = f"{s.look}/{len(schedule)}"
     at = (f"look {look} after {s.blocks} blocks, each look at level {look_level:.4g} "

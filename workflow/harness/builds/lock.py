@@ -48,6 +48,19 @@ def load_lock(path: Path) -> dict:
     return builds
 
 
+def official_pair(builds: dict) -> tuple[str, str]:
+    """(packaged, official): the lock's one entry with `official_of` is the official release
+    of the packaged build it names, whose mysqld the rule official_check compares with it."""
+    pairs = [(e["official_of"], name) for name, e in builds.items() if e.get("official_of")]
+    if len(pairs) != 1:
+        raise BuildError(f"builds: {len(pairs)} entries have official_of, the official_check rule needs one; "
+                         f"set official_of: <packaged build> on the one official release to compare")
+    packaged, official = pairs[0]
+    if packaged not in builds:
+        raise BuildError(f"builds.{official}.official_of: {packaged!r} is not in the lock; name a build of it")
+    return packaged, official
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

@@ -26,16 +26,19 @@ def schedule(value) -> list[int]:
     return intervals.look_schedule(*bounds(value))
 
 
+def check_bounds(value, key: str) -> str | None:
+    """None if `value`'s min, max and looks make a look schedule, else a one-line error
+    naming `key` and the fix (harness.analysis.intervals.schedule_problem)."""
+    why = intervals.schedule_problem(*bounds(value))
+    return f"{key}: {why}" if why else None
+
+
 def check(value, level: float, key: str, decide: bool = True) -> str | None:
     """None if `value` is usable, else a one-line error naming `key` and the fix."""
     lo, hi, looks = bounds(value)
-    if not 1 <= lo <= hi:
-        return f"{key}: min {lo} and max {hi} need 1 <= min <= max; set max to at least min"
-    try:
-        intervals.look_schedule(lo, hi, looks)
-    except ValueError:
-        return (f"{key}: {looks} looks do not fit between {lo} and {hi} blocks; use at most "
-                f"{hi - lo + 1} looks, or a larger max")
+    why = check_bounds(value, key)
+    if why:
+        return why
     fig = value.get("figures", lo) if isinstance(value, dict) else lo
     if isinstance(fig, bool) or not isinstance(fig, int) or not 1 <= fig <= lo:
         return (f"{key}.figures: {fig!r} must be an integer with 1 <= figures <= min ({lo}); "

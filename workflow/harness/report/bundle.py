@@ -44,6 +44,7 @@ import yaml
 
 from harness import atomic, paths
 from harness.analysis import hosttype, tidy
+from harness.builds.lock import sha256_file
 from harness.measure import hostinfo, topology
 
 BUNDLE_FORMAT = "mysqlbench-bundle"
@@ -65,12 +66,13 @@ def same_cell(a: Path, b: Path) -> bool:
     sha256. Not their settings_digest: two measurements of one setting share a digest (a
     re-measured cell, or the same cell id measured on two clones of one host), and an
     import that took one for the other would replace a measurement."""
-    return _sha256(a / "manifest.json") == _sha256(b / "manifest.json")
+    return _manifest_sha256(a) == _manifest_sha256(b)
 
 
-def _sha256(p: Path) -> str | None:
+def _manifest_sha256(cell: Path) -> str | None:
+    """The sha256 of a cell's manifest.json (builds.lock.sha256_file); None without one."""
     try:
-        return hashlib.sha256(p.read_bytes()).hexdigest()
+        return sha256_file(cell / "manifest.json")
     except OSError:
         return None
 
@@ -323,7 +325,7 @@ def _retag(bag: Path) -> None:
     lines = []
     for p in sorted(bag.iterdir()):
         if p.is_file() and not p.name.startswith("tagmanifest-"):
-            lines.append(f"{hashlib.sha256(p.read_bytes()).hexdigest()} {p.name}\n")
+            lines.append(f"{sha256_file(p)} {p.name}\n")
     atomic.write_text(bag / "tagmanifest-sha256.txt", "".join(lines))
 
 

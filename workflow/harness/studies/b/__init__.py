@@ -260,7 +260,7 @@ def _decide_difference(ctx, d: list[float], result):
         return result(C.INCONCLUSIVE, f"{n} blocks measured, the first look is at {schedule[0]} (of max {hi}): "
                       f"more blocks may decide it", I.difference_sign_interval(d, look_level),
                       f"0/{len(schedule)}", True)
-    s = I.sequential_decide(d, [0.0] * n, I.Rule("above", 0.0), ctx.level, schedule, method="sign-difference")
+    s = I.sequential_decide(d, [0.0] * n, C.Rule("above", 0.0), ctx.level, schedule, method="sign-difference")
     look = f"{s.look}/{len(schedule)}"
     at = (f"look {look} after {s.blocks} blocks, each look at level {look_level:.4g} "
           f"(Bonferroni over {len(schedule)} looks for {ctx.level:g})")
