@@ -849,3 +849,18 @@ def test_a_peak_with_fewer_blocks_than_the_first_look_says_so(tmp_path):
     r = evaluate(tmp_path, exps, config({"x": {}}), engines_claim())[0]
     assert r["verdict"] == C.INCONCLUSIVE and r["method"] == intervals.MAX_MIN, r["reason"]
     assert "3 blocks measured, the first look is at 6 (of max 12)" in r["reason"]
+
+
+def test_an_experiment_the_plan_did_not_plan_says_why_in_every_claim_kind(tmp_path):
+    """The resolved profile's `not_planned` (harness.plan.config.mark_unread: "experiment: <x>
+    is not planned on this host: ...") is each claim's reason, split as Missing(reason,
+    detail), in the row kinds that read it from the tidy data (an engine ratio, a level ratio):
+    never "cannot evaluate (TypeError ...)" (the string was once splatted into missing())."""
+    why = "experiment: x is not planned on this host: no figure draws it (cores: needs 4)"
+    cfg = config({"x": {"study": "A3", "workload": "point_select", "variants": {}, "enabled": False,
+                        "not_planned": why}})
+    assert T.load(write_tidy(tmp_path / "t", {}), cfg).missing("x") == T.Missing(
+        "experiment", "x is not planned on this host: no figure draws it (cores: needs 4)")
+    for i, claim in enumerate((engines_claim(), levels_claim())):
+        r = evaluate(tmp_path / str(i), {}, cfg, claim)[0]
+        assert r["verdict"] == C.NOT_MEASURABLE and r["reason"] == why, r["reason"]
