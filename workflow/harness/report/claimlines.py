@@ -5,6 +5,7 @@ paper's table is made of, never a second computation."""
 from __future__ import annotations
 
 import re
+from decimal import ROUND_HALF_UP, Decimal
 
 from harness.analysis import claims as C
 from harness.report import tables
@@ -14,8 +15,14 @@ INDENT = "    "
 
 
 def _g(x: float) -> str:
-    """A ratio in three significant figures, as a reader says it: 1.13, 17.6, 193."""
-    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+    """A ratio in three significant figures, as a reader says it: 1.13, 17.6, 193; halves
+    rounded up as the studies' own figures are (2.045 is 2.05, as the published text says)."""
+    d = Decimal(repr(x))
+    if d == 0:
+        return "0"
+    exp = d.adjusted() - 2   # the place of the third significant figure
+    q = d.quantize(Decimal(1).scaleb(min(exp, 0)), rounding=ROUND_HALF_UP)
+    return f"{q.normalize():f}" if exp < 0 else f"{d.quantize(Decimal(1), rounding=ROUND_HALF_UP):f}"
 
 
 def rule_text(row: dict) -> str:
@@ -51,7 +58,7 @@ def reason(row: dict, level: float) -> str:
     if row.get("verdict") == C.NOT_MEASURABLE and row.get("host") != C.ALL_HOSTS:
         why = (row.get("reason") or "").split(";", 1)[0]
     if "unstable" in (row.get("reason") or "") and row.get("verdict") != C.NOT_MEASURABLE:
-        why = "; ".join(w for w in (why, "a cell flagged unstable") if w)
+        why = "; ".join(w for w in (why, "unstable cell") if w)
     return why
 
 
