@@ -104,28 +104,32 @@ def _cmd(profile: str, files: list[str], root: Path) -> str:
     return f"`./artifact paper --configfile {os.path.relpath(files[0], root)}`"
 
 
-def _measured(rec: dict | None, cells: int, before: dict | None = None) -> str:
-    """The run recorded here, and the one kept from before a change (runlog.BEFORE), if any."""
-    now = _one_run(rec, cells)
-    if before:
-        now += f"; before the change: {_one_run(before, cells)}"
-    return now
-
-
-def _one_run(rec: dict | None, cells: int) -> str:
+def _measured(rec: dict | None, cells: int, before: dict | None = None) -> tuple[str, str]:
+    """(the table's cell: the time and the date; the note below the table: what else the record
+    says, and the run kept from before a change, runlog.BEFORE, if any). A cell holds a figure
+    and a date; the story of a run is a note."""
     if not rec:
-        return "not run here"
-    when = f"{rec.get('host_cpus')} CPUs, {rec.get('backend')}, {rec.get('date')}"
+        return "not run here", ""
+    cell, note = _one_run(rec, cells)
+    if before:
+        then, then_note = _one_run(before, cells)
+        note += f"; before the change: {then} ({then_note})"
+    return cell, note
+
+
+def _one_run(rec: dict, cells: int) -> tuple[str, str]:
+    """(the time and the date, what else the record says: host, cells then, estimate, beside)."""
+    when = [f"{rec.get('host_cpus')} CPUs, {rec.get('backend')}"]
     if rec.get("cells") != cells:  # the profile changed since: say what was measured
-        when += f"; {rec.get('cells')} cells then"
+        when.append(f"{rec.get('cells')} cells then")
     if rec.get("estimate_s"):
-        when += f"; it printed {E.hms(rec['estimate_s'])} before starting"
+        when.append(f"it printed {E.hms(rec['estimate_s'])} before starting")
     if rec.get("beside"):  # what else ran on the host meanwhile, added to the record by hand
-        when += f"; beside it: {rec['beside']}"
+        when.append(f"beside it: {rec['beside']}")
     if rec.get("from_scratch"):
-        return f"{E.hms(rec['wall_s'])} ({when})"
+        return f"{E.hms(rec['wall_s'])}, {rec.get('date')}", "; ".join(when)
     secs = sum(e["measured_s"] for e in rec["experiments"].values()) + rec["datasets"]["measured_s"]
-    return f"cells + datasets {E.hms(secs)}, a resumed run ({when})"
+    return f"{E.hms(secs)}, {rec.get('date')}", "; ".join(["cells + datasets of a resumed run", *when])
 
 
 def _expected(est: dict) -> str:
@@ -147,6 +151,7 @@ def render(root: Path = ROOT) -> str:
          f"| command | what (from the profile) | cells, min–max blocks ({here} CPUs here / {WIDE_HOST} vCPUs, max) "
          f"| estimated on a new host ({here} CPUs) | measured here |",
          "|---|---|---|---|---|"]
+    notes: list[str] = []
     for profile, files in profile_files(root):
         try:
             cfg = E.load_profile(files, root)
@@ -166,8 +171,12 @@ def render(root: Path = ROOT) -> str:
         n_here = sum(r["cells"] for r in est["rows"])  # at min blocks (the estimate's expected run)
         n_max = sum(len(plan.cell_names(cfg, lock, x)) for x in plan.experiments(cfg))  # at max blocks
         cells = f"{n_here:,}" if n_max == n_here else f"{n_here:,}–{n_max:,}"
+        got, note = _measured(runs.get(profile), n_here, befores.get(profile))
+        if note:
+            notes.append(f"{_cmd(profile, files, root)}: {note}")
+            got += f" (note {len(notes)})"
         L.append(f"| {_cmd(profile, files, root)} | {describe(cfg, lock)} | {cells} / {n_wide} "
-                 f"| {_expected(est)}, disk ~{E.size(est['disk_bytes'])} | {_measured(runs.get(profile), n_here, befores.get(profile))} |")
+                 f"| {_expected(est)}, disk ~{E.size(est['disk_bytes'])} | {got} |")
     for suite, cmd in SUITES.items():
         path = root / "logs" / "tests" / f"suite-{suite}.json"
         try:
@@ -178,6 +187,8 @@ def render(root: Path = ROOT) -> str:
             got = "not run here"
         L.append(f"| {cmd} | {SUITE_WHAT[suite]} | — | — | {got} |")
     L.append("")
+    if notes:  # what a measured cell's record says besides its time and date
+        L += ["Notes on *measured here*:", ""] + [f"{i}. {n}" for i, n in enumerate(notes, 1)] + [""]
     ran = [p for p in reversed(ORDER) if p in runs] + sorted(p for p in runs if p not in ORDER)
     if ran:
         rec = runs[ran[0]]

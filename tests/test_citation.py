@@ -167,6 +167,20 @@ def test_validation_catches_a_broken_citation(cff, schema, break_it):
     assert cff_errors(broken, schema)
 
 
+def test_the_release_fields_wait_commented_and_validate_once_filled_in(schema):
+    """CITATION.cff keeps a place for the repository's address and the archived release's DOI
+    (README: how to archive a release): commented until the release exists, and the keys are
+    the ones the schema knows, so filling them in gives a valid file."""
+    text = CFF.read_text(encoding="utf-8")
+    placeholders = {k: re.search(rf"^# ({k}): .*$", text, re.M) for k in ("repository-code", "doi")}
+    assert all(placeholders.values()), f"no commented placeholder for {[k for k, m in placeholders.items() if not m]}"
+    filled = text.replace("# repository-code: ", "repository-code: ").replace("# doi: ", "doi: ")
+    data = yaml.load(filled, Loader=_CffLoader)
+    data.update({"repository-code": "https://example.org/mysql-engines", "doi": "10.5281/zenodo.1"})
+    assert not cff_errors(data, schema)
+    assert cff_errors({**data, "doi": "not a doi"}, schema)  # the check reads the values
+
+
 def test_artifact_metadata(cff):
     assert cff["cff-version"] == "1.2.0"
     assert cff["type"] == "software"

@@ -55,7 +55,8 @@ MEASURING = {"run_cell", "dataset", "bootstrap_template", "corpus", "repetition_
 COMMANDS: dict[str, tuple[str, list[str], str]] = {
     "./artifact claims": (
         RUN, [], "after the recorded cells of a real smoke run (tests/fixtures/raw) made the claims with "
-                 "`./artifact claims --configfile config/smoke.yaml`; prints one line per claim"),
+                 "`./artifact claims --configfile config/smoke.yaml`; prints each claim in 80 columns "
+                 "(--long: one whole line per claim)"),
     "./artifact setup": (RUN, [], "once set up, a quick check that installs nothing"),
     "./artifact help": (RUN, [], "installs nothing: prints the entry points, every command of the usage line"),
     "./artifact clean-runs": (RUN, [], "in a copy of the checkout holding recorded cells: removes only the "
@@ -428,9 +429,21 @@ def run_claims(request, argv):
     assert "Nothing to be done" in res.stderr and claims.stat().st_mtime_ns == stamp, tail(res)
     assert sorted(str(p.relative_to(work)) for p in (work / "data" / "raw").glob("*/*/*")) == cells
     rows = claim_rows(claims)
+    assert res.stdout == made.stdout, tail(res)
     lines = res.stdout.splitlines()
-    assert res.stdout == made.stdout and len(lines) == len(rows) > 0, tail(res)
-    for row, line in zip(rows, lines):  # one line per claim: its id, its verdict, what was measured
+    assert lines and max(map(len, lines)) <= 80, max(lines, key=len)   # an 80-column terminal
+    heads = [i for i, line in enumerate(lines) if not line.startswith(" ")]
+    assert len(heads) == len(rows) > 0, tail(res)
+    for row, i in zip(rows, heads):  # a row's first line: its id and build (grep ^ID), its verdict by it
+        label = "  ".join(x for x in (row["claim"], row.get("build")) if x)
+        assert lines[i].startswith(label + "  ") or lines[i] == label, lines[i]
+        assert row["verdict"] in "\n".join(lines[i:i + 2]), lines[i:i + 2]
+    # --long: the whole row on one line, what was measured in it
+    full = artifact(work, argv + ["--long"])
+    assert full.returncode == 0, tail(full)
+    long_lines = full.stdout.splitlines()
+    assert len(long_lines) == len(rows), tail(full)
+    for row, line in zip(rows, long_lines):
         assert line.split()[0] == row["claim"] and row["verdict"] in line and row["measured"] in line, line
     assert re.search(r"\d+ (reproduced|not reproduced|inconclusive|not measurable here)",
                      res.stderr.strip().splitlines()[-1]), tail(res)

@@ -74,13 +74,24 @@ def test_a_recorded_run_and_suite_are_shown_as_measured(root):
     assert run(root, "--check").returncode == 1  # the README is now out of date
     assert run(root).returncode == 0
     text = (root / "README.md").read_text()
-    assert "| 12m34s (2 CPUs, docker, 2026-01-02) |" in text
+    assert "| 12m34s, 2026-01-02 (note 1) |" in text   # a cell: a figure and a date
+    assert "\n1. `./artifact smoke`: 2 CPUs, docker\n" in text   # the rest below the table
     assert "| 29m43s (2 CPUs, 2026-01-02: 911 passed, 0 failed) |" in text
     assert "| `point_select` | A3 | 3 | 0m40s | 1.2 MB |" in text
     # a record of the profile as it was before it changed says how many cells it measured then
     (root / runlog.RUNS / "smoke.json").write_text(json.dumps(dict(rec, cells=n - 4)))
     assert run(root).returncode == 0
-    assert f"| 12m34s (2 CPUs, docker, 2026-01-02; {n - 4} cells then) |" in (root / "README.md").read_text()
+    text = (root / "README.md").read_text()
+    assert "| 12m34s, 2026-01-02 (note 1) |" in text
+    assert f"\n1. `./artifact smoke`: 2 CPUs, docker; {n - 4} cells then\n" in text
+    # what else ran meanwhile, however long, is a note: the cell stays a figure and a date
+    story = "this session's tests on the same CPUs; the run was interrupted and resumed"
+    (root / runlog.RUNS / "smoke.json").write_text(json.dumps(dict(rec, beside=story)))
+    assert run(root).returncode == 0
+    text = (root / "README.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| `./artifact smoke`"))
+    assert row.endswith("| 12m34s, 2026-01-02 (note 1) |") and story not in row
+    assert f"1. `./artifact smoke`: 2 CPUs, docker; beside it: {story}\n" in text
 
 
 def test_a_readme_without_the_markers_is_refused_in_one_line(root):
@@ -103,4 +114,5 @@ def test_a_record_kept_from_before_a_change_is_shown_beside_the_run(root):
     assert runlog.load(str(root), before=True)["smoke"]["wall_s"] == 720.0
     assert run(root).returncode == 0
     text = (root / "README.md").read_text()
-    assert "| 10m00s (2 CPUs, docker, 2026-01-03); before the change: 12m00s (2 CPUs, docker, 2026-01-02) |" in text
+    assert "| 10m00s, 2026-01-03 (note 1) |" in text
+    assert "1. `./artifact smoke`: 2 CPUs, docker; before the change: 12m00s, 2026-01-02 (2 CPUs, docker)\n" in text

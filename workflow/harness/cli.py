@@ -224,19 +224,15 @@ def cmd_tidy(a):
 
 
 def cmd_claims_print(a):
-    """One line per declared claim, from the same claims.csv the paper's table is made of."""
+    """Each declared claim, from the same claims.csv the paper's table is made of: at most two
+    lines of 80 columns per row, or with --long the whole row on one line (harness.report.claimlines)."""
     import csv
+    from harness.report import claimlines
     with open(a.claims, newline="") as f:
         rows = list(csv.DictReader(f))
-    rows = [{**r, "claim": f"{r['claim']} @ {r['host']}"} for r in rows] if len({r.get("host", "") for r in rows} - {"all"}) > 1 else rows
-    width = max((len(r.get("claim", "")) for r in rows), default=10)
-    for r in rows:
-        print(f"{r.get('claim', ''):<{width}}  {r.get('verdict', ''):<19}  published {r.get('published', '')};"
-              f" measured {r.get('measured', '')}; {r.get('reason', '')}")
-    counts = {}
-    for r in rows:
-        counts[r.get("verdict", "")] = counts.get(r.get("verdict", ""), 0) + 1
-    print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())), file=sys.stderr)
+    for line in claimlines.render(rows, long=a.long):
+        print(line)
+    print(claimlines.summary(rows), file=sys.stderr)
 
 
 def cmd_reap(a):
@@ -445,8 +441,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_resolved_config)
 
-    s = sub.add_parser("claims-print", help="one line per claim of a claims.csv")
+    s = sub.add_parser("claims-print", help="each claim of a claims.csv, in 80 columns (--long: whole rows)")
     s.add_argument("claims")
+    s.add_argument("--long", action="store_true", help="the whole row on one line: published, measured, full reason")
     s.set_defaults(fn=cmd_claims_print)
 
     s = sub.add_parser("reap", help="kill labelled servers, remove stale cgroups")

@@ -55,11 +55,12 @@ def short_reason(row, level) -> str:
     v = row["verdict"]
     if v == C.NOT_MEASURABLE:
         return need_detail(row) or (row.get("reason") or "").split(":", 1)[0]
+    direction = "direction only" if tables.direction_only(row) and row.get("ratio") else ""
     if v == C.INCONCLUSIVE:
-        return tables.short_reason(row, level)
+        return "; ".join(w for w in (tables.short_reason(row, level), direction) if w)
     if row.get("magnitude"):
-        return f"published ratio {row['magnitude']} the interval"
-    return ""
+        return "; ".join(w for w in (direction, f"published ratio {row['magnitude']} the interval") if w)
+    return direction
 
 
 def _cut(text: str, n: int = 48) -> str:

@@ -140,6 +140,14 @@ def short_reason(row, level) -> str:
     return ""
 
 
+def direction_only(row) -> bool:
+    """The rule judges only a direction (`> 1` or `< 1`) although the study gave a magnitude:
+    the verdict says nothing of how far the measured ratio lies from the published one, so the
+    table and `./artifact claims` say so beside it (the two ratios are in their columns)."""
+    return (row.get("side") in ("above", "below") and _f(row.get("threshold")) == 1.0
+            and _f(row.get("published_ratio")) is not None)
+
+
 def rule_text(row) -> str:
     side, t, th = row.get("side"), _f(row.get("threshold")), _f(row.get("threshold_hi"))
     if not side:
@@ -207,7 +215,8 @@ def claims_tex(rows, level) -> str:
                r"rule: the published side of the threshold; n: "
                r"blocks (paired repetitions) the verdict used; cores: mysqld's cores in the compared cells. The "
                r"claims' statements are in Appendix~\ref{app:reasons}. $\dagger$: the verdict rests on a cell "
-               r"flagged unstable. Reasons: Appendix~\ref{app:reasons}.%s}\label{tab:claims}\\"
+               r"flagged unstable. \emph{Direction only}: the rule judges the side of 1 alone, though the study "
+               r"gave a magnitude; compare the two ratios. Reasons: Appendix~\ref{app:reasons}.%s}\label{tab:claims}\\"
                % ("the hosts'" if several else "this host's", summary,
                   r" Per host a row each; a claim's row for all hosts says on how many of the hosts "
                   r"that could measure it the claim was reproduced: reproduced (not reproduced) when more "
@@ -228,7 +237,9 @@ def claims_tex(rows, level) -> str:
         if several:
             cid += (r"\newline{\scriptsize \emph{all hosts}}" if r.get("host") == C.ALL_HOSTS
                     else r"\newline{\scriptsize host %s}" % tex_tt(r.get("host") or NA))
-        why = short_reason(r, level)
+        why = "; ".join(w for w in (short_reason(r, level),
+                                     "direction only" if direction_only(r) and r.get("ratio")
+                                     and r["verdict"] != C.NOT_MEASURABLE else "") if w)
         dagger = r"$^\dagger$" if "unstable" in (r.get("reason") or "") else ""
         verdict = tex_escape(r["verdict"]) + dagger + (r"\newline{\scriptsize (%s)}" % tex_escape(why)
                                                        if why else "")
