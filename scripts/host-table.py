@@ -2,7 +2,7 @@
 """The "which host do I need" table: per recorded host (tests/fixtures/topology/hwloc/), what
 `./artifact plan --configfile PROFILE --topology FILE` says: its lanes, how many claim rows it
 can decide, the wall time on its lanes (the first-look floor, the expected time counting the
-later looks by each claim's odds, the worst case) and on SLURM clusters of 8 and 16 such nodes (stated defaults: no benchmark files, no raw cells, so it prints the same anywhere). Writes the block between the hosts markers
+later looks by each claim's odds, the worst case) and on SLURM clusters of 8 and 16 such nodes (stated defaults: no benchmark files, no raw or tidy cells, so it prints the same anywhere). Writes the block between the hosts markers
 of "README.md" (--check: exit 1 if it differs, write nothing; --print: print it instead).
 
     scripts/host-table.py [--configfile config/paper.yaml] [--check | --print]
@@ -36,7 +36,7 @@ def row(path: Path, profile: str, empty: str) -> str:
     cfg: dict = {}
     for f in (ROOT / "config" / "default.yaml", ROOT / profile):
         config.deep_merge(cfg, yaml.safe_load(f.read_text()) or {})
-    p = coreplan.build(cfg, topo, root=str(ROOT), bench_dir=f"{empty}/b", raw=f"{empty}/r")
+    p = coreplan.build(cfg, topo, root=str(ROOT), bench_dir=f"{empty}/b", raw=f"{empty}/r", tidy_dir=f"{empty}/t")
     vs, est = p["claims"], p["estimate"]
     ok, rows = sum(v["measurable_rows"] for v in vs), sum(v["rows"] for v in vs)
     ln = est["lanes"]
