@@ -10,7 +10,6 @@ import re
 
 import pytest
 
-from conftest import ROOT
 from test_retidy_fixture import RAW, retidy
 
 from harness import builds, paths, registry
