@@ -13,7 +13,7 @@ nodes (harness.plan.estimate.on_nodes, as `./artifact plan` prints it) between
 What `./artifact plan --topology FILE --configfile config/paper.yaml` prints for the
 2-socket 32-thread host and the 192-core host of tests/fixtures/topology/hwloc/ (hwloc's
 own recorded topologies), and a table of the paper profile's expected and worst-case time
-on each. The estimates use the stated defaults (no benchmark files, no raw cells), as
+on each. The estimates use the stated defaults (no benchmark files, no raw or tidy cells), as
 `./artifact plan` prints them in a fresh clone, so the block renders the same anywhere.
 
     scripts/plan-table.py            rewrite both blocks
@@ -58,9 +58,9 @@ def plan_of(xml: str, root: Path = ROOT) -> dict:
     cwd = os.getcwd()
     os.chdir(root)
     try:
-        with tempfile.TemporaryDirectory() as nothing:  # no benchmark files, no raw cells
+        with tempfile.TemporaryDirectory() as nothing:  # no benchmark files, no raw or tidy cells
             return coreplan.build(cfg, topology.read(xml), root=".", bench_dir=os.path.join(nothing, "b"),
-                                  raw=os.path.join(nothing, "r"))
+                                  raw=os.path.join(nothing, "r"), tidy_dir=os.path.join(nothing, "t"))
     finally:
         os.chdir(cwd)
 

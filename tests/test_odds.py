@@ -100,3 +100,47 @@ def test_the_noise_is_this_hosts_where_cells_were_measured(tmp_path):
     (tmp_path / "aa_throughput_summary.csv").write_text("cell,qps_server_cv\na,0.02\nb,0.04\nc,0.03\n")
     cov, src = O.noise(cfg, str(tmp_path))
     assert cov == pytest.approx(0.03) and "A/A" in src
+
+
+def _no_truth_claim():
+    """A declared claim with a ratio rule and no published figure (a direction or a bound)."""
+    from harness import registry
+    return next(c for c in registry.claims()
+                if getattr(c, "rule", None) is not None and getattr(c, "published_ratio", None) is None
+                and c.experiments)
+
+
+def test_a_rule_without_a_published_figure_is_not_decided_at_its_first_look():
+    """No truth to simulate: its power is unknown, and its interval must still clear the
+    rule's bound, so the expected time runs every look of its experiment (issue 51: it was
+    counted as decided at its first look, the expected time as if it never went on)."""
+    c = _no_truth_claim()
+    cfg = {"experiments": {c.experiments[0]: {"repetitions": {"min": 6, "max": 24, "looks": 3}}},
+           "claims": {"decide": True, "level": 0.9}}
+    o = O.claim_odds(c, cfg, {}, 0.05)
+    assert o["decided"][:-1] == [0.0, 0.0], o
+    assert O.go_on([o]) == {c.experiments[0]: [1.0, 1.0]}
+    assert o["power"] is None and "power unknown" in o["why"] and o["rule"], o
+    assert any(o["why"] in line for line in O.render({"trials": 1, "cov": 0.05, "source": "s", "drift": 0.05,
+                                                       "claims": [o]}))
+
+
+def test_a_plan_made_from_any_folder_reads_the_clones_noise(tmp_path, monkeypatch, capsys):
+    """`python -m harness plan` reads the odds' noise from the clone's data/tidy
+    (paths.TIDY), passed to coreplan.build explicitly: the same CoV from the clone's folder
+    and from another one (it read ./data/tidy of the folder it was run from)."""
+    import json
+    from harness import cli, paths
+    tidy = tmp_path / "clone-tidy"
+    tidy.mkdir()
+    (tidy / "aa_throughput_summary.csv").write_text("cell,qps_server_cv\na,0.02\nb,0.04\nc,0.03\n")
+    monkeypatch.setattr(paths, "TIDY", tidy)
+    args = ["plan", "--json", "--no-estimate", "--topology", str(HWLOC / "32em64t-2n8c2t-pci-noio.xml"),
+            "--configfile", str(ROOT / "config" / "smoke.yaml")]
+    seen = []
+    for here in (ROOT, tmp_path):
+        monkeypatch.chdir(here)
+        assert cli.main(args) == 0
+        p = json.loads(capsys.readouterr().out)
+        seen.append((p["odds"]["cov"], p["odds"]["source"]))
+    assert seen[0] == seen[1] and seen[0][0] == pytest.approx(0.03) and str(tidy) in seen[0][1], seen

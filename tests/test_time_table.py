@@ -116,3 +116,16 @@ def test_a_record_kept_from_before_a_change_is_shown_beside_the_run(root):
     text = (root / "README.md").read_text()
     assert "| 10m00s, 2026-01-03 (note 1) |" in text
     assert "1. `./artifact smoke`: 2 CPUs, docker; before the change: 12m00s, 2026-01-02 (2 CPUs, docker)\n" in text
+
+
+def test_each_time_column_says_which_it_shows(root):
+    """The estimate is the stated defaults' (not a clone's measured rates, which
+    `./artifact plan` uses there) and the measured column is the rendering host's logs/
+    (issue 55: each table says which it shows); the README's own header is the script's."""
+    assert run(root).returncode == 0
+    head = next(line for line in (root / "README.md").read_text().splitlines() if line.startswith("| command |"))
+    assert "from the stated defaults, not a clone's measured rates" in head
+    assert "measured where this table was rendered (its logs/runs/; a fresh clone has none)" in head
+    assert head in (ROOT / "README.md").read_text().splitlines()
+    hosts = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| host"))
+    assert "stated defaults, not a clone's measured rates or CoV" in hosts

@@ -58,7 +58,8 @@ def cmd_plan(a):
     cfg = config.defaults()
     for f in a.configfile:  # as `harness estimate` merges them
         config.deep_merge(cfg, _load_yaml(f))
-    p = coreplan.build(cfg, topology.read(a.topology) if a.topology else None, with_estimate=not a.no_estimate)
+    p = coreplan.build(cfg, topology.read(a.topology) if a.topology else None, with_estimate=not a.no_estimate,
+                       tidy_dir=str(paths.TIDY))  # the clone's own cells, whatever the folder it is run from
     print(json.dumps(p, indent=1) if a.json else coreplan.render(p))
 
 

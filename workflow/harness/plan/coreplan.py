@@ -55,9 +55,13 @@ def dropped(host_plan: cores.Plan, asked, kept: list[int], study: tuple = ()) ->
 
 
 def build(cfg: dict, topo: Topology | None = None, *, lock_path=paths.LOCK, root: str = ".",
-          with_estimate: bool = True, bench_dir: str = estimate.BENCH, raw: str = estimate.RAW) -> dict:
+          with_estimate: bool = True, bench_dir: str = estimate.BENCH, raw: str = estimate.RAW,
+          tidy_dir: str | None = None) -> dict:
     """The plan of a merged (unresolved) profile on `topo` (None: this host). The estimate's
-    overheads come from `root`/`bench_dir`'s benchmark files (none there: the stated defaults)."""
+    overheads come from `root`/`bench_dir`'s benchmark files (none there: the stated defaults);
+    the odds' noise from the summaries in `tidy_dir` (None: `root`/data/tidy; none there: the
+    profile's stated CoV). `python -m harness plan` passes the clone's own (paths.TIDY), so a
+    plan made from any folder reads the same noise."""
     if topo is None:  # this host: inside a SLURM job, only if the step holds the job's CPUs
         topo = Topology.live()
         config.slurm_step_check(len(topo.ids))
@@ -68,7 +72,8 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=paths.LOCK, root
     est = (estimate.estimate(resolved, lock, bench_dir=bench_dir, raw=raw, root=root, topo=topo)
            if with_estimate else None)
     who = reads.readers(resolved, lock, topo)
-    odds = O.all_odds(resolved, lock, who["claims"], tidy_dir=os.path.join(root, "data", "tidy"))
+    odds = O.all_odds(resolved, lock, who["claims"],
+                       tidy_dir=os.path.join(root, "data", "tidy") if tidy_dir is None else str(tidy_dir))
     looks = looks_times(resolved, lock, est, odds["experiments"]) if est else {}
     est_rows = {r["experiment"]: r for r in est["rows"]} if est else {}
     exps, groups, missing = [], {}, dict(host_plan.missing)

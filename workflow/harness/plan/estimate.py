@@ -393,8 +393,9 @@ def on_nodes(est: dict, nodes: int, worst: bool = False) -> float:
 def expected_with_looks(est: dict, go_on: dict) -> float:
     """One cell at a time, the expected seconds counting the looks: each experiment's blocks
     of its first look, and those of a later look times the chance it is still undecided then
-    (go_on: harness.plan.odds.go_on; an experiment none of whose claims is modelled stops at
-    its first look); datasets once."""
+    (go_on: harness.plan.odds.go_on; an experiment read only by checks and rankings stops at
+    its first look, one a ratio claim without a published figure reads runs every look);
+    datasets once."""
     total = est["dataset_s"]
     for r in est["rows"]:
         on = go_on.get(r["experiment"]) or []

@@ -5,9 +5,13 @@ look of its experiment's `repetitions` schedule, and how it would be decided, by
 of harness.analysis.power (the one bench/verdict_power.py runs): power.TRIALS seeded trials per
 claim shape (fewer for a peak over more than 4 loads: trials_for), cached per (shape, rule, true ratio, CoV, blocks and looks, block size, loads).
 
-- The truth is the claim's published figure (`published_ratio`); a claim without one (a
-  direction read off a figure) or without a ratio rule (a check, a wait ranking) is not
-  modelled, and counted as decided at its first look.
+- The truth is the claim's published figure (`published_ratio`). A claim with a ratio rule
+  but no published figure (a direction or a bound read off a figure, a qualitative
+  statement) has no truth to simulate: its power is unknown (`power` None), and since its
+  interval must still clear the rule's bound, which more blocks may do, the expected time
+  counts it as undecided at every look but the last (as the worst case does). A claim
+  without a ratio rule (a check, a wait ranking) is not modelled, and counted as decided at
+  its first look.
 - The shape: `scaling` for a scaling claim (ScalingRatio, needs: scaling: its users a
   group); `peak` for a comparison over several loads (its users, and its core counts at or
   above min_cores when a load includes cores), both sides sharp; else `plain`.
@@ -34,28 +38,41 @@ from harness.plan import cells as plan
 
 MIN_TRIALS = 50
 NOT_MODELLED = "not modelled (counted as decided at its first look)"
+NO_TRUTH = ("no published figure to take as the truth: power unknown; its interval must still clear "
+            "the rule's bound, so the expected time counts it undecided until its last look")
 
 
-def noise(cfg: dict, tidy_dir: str = "data/tidy") -> tuple[float, str]:
+def noise(cfg: dict, tidy_dir: str) -> tuple[float, str]:
+    """(CoV, its source) from the summaries in `tidy_dir` (noise_of)."""
+    summaries = {}
+    for p in sorted(glob.glob(os.path.join(tidy_dir, "*_summary.csv"))):
+        try:
+            with open(p, newline="") as f:
+                summaries[os.path.basename(p)[:-len("_summary.csv")]] = list(csv.DictReader(f))
+        except (OSError, ValueError):
+            continue
+    return noise_of(cfg, summaries, tidy_dir)
+
+
+def noise_of(cfg: dict, summaries: dict, where: str) -> tuple[float, str]:
     """(CoV, its source): the median CoV of the cells a study declares as the host's noise
     (its NOISE_EXPERIMENT: the A/A control's), else every measured cell's, else the
-    profile's stats.cv_threshold."""
+    profile's stats.cv_threshold. `summaries`: {experiment: its summary rows}, read from
+    `where` (named in the source)."""
     metric = f"{claimrules.METRIC}_cv"
     aa = registry.declared_one("NOISE_EXPERIMENT")
-    own = [(f"the A/A cells ({aa})", [os.path.join(tidy_dir, f"{aa}_summary.csv")])] if aa else []
-    for name, paths in (*own,
-                        ("the cells measured here", sorted(glob.glob(os.path.join(tidy_dir, "*_summary.csv"))))):
+    own = [(f"the A/A cells ({aa})", [aa])] if aa else []
+    for name, exps in (*own, ("the cells measured here", sorted(summaries))):
         vals = []
-        for p in paths:
-            try:
-                with open(p, newline="") as f:
-                    vals += [float(r[metric]) for r in csv.DictReader(f) if (r.get(metric) or "").strip()
-                             not in ("", "nan")]
-            except (OSError, ValueError, KeyError):
-                continue
+        for e in exps:
+            for r in summaries.get(e) or []:
+                try:
+                    vals.append(float((r.get(metric) or "nan").strip() or "nan"))
+                except (ValueError, AttributeError):
+                    continue
         vals = [v for v in vals if v == v and v > 0]
         if vals:
-            return statistics.median(vals), f"this host's measured CoV: median of {len(vals)} of {name} ({tidy_dir})"
+            return statistics.median(vals), f"this host's measured CoV: median of {len(vals)} of {name} ({where})"
     cov = float(cfg["stats"]["cv_threshold"])
     return cov, f"the profile's stats.cv_threshold ({cov:g}): no cells measured on this host yet"
 
@@ -84,34 +101,38 @@ def trials_for(loads: int) -> int:
 
 def claim_odds(claim, cfg: dict, lock: dict, cov: float, rows: int = 1) -> dict:
     """One measurable claim's odds on the resolved profile: {claim, experiment, shape, loads,
-    truth, rule, looks (block counts), decided (cumulative per look), reproduced,
-    not_reproduced, rows, why (not modelled)}."""
+    truth, rule, looks (block counts), decided (the chance, cumulative per look, that the
+    expected time counts), power (P(decided by the last look), None when unknown),
+    reproduced, not_reproduced, rows, why (not modelled)}."""
     exp = claim.experiments[0] if claim.experiments else ""
     spec = cfg["experiments"].get(exp) or {}
     lo, hi, looks = plan.repetition_bounds(spec) if spec else (1, 1, 1)
     schedule = intervals.look_schedule(lo, hi, looks)
     out = {"claim": claim.id, "experiment": exp, "looks": schedule, "rows": rows, "shape": None,
            "loads": 0, "truth": getattr(claim, "published_ratio", None), "rule": None,
-           "decided": [1.0] * len(schedule), "reproduced": None, "not_reproduced": None, "why": ""}
+           "decided": [1.0] * len(schedule), "power": None, "reproduced": None, "not_reproduced": None,
+           "why": ""}
     if not cfg["claims"]["decide"]:
         out["why"] = "claims.decide is false: no verdicts, nothing decides"
-        out["decided"] = [0.0] * len(schedule)
+        out["decided"], out["power"] = [0.0] * len(schedule), 0.0
+        return out
+    r = getattr(claim, "rule", None)
+    if r is None:
+        out["why"] = "a check or ranking, no ratio: " + NOT_MODELLED
         return out
     sh = shape_of(claim, spec)
-    if sh is None:
-        out["why"] = ("a check or ranking, no ratio: " if getattr(claim, "rule", None) is None
-                      else "no published figure to take as the truth: ") + NOT_MODELLED
+    if sh is None:   # a ratio rule without a truth: only the last look stops it for sure
+        out.update(why=NO_TRUTH, rule=r.text(), decided=[0.0] * (len(schedule) - 1) + [1.0])
         return out
-    r = claim.rule
     size = max(2, plan.block_counts(cfg, lock, exp)["cells_block"])
     o = power.odds(sh[0], (r.side, r.threshold, r.threshold_hi), float(claim.published_ratio), round(cov, 4),
                    (lo, hi, looks), size, sh[1], level=float(cfg["claims"]["level"]), trials=trials_for(sh[1]))
-    out.update(shape=sh[0], loads=sh[1], rule=r.text(), decided=list(o.decided), reproduced=o.reproduced,
-               not_reproduced=o.not_reproduced, trials=o.trials)
+    out.update(shape=sh[0], loads=sh[1], rule=r.text(), decided=list(o.decided), power=o.decided[-1],
+               reproduced=o.reproduced, not_reproduced=o.not_reproduced, trials=o.trials)
     return out
 
 
-def all_odds(cfg: dict, lock: dict, verdicts: list, tidy_dir: str = "data/tidy") -> dict:
+def all_odds(cfg: dict, lock: dict, verdicts: list, tidy_dir: str) -> dict:
     """{"cov", "source", "claims": [claim_odds of each measurable claim], "experiments":
     {exp: [P(on past look k) for each look but the last]}}."""
     from harness import registry

@@ -186,7 +186,8 @@ def lanes_of(cfg: dict):
 def phase_weight(go_on: dict, p: Piece) -> float:
     """The chance a piece of phase p.phase runs: 1 for the first look's blocks; for later ones
     the chance its experiment is still undecided after look p.phase (go_on: harness.plan.odds);
-    an experiment no modelled claim reads is decided at its first look."""
+    an experiment read only by checks and rankings is decided at its first look, one a ratio
+    claim without a published figure reads goes on (harness.plan.odds.claim_odds)."""
     if p.phase == 0:
         return 1.0
     on = go_on.get(p.experiment) or []

@@ -39,7 +39,7 @@ from harness import atomic
 from harness.analysis import claims as C
 from harness import registry as studies
 from harness.analysis import tidydata as T
-from harness.report import deviations, latex, macros as M, method, studytables, tables
+from harness.report import claimpower, deviations, latex, macros as M, method, studytables, tables
 from harness.report.figures import FACTOR_TABLE, FIGURES, PAPER_FIGURES, factor_table_csv, figure_inputs, host_args  # noqa: F401  (rules, tests)
 from harness.report.latex import fmt_int, fmt_num, fmt_pct, macro, tex_escape, tex_tt  # noqa: F401
 
@@ -58,8 +58,11 @@ def claims_csv(rows) -> str:
 
 
 def host_rows(tidy: T.Tidy) -> list[dict]:
-    """The claim rows of one host's tidy data (every host's judged by this same code)."""
-    return studies.annotate(C.Context.of(tidy), C.evaluate(tidy, studies.claims()))
+    """The claim rows of one host's tidy data (every host's judged by this same code), each
+    measurable row with its power on that host (harness.report.claimpower)."""
+    rows = studies.annotate(C.Context.of(tidy), C.evaluate(tidy, studies.claims()))
+    claimpower.annotate(rows, tidy)
+    return rows
 
 
 def outputs(tidy: T.Tidy, power: str | None = None, host: str = "",
@@ -78,7 +81,8 @@ def outputs(tidy: T.Tidy, power: str | None = None, host: str = "",
     return {
         "macros.tex": M.macros_tex(M.build_macros(ctx, rows) + [("ClaimsNotDrawn", M.not_drawn(every))],
                                    M.flags_tex(tidy)),
-        "claims.tex": tables.claims_tex(every, ctx.level),
+        "claims.tex": tables.claims_tex(every, ctx.level, claimpower.method_sentence(claimpower.host_power(tidy))
+                                        if any("power_note" in r for r in rows) else ""),
         "claims.csv": claims_csv(every),
         "reasons.tex": tables.reasons_tex(every),
         "design.tex": tables.design_tex(tidy),

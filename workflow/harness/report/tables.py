@@ -191,10 +191,11 @@ def breakable(text) -> str:
     return "".join(out)
 
 
-def claims_tex(rows, level) -> str:
+def claims_tex(rows, level, power: str = "") -> str:
     """The claims table as one longtable of the (one-column) appendix, labelled
     tab:claims: it breaks across pages, its header repeated on each (a float of
-    fixed rows cannot: the wait rows are tall and would overfill a page)."""
+    fixed rows cannot: the wait rows are tall and would overfill a page). `power`: the
+    caption's sentence on the rows' power (harness.report.claimpower), plain text."""
     def x(share):   # a share (of 30) of the width the fixed columns leave
         return (r">{\raggedright\arraybackslash}p{\dimexpr(\linewidth-4.9cm-12\tabcolsep)*%d/30\relax}"
                 % share)
@@ -216,8 +217,8 @@ def claims_tex(rows, level) -> str:
                r"blocks (paired repetitions) the verdict used; cores: mysqld's cores in the compared cells. The "
                r"claims' statements are in Appendix~\ref{app:reasons}. $\dagger$: the verdict rests on a cell "
                r"flagged unstable. \emph{Direction only}: the rule judges the side of 1 alone, though the study "
-               r"gave a magnitude; compare the two ratios. Reasons: Appendix~\ref{app:reasons}.%s}\label{tab:claims}\\"
-               % ("the hosts'" if several else "this host's", summary,
+               r"gave a magnitude; compare the two ratios. Reasons: Appendix~\ref{app:reasons}.%s%s}\label{tab:claims}\\"
+               % ("the hosts'" if several else "this host's", summary, " " + tex_escape(power) if power else "",
                   r" Per host a row each; a claim's row for all hosts says on how many of the hosts "
                   r"that could measure it the claim was reproduced: reproduced (not reproduced) when more "
                   r"than half of them reproduced it (did not) and none said the opposite, inconclusive "
@@ -243,6 +244,8 @@ def claims_tex(rows, level) -> str:
         dagger = r"$^\dagger$" if "unstable" in (r.get("reason") or "") else ""
         verdict = tex_escape(r["verdict"]) + dagger + (r"\newline{\scriptsize (%s)}" % tex_escape(why)
                                                        if why else "")
+        if r.get("power_note"):   # its power on the host (harness.report.claimpower)
+            verdict += r"\newline{\scriptsize %s}" % tex_escape(r["power_note"])
         lines.append(" & ".join([cid, published_cell(r), measured_cell(r),
                                  tex_escape(rule_text(r)), tex_escape(r.get("n") or "--"),
                                  cores_cell(r), verdict])
