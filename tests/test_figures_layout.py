@@ -117,8 +117,12 @@ def cut_words(pdf: Path) -> list[str]:
 
 
 def _trimmed(x):
-    t = TRIM * (x["y1"] - x["y0"])
-    return x["x0"], x["y0"] + t, x["x1"], x["y1"] - t
+    """The box less TRIM of its height (of its width for a word set upright, as a y axis's
+    title: taller than wide, of two characters or more)."""
+    w, h = x["x1"] - x["x0"], x["y1"] - x["y0"]
+    if h > w and len(x["text"]) > 1:
+        return x["x0"] + TRIM * w, x["y0"], x["x1"] - TRIM * w, x["y1"]
+    return x["x0"], x["y0"] + TRIM * h, x["x1"], x["y1"] - TRIM * h
 
 
 def overlapping(ws, tol=OVERLAP_PT) -> list[str]:
@@ -147,6 +151,8 @@ def test_overlapping_sees_words_on_top_of_each_other_not_stacked_lines():
     # two lines of a wrapped title: font boxes touch by a fifth of their height
     assert overlapping([_w("(a)", 10, 0, 20, 10, 0), _w("innodb", 10, 8.5, 40, 18.5, 1)]) == []
     assert overlapping([_w("0.46×", 10, 0, 30, 10), _w("published", 31, 0, 60, 10)]) == []
+    # the two lines of an upright (y axis) title, side by side
+    assert overlapping([_w("median", 0, 50, 10, 80, 0), _w("(kQPS)", 8.5, 55, 18.5, 75, 1)]) == []
     # a label drawn over another: poppler starts a new word where a glyph steps back
     assert overlapping([_w("0.46×", 10, 0, 30, 10), _w("published", 26, 0, 60, 10)]) != []
     assert overlapping([_w("ARCHIVE", 10, 0, 40, 10, 0), _w("1.2", 20, 3, 30, 13, 1)]) != []

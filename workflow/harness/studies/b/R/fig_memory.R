@@ -17,6 +17,7 @@
 #    column, one panel per experiment)
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
+WIDTH_IN <- 7
 PANELS <- c(simple_ranges = "Simple-Ranges (log scale)",
             oltp_ro = "OLTP_RO (read-only)",
             oltp_rw = "OLTP read-write")
@@ -60,7 +61,7 @@ panel_ranges <- function(d, title) {
                               vjust = -0.3, size = 2.3, lineheight = 0.9)) +
     scale_colour_engine(guide = "none") +
     scale_x_discrete(NULL, labels = engine_axis_labels) +
-    scale_y_log10("Peak median throughput (kQPS, log scale)", labels = kqps_labels,
+    scale_y_log10("Peak median throughput\n(kQPS, log scale)", labels = kqps_labels,
                   expand = expansion(mult = c(0, 0.05))) +
     coord_cartesian(ylim = c(lo / 4, hi * 6)) +
     by_build(pk) +
@@ -75,11 +76,12 @@ panel_bars <- function(d, title, marks = NULL) {
   ggplot(pk, aes(x = engine, y = qps_median, fill = engine)) +
     geom_col(width = 0.7, colour = "grey20", linewidth = 0.2) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.25, linewidth = 0.3) +
-    geom_text(aes(y = pmax(qps_ci_hi, qps_median), label = label), vjust = -0.5, size = 2.3) +
+    geom_text(aes(y = label_y(pk, pmax(qps_ci_hi, qps_median)), label = label), vjust = -0.5, size = 2.3,
+              lineheight = 0.85) +
     geom_published(pub, "engine", text = FALSE) +
     scale_fill_engine(guide = "none") +
     scale_x_discrete(NULL, labels = engine_axis_labels) +
-    scale_y_kqps("Peak median throughput (kQPS)", expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.3))) +
+    scale_y_kqps("Peak median throughput\n(kQPS)", expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.5))) +
     by_build(pk) +
     labs(title = title) +
     theme_artifact(base_size = 8)
@@ -103,25 +105,30 @@ main <- function(args) {
   if (length(unknown))
     fail("unexpected workload(s) ", paste(unknown, collapse = ", "),
          "; expected ", paste(names(PANELS), collapse = ", "))
-  plots <- list()
-  widths <- c()
-  letter <- 1
+  panels <- list()
   for (w in names(PANELS)) {
     exps <- unique(d$experiment[d$workload == w])
     for (e in exps) {  # a panel per experiment (e.g. Simple-Ranges at two table sizes)
       dw <- d[d$workload == w & d$experiment == e, , drop = FALSE]
       cmp <- as_compared(dw, inp$factors)
-      dw <- cmp$d
       name <- if (length(exps) > 1) paste0(PANELS[[w]], ", ", e) else PANELS[[w]]
-      title <- paste0("(", letters[letter], ") ", name, "\n", cmp$note)
-      plots[[length(plots) + 1]] <- if (w == "simple_ranges") panel_ranges(dw, title) else panel_bars(dw, title, marks)
-      widths <- c(widths, 0.6 + length(unique(dw$engine)))
-      letter <- letter + 1
+      panels[[length(panels) + 1]] <- list(w = w, d = cmp$d, name = name, note = cmp$note,
+                                           width = 0.6 + length(unique(cmp$d$engine)))
     }
   }
+  widths <- vapply(panels, function(x) x$width, 0)
+  plots <- list()
+  for (i in seq_along(panels)) {
+    x <- panels[[i]]
+    # the title wrapped to its panel's width (WIDTH_IN over the panels; about 5 pt a
+    # character of the 9.6 pt title), so a long one ("..., simple_ranges_scale") is never cut
+    chars <- floor(72 * WIDTH_IN * x$width / sum(widths) / 5)
+    title <- paste(wrap_label(paste0("(", letters[i], ") ", x$name), chars), wrap_label(x$note, chars), sep = "\n")
+    plots[[i]] <- if (x$w == "simple_ranges") panel_ranges(x$d, title) else panel_bars(x$d, title, marks)
+  }
   g <- arrange_panels(plots, widths = widths)
-  save_figure(g, args[length(args)], width = 7,
-              height = 0.5 + 1.8 * length(unique(d$build)))
+  save_figure(g, args[length(args)], width = WIDTH_IN,
+              height = 0.7 + 1.8 * length(unique(d$build)))
 }
 
 run_figure(main)

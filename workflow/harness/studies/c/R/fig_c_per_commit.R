@@ -61,7 +61,10 @@ main <- function(args) {
     scale_shape_discrete(name = "Build") +
     theme_artifact()
   if (!is.null(pub)) p <- p + geom_published(pub, "engine")
-  save_figure(p + guides(colour = guide_legend(ncol = 1), shape = guide_legend(ncol = 1)), args[length(args)], width = 3.4, height = 3.0)
+  # a column figure: the legends stacked, one under the other, so none is cut at the edge
+  p <- p + guides(colour = guide_legend(ncol = 1, order = 1), shape = guide_legend(nrow = 1, order = 2)) +
+    theme(legend.box = "vertical", legend.box.just = "left")
+  save_figure(p, args[length(args)], width = 3.4, height = 3.4)
 }
 
 run_figure(main)
