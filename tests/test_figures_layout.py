@@ -258,3 +258,32 @@ def test_each_figure_is_printed_near_the_size_it_is_drawn(built):
         if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
             bad.append(f"{pdf.stem}: drawn {size[0] / 72:.2f} in wide, printed at {scale:.2f}x ({where[pdf.stem][0]})")
     assert bad == []
+
+
+# --- a caption names only the panels drawn ---------------------------------------------------
+
+MEMORY_PANELS = {"HasSimpleRanges": "Simple-Ranges", "HasSimpleRangesScale": "Simple-Ranges",
+                 "HasOltpRo": "OLTP\\_RO", "HasReadWrite": "read-write"}
+
+
+def _caption(tex: str, label: str) -> str:
+    fig = next(b for b in re.findall(r"\\begin\{figure\*?\}(.*?)\\end\{figure\*?\}", tex, re.S)
+               if f"\\label{{{label}}}" in b)
+    return fig[fig.index("\\caption{"):fig.index(f"\\label{{{label}}}")]
+
+
+@pytest.mark.parametrize("drawn", [set(), {"HasOltpRo"}, {"HasReadWrite"}, {"HasSimpleRangesScale"},
+                                   {"HasSimpleRanges", "HasReadWrite"}, set(MEMORY_PANELS)])
+def test_memory_caption_names_only_the_panels_drawn(drawn):
+    """b_memory draws a panel per experiment that ran (fig_memory.R); its caption, with the
+    \\ifHas... flags of the others false (macros.tex), names those panels' workloads only."""
+    from test_paper_readable import without_false_ifs
+    from harness import studies
+    tex = studies.section_path(studies.all_studies()["b"]).read_text()
+    caption, before = _caption(tex, "fig:memory"), None
+    while caption != before:   # an \else part may hold another flag's block
+        before, caption = caption, without_false_ifs(caption, set(MEMORY_PANELS) - drawn)
+    for flag, words in MEMORY_PANELS.items():
+        want = any(MEMORY_PANELS[f] == words for f in drawn)
+        assert (words in caption) == want, (flag, drawn, caption)
+    assert "(b)" not in caption and "(c)" not in caption, caption
