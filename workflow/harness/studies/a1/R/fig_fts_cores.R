@@ -43,7 +43,8 @@ main <- function(args) {
   if (!length(args) %in% 2:3) die("usage: Rscript ", SCRIPT, " <fts_summary.csv> [published.csv] <out.pdf>")
   inp <- split_inputs(args[-length(args)])
   pk <- best_per_cores(read_tidy(inp$tidy[1]))
-  save_figure(plot_fts_cores(pk, read_published(inp$published, "a1_fts_cores")), args[length(args)], width = 7, height = 2.6)
+  save_figure(plot_fts_cores(pk, read_published(inp$published, "a1_fts_cores")), args[length(args)],
+              width = 3.4, height = 2.6)   # a column figure (section.tex)
 }
 
 run_figure(main)

@@ -66,7 +66,8 @@ panel_ranges <- function(d, title) {
     coord_cartesian(ylim = c(lo / 4, hi * 6)) +
     by_build(pk) +
     labs(title = title) +
-    theme_artifact(base_size = 8)
+    theme_artifact(base_size = 8) +
+    theme(plot.title.position = "plot")   # the title over the whole panel, axis included
 }
 
 panel_bars <- function(d, title, marks = NULL) {
@@ -84,7 +85,8 @@ panel_bars <- function(d, title, marks = NULL) {
     scale_y_kqps("Peak median throughput\n(kQPS)", expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.5))) +
     by_build(pk) +
     labs(title = title) +
-    theme_artifact(base_size = 8)
+    theme_artifact(base_size = 8) +
+    theme(plot.title.position = "plot")   # the title over the whole panel, axis included
 }
 
 as_compared <- function(dw, ftab) {
@@ -117,18 +119,22 @@ main <- function(args) {
     }
   }
   widths <- vapply(panels, function(x) x$width, 0)
+  # more than three panels (Simple-Ranges at two table sizes, ...): two a row, so that
+  # neither the engines under a panel nor its title run into the next
+  ncol <- if (length(panels) > 3) 2 else length(panels)
+  row_width <- max(vapply(split(widths, (seq_along(widths) - 1) %/% ncol), sum, 0))
   plots <- list()
   for (i in seq_along(panels)) {
     x <- panels[[i]]
-    # the title wrapped to its panel's width (WIDTH_IN over the panels; about 5 pt a
+    # the title wrapped to its panel's width (WIDTH_IN over its row's panels; about 6 pt a
     # character of the 9.6 pt title), so a long one ("..., simple_ranges_scale") is never cut
-    chars <- floor(72 * WIDTH_IN * x$width / sum(widths) / 5)
+    chars <- floor(72 * WIDTH_IN * x$width / row_width / 6)
     title <- paste(wrap_label(paste0("(", letters[i], ") ", x$name), chars), wrap_label(x$note, chars), sep = "\n")
     plots[[i]] <- if (x$w == "simple_ranges") panel_ranges(x$d, title) else panel_bars(x$d, title, marks)
   }
-  g <- arrange_panels(plots, widths = widths)
+  g <- arrange_panels(plots, ncol = ncol, widths = widths)
   save_figure(g, args[length(args)], width = WIDTH_IN,
-              height = 0.7 + 1.8 * length(unique(d$build)))
+              height = (0.7 + 1.8 * length(unique(d$build))) * ceiling(length(plots) / ncol))
 }
 
 run_figure(main)
