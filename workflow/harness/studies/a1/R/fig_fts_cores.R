@@ -31,7 +31,7 @@ plot_fts_cores <- function(pk, marks = NULL) {
     geom_text(aes(label = paste0(users, "u")), vjust = -0.9, size = 2.2, show.legend = FALSE) +
     geom_published(pub, "cores", beside = cores) +
     scale_x_continuous("Cores given to mysqld", trans = "log2", breaks = cores, labels = cores) +
-    scale_y_kqps("Best median QPS over users\n(thousands)", expand = expansion(mult = c(0, 0.15))) +
+    scale_y_kqps("Best median QPS over\nusers (thousands)", expand = expansion(mult = c(0, 0.15))) +
     expand_limits(y = 0, x = range(cores) * c(0.75, 1.33)) +
     scale_colour_engine() +
     (if (many_builds) facet_wrap(~build, nrow = 1)) +
@@ -44,7 +44,7 @@ main <- function(args) {
   inp <- split_inputs(args[-length(args)])
   pk <- best_per_cores(read_tidy(inp$tidy[1]))
   save_figure(plot_fts_cores(pk, read_published(inp$published, "a1_fts_cores")), args[length(args)],
-              width = 3.4, height = 2.6)   # a column figure (section.tex)
+              width = 3.4, height = 2.2)   # a column figure (section.tex)
 }
 
 run_figure(main)

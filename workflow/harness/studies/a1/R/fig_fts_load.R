@@ -52,7 +52,7 @@ plot_fts_load <- function(d) {
 main <- function(args) {
   if (length(args) != 2) die("usage: Rscript ", SCRIPT, " <fts_load.csv> <out.pdf>")
   d <- read_tidy(args[1], required = LOAD_COLUMNS, numeric = c("rows", "bytes", "load_s", "index_s"))
-  save_figure(plot_fts_load(d), args[2], width = 3.4, height = 3.2)   # a column figure (section.tex)
+  save_figure(plot_fts_load(d), args[2], width = 3.4, height = 2.6)   # a column figure (section.tex)
 }
 
 run_figure(main)

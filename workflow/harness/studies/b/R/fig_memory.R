@@ -61,7 +61,7 @@ panel_ranges <- function(d, title) {
                               vjust = -0.3, size = 2.3, lineheight = 0.9)) +
     scale_colour_engine(guide = "none") +
     scale_x_discrete(NULL, labels = engine_axis_labels) +
-    scale_y_log10("Peak median throughput\n(kQPS, log scale)", labels = kqps_labels,
+    scale_y_log10("Peak median (kQPS, log)", labels = kqps_labels,
                   expand = expansion(mult = c(0, 0.05))) +
     coord_cartesian(ylim = c(lo / 4, hi * 6)) +
     by_build(pk) +
@@ -82,7 +82,7 @@ panel_bars <- function(d, title, marks = NULL) {
     geom_published(pub, "engine", text = FALSE) +
     scale_fill_engine(guide = "none") +
     scale_x_discrete(NULL, labels = engine_axis_labels) +
-    scale_y_kqps("Peak median throughput\n(kQPS)", expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.5))) +
+    scale_y_kqps("Peak median (kQPS)", expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.5))) +
     by_build(pk) +
     labs(title = title) +
     theme_artifact(base_size = 8) +

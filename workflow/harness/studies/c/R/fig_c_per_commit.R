@@ -64,7 +64,7 @@ main <- function(args) {
   # a column figure: the legends stacked, one under the other, so none is cut at the edge
   p <- p + guides(colour = guide_legend(ncol = 1, order = 1), shape = guide_legend(nrow = 1, order = 2)) +
     theme(legend.box = "vertical", legend.box.just = "left")
-  save_figure(p, args[length(args)], width = 3.4, height = 3.4)
+  save_figure(p, args[length(args)], width = 3.4, height = 3.2)
 }
 
 run_figure(main)
