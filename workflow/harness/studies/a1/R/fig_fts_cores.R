@@ -44,7 +44,7 @@ main <- function(args) {
   inp <- split_inputs(args[-length(args)])
   pk <- best_per_cores(read_tidy(inp$tidy[1]))
   save_figure(plot_fts_cores(pk, read_published(inp$published, "a1_fts_cores")), args[length(args)],
-              width = 3.4, height = 2.2)   # a column figure (section.tex)
+              width = 7, height = 2.6)
 }
 
 run_figure(main)

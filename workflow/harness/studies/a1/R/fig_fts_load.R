@@ -34,7 +34,7 @@ plot_fts_load <- function(d) {
                 data.frame(d[, c("build", "engine", "x")], step = "ADD FULLTEXT INDEX", s = d$index_s))
   long$step <- factor(long$step, levels = c("bulk load (LOAD DATA)", "ADD FULLTEXT INDEX"))
   long$engine <- factor(long$engine, levels = ordered_levels(long$engine, ENGINE_ORDER))
-  cap <- paste(strwrap(paste0(corpus_words(d), ". Tokenizer: ", tokenizer_words(d)), 75), collapse = "\n")
+  cap <- paste(strwrap(paste0(corpus_words(d), ". Tokenizer: ", tokenizer_words(d)), 150), collapse = "\n")
   ggplot(long, aes(x = x, y = s, fill = engine)) +
     geom_col(position = position_dodge(width = 0.8, preserve = "single"), width = 0.7,
              colour = "grey20", linewidth = 0.2) +
@@ -52,7 +52,7 @@ plot_fts_load <- function(d) {
 main <- function(args) {
   if (length(args) != 2) die("usage: Rscript ", SCRIPT, " <fts_load.csv> <out.pdf>")
   d <- read_tidy(args[1], required = LOAD_COLUMNS, numeric = c("rows", "bytes", "load_s", "index_s"))
-  save_figure(plot_fts_load(d), args[2], width = 3.4, height = 2.6)   # a column figure (section.tex)
+  save_figure(plot_fts_load(d), args[2], width = 7, height = 2.8)
 }
 
 run_figure(main)

@@ -88,8 +88,8 @@ main <- function(args) {
   inp <- split_inputs(args[-length(args)])
   d <- prepare(read_tidy_all(inp$tidy, required = c(SUMMARY_COLUMNS, "workload")), inp$factors)
   p <- plot_ro(d, read_published(inp$published, "a2_sysbench_ro"))
-  height <- if (wrapped(d)) 1.2 + 1.35 * ceiling(nlevels(d$row) / WRAP_COLUMNS)
-            else 1.1 + 0.75 * nlevels(d$row)
+  height <- if (wrapped(d)) 1.0 + 1.35 * ceiling(nlevels(d$row) / WRAP_COLUMNS)
+            else 0.9 + 0.75 * nlevels(d$row)
   save_figure(p, out, width = 7, height = height)
 }
 

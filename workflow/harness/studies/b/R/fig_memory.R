@@ -134,7 +134,7 @@ main <- function(args) {
   }
   g <- arrange_panels(plots, ncol = ncol, widths = widths)
   save_figure(g, args[length(args)], width = WIDTH_IN,
-              height = (0.7 + 1.8 * length(unique(d$build))) * ceiling(length(plots) / ncol))
+              height = (0.5 + 1.8 * length(unique(d$build))) * ceiling(length(plots) / ncol))
 }
 
 run_figure(main)

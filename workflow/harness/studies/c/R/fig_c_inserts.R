@@ -35,7 +35,7 @@ main <- function(args) {
     geom_errorbar(aes(ymin = lo, ymax = hi), width = 0.15, position = dodge) +
     geom_point(size = 1.8, position = dodge) +
     geom_published(pub, "engine") +
-    scale_y_log10("InnoDB \u00f7 engine, insert time (log)") +
+    scale_y_log10("InnoDB \u00f7 engine,\ninsert time (log)") +
     scale_x_discrete(name = NULL, limits = levels_x, labels = function(x) sub(" (", "\n(", x, fixed = TRUE)) +
     scale_colour_build(unique(d$build)) +
     theme_artifact()
@@ -44,7 +44,7 @@ main <- function(args) {
   p <- p + theme(legend.box = "vertical", legend.box.just = "left")
   if (!is.null(FIGURE_HOST))
     p <- p + guides(colour = guide_legend(ncol = 2, title.position = "top"))
-  save_figure(p, args[length(args)], width = 3.4, height = 2.8)
+  save_figure(p, args[length(args)], width = 3.4, height = 2.6)
 }
 
 run_figure(main)

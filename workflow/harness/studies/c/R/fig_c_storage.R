@@ -44,7 +44,7 @@ main <- function(args) {
     # a column figure: the legends stacked, the rows' keys one per line, so none is cut
     guides(colour = guide_legend(ncol = 1, order = 1), shape = guide_legend(ncol = 1, order = 1)) +
     theme(legend.box = "vertical", legend.box.just = "left")
-  save_figure(p, args[length(args)], width = 3.4, height = 3.6)
+  save_figure(p, args[length(args)], width = 3.4, height = 3.4)
 }
 
 run_figure(main)
