@@ -39,10 +39,10 @@ def test_mark_names_a_figure_of_its_study_with_a_finite_positive_value(row):
     assert row["label"] and row["source"]
 
 
-def test_c1_marks_are_published_times_over_innodbs():
+def test_c1_marks_are_innodbs_published_time_over_each_engines():
     s = study_c.PUBLISHED_INSERT_S
     got = {r["engine"]: float(r["value"]) for r in ROWS if r["figure"] == "c_inserts"}
-    want = {(study_c.LEGACY if k == "legacy" else k): v / s["InnoDB"] for k, v in s.items() if k != "InnoDB"}
+    want = {(study_c.LEGACY if k == "legacy" else k): s["InnoDB"] / v for k, v in s.items() if k != "InnoDB"}
     assert got.keys() == want.keys()
     for k in want:
         assert got[k] == pytest.approx(want[k], rel=1e-5)

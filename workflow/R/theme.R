@@ -425,24 +425,50 @@ place_published <- function(marks, d, y, x, panel = character()) {
 
 # The marks as black open diamonds with their label above (legend: "published");
 # NULL without marks. Add it after the data layers: a discrete x axis takes its
-# order from the first layer.
+# order from the first layer. The label is on two lines ("published" over the number),
+# so it is narrower than a panel of one engine.
+# beside: the measured x values of a continuous (log) x axis: each label then goes
+# beside its diamond, towards the middle of the x range (right of a mark in the left
+# half, left of one in the right half), so a mark at the first or last x never has its
+# label cut at the panel's edge; with one x value, above it.
 # text = FALSE: the diamond alone; the figure then prints the mark's label inside its own
 # data label (with_published_label), so the two can never overlap.
-geom_published <- function(marks, x, vjust = -0.8, hjust = 0.5, size = 2.1, text = TRUE) {
+geom_published <- function(marks, x, vjust = -0.8, hjust = 0.5, size = 2.1, text = TRUE, beside = NULL) {
   if (is.null(marks) || nrow(marks) == 0) return(NULL)
+  marks$label <- published_lines(marks$label)
+  marks$.hjust <- hjust
+  marks$.vjust <- vjust
+  if (!is.null(beside)) {
+    r <- range(log(beside))
+    if (diff(r) > 0) {
+      left <- (log(marks[[x]]) - r[1]) / diff(r) < 0.5
+      marks$.hjust <- ifelse(left, -0.15, 1.15)
+      marks$.vjust <- 0.5
+    } else {
+      marks$.hjust <- 0.5
+      marks$.vjust <- -0.5
+    }
+  }
   list(
     geom_point(data = marks, aes(x = .data[[x]], y = y, size = "published"), inherit.aes = FALSE,
                shape = 5, colour = "black", stroke = 0.6),
-    if (text) geom_text(data = marks, aes(x = .data[[x]], y = y, label = label), inherit.aes = FALSE,
-                        colour = "black", size = size, vjust = vjust, hjust = hjust, show.legend = FALSE),
+    if (text) geom_text(data = marks, aes(x = .data[[x]], y = y, label = label, hjust = .hjust, vjust = .vjust),
+                        inherit.aes = FALSE, colour = "black", size = size, lineheight = 0.85,
+                        show.legend = FALSE),
     scale_size_manual(NULL, values = c(published = 2.2), guide = guide_legend(order = 9))
   )
 }
 
+# "published 1.08×" -> "published\n1.08×": a published label on two narrower lines.
+published_lines <- function(label) sub("^published ", "published\n", label)
+
 # The data labels `d$label` with the published marks' labels of the same keys (x and
-# panel columns) appended on a second line: one text per position, so a published
-# label never lands on a data label, whatever the values.
+# panel columns) appended on the next lines: one text per position, so a published
+# label never lands on a data label, whatever the values. `.pub_y` is the highest mark
+# at the row's position (NA without one): the caller sets the text above it too
+# (label_y()), so the diamond never sits on the text.
 with_published_label <- function(d, marks, keys) {
+  d$.pub_y <- rep(NA_real_, nrow(d))
   if (is.null(marks) || nrow(marks) == 0) return(d)
   keys <- intersect(keys, intersect(names(d), names(marks)))
   mk <- stats::aggregate(marks["label"], by = lapply(marks[keys], as.character),
@@ -451,9 +477,15 @@ with_published_label <- function(d, marks, keys) {
   key_d <- do.call(paste, c(lapply(d[keys], as.character), sep = "\r"))
   key_m <- do.call(paste, c(mk[keys], sep = "\r"))
   pub <- mk$.pub[match(key_d, key_m)]
-  d$label <- ifelse(is.na(pub), d$label, paste0(d$label, "\n", pub))
+  d$label <- ifelse(is.na(pub), d$label, paste0(d$label, "\n", published_lines(pub)))
+  top <- tapply(marks$y, do.call(paste, c(lapply(marks[keys], as.character), sep = "\r")), max)
+  d$.pub_y <- unname(top[key_d])
   d
 }
+
+# Where a data label goes: above `y` (its interval's top) and above any published
+# diamond at its position (with_published_label's .pub_y).
+label_y <- function(d, y) pmax(y, if (".pub_y" %in% names(d)) d$.pub_y else NA_real_, na.rm = TRUE)
 
 # Wrap a title or label to `width` characters: at spaces, and inside a long word after
 # '_' (setting names such as innodb_spin_wait_delay), so a narrow panel never cuts it.
@@ -659,11 +691,12 @@ plot_settings <- function(d, ftab, marks = NULL) {
   ggplot(pk, aes(x = setting, y = qps_median, fill = engine)) +
     geom_col(width = 0.7, colour = "grey20", linewidth = 0.2) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.25, linewidth = 0.3) +
-    geom_text(aes(y = pmax(qps_ci_hi, qps_median), label = label), vjust = -0.5, size = 2.3) +
+    geom_text(aes(y = label_y(pk, pmax(qps_ci_hi, qps_median)), label = label), vjust = -0.5, size = 2.3,
+              lineheight = 0.85) +
     geom_published(pub, "setting", text = FALSE) +
     scale_fill_engine(guide = "none") +
     scale_x_discrete(NULL) +
-    scale_y_kqps("Peak median QPS (thousands)", expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.3))) +
+    scale_y_kqps("Peak median QPS (thousands)", expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.5))) +
     facet_grid(if (length(unique(pk$build)) > 1) build ~ panel else . ~ panel, scales = "free_x") +
     labs(caption = codes_legend(vf, ftab)) +
     theme_artifact(base_size = 7)

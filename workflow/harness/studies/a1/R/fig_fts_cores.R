@@ -29,9 +29,9 @@ plot_fts_cores <- function(pk, marks = NULL) {
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.1, linewidth = 0.3) +
     geom_point(size = 1.6) +
     geom_text(aes(label = paste0(users, "u")), vjust = -0.9, size = 2.2, show.legend = FALSE) +
-    geom_published(pub, "cores", hjust = -0.15, vjust = 0.5) +
+    geom_published(pub, "cores", beside = cores) +
     scale_x_continuous("Cores given to mysqld", trans = "log2", breaks = cores, labels = cores) +
-    scale_y_kqps("Best median QPS over users (thousands)", expand = expansion(mult = c(0, 0.15))) +
+    scale_y_kqps("Best median QPS over\nusers (thousands)", expand = expansion(mult = c(0, 0.15))) +
     expand_limits(y = 0, x = range(cores) * c(0.75, 1.33)) +
     scale_colour_engine() +
     (if (many_builds) facet_wrap(~build, nrow = 1)) +
@@ -43,7 +43,8 @@ main <- function(args) {
   if (!length(args) %in% 2:3) die("usage: Rscript ", SCRIPT, " <fts_summary.csv> [published.csv] <out.pdf>")
   inp <- split_inputs(args[-length(args)])
   pk <- best_per_cores(read_tidy(inp$tidy[1]))
-  save_figure(plot_fts_cores(pk, read_published(inp$published, "a1_fts_cores")), args[length(args)], width = 7, height = 2.6)
+  save_figure(plot_fts_cores(pk, read_published(inp$published, "a1_fts_cores")), args[length(args)],
+              width = 7, height = 2.6)
 }
 
 run_figure(main)

@@ -40,14 +40,14 @@ panel <- function(d, vf, ftab, title, marks = NULL) {
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), position = dodge,
                   width = 0.25, linewidth = 0.3) +
     geom_point(aes(shape = users_f), position = dodge, size = 1.6) +
-    geom_text(data = pk, aes(x = setting, y = qps_ci_hi_top, label = label),
-              inherit.aes = FALSE, vjust = -0.6, size = 2.3) +
+    geom_text(data = pk, aes(x = setting, y = label_y(pk, qps_ci_hi_top), label = label),
+              inherit.aes = FALSE, vjust = -0.6, size = 2.3, lineheight = 0.85) +
     geom_published(pub, "setting", text = FALSE) +
     scale_colour_engine(breaks = levels(d$engine),
                         guide = if (many_engines) "legend" else "none") +
     scale_shape_discrete("Users", guide = if (many_users) "legend" else "none") +
     scale_x_discrete(NULL) +
-    scale_y_kqps(expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.3))) +
+    scale_y_kqps(expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.5))) +
     expand_limits(y = 0) +
     facet_varying(d, rows = "build") +
     labs(title = title) +

@@ -32,10 +32,10 @@ plot_point_select <- function(d, marks = NULL) {
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.15,
                   linewidth = 0.3) +
     geom_point(aes(shape = unstable), size = 1.4, stroke = 0.5, fill = "white") +
-    geom_published(pub, "users", hjust = 1.15, vjust = 0.5) +
+    geom_published(pub, "users", beside = users) +
     scale_x_continuous("Users (sysbench threads)", trans = "log2",
                        breaks = users, labels = users) +
-    scale_y_kqps(expand = expansion(mult = c(0, 0.06))) +
+    scale_y_kqps(expand = expansion(mult = c(0, if (is.null(pub)) 0.06 else 0.2))) +
     expand_limits(y = 0, x = range(users) * c(0.75, 1.33)) +
     scale_colour_engine() +
     scale_shape_manual(NULL, values = c("stable" = 16, "unstable (high CV)" = 21),

@@ -62,10 +62,10 @@ plot_ro <- function(d, marks = NULL) {
     (if (nrow(lined)) geom_line(data = lined, mapping = line_aes, linewidth = 0.4)) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.12, linewidth = 0.3) +
     geom_point(aes(shape = stability), size = 1.4, stroke = 0.5, fill = "white") +
-    geom_published(pub, "users", hjust = 1.15, vjust = 0.5) +
+    geom_published(pub, "users", beside = users) +
     scale_x_continuous("Users (sysbench threads)", trans = "log2",
                        breaks = users, labels = users) +
-    scale_y_kqps(expand = expansion(mult = c(0, 0.08))) +
+    scale_y_kqps(expand = expansion(mult = c(0, if (is.null(pub)) 0.08 else 0.2))) +
     expand_limits(y = 0, x = range(users) * c(0.75, 1.33)) +
     scale_colour_engine(breaks = levels(d$engine)) +
     scale_shape_manual(NULL, values = c("stable" = 16, "unstable (high CV)" = 21),
@@ -75,7 +75,8 @@ plot_ro <- function(d, marks = NULL) {
      else facet_varying(d, rows = "row", cols = "col", scales = "free_y")) +
     guides(colour = guide_legend(order = 1), shape = guide_legend(order = 3)) +
     theme_artifact(base_size = 8) +
-    theme(strip.text.y = element_text(angle = 0, hjust = 0))
+    # the keys (engines, stability, published) on two lines: on one they run off the page
+    theme(strip.text.y = element_text(angle = 0, hjust = 0), legend.box = "vertical")
   if (many_builds) p <- p + scale_linetype_discrete("Build", guide = guide_legend(order = 2))
   p
 }

@@ -17,6 +17,7 @@
 #    column, one panel per experiment)
 
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "theme.R"))
+WIDTH_IN <- 7
 PANELS <- c(simple_ranges = "Simple-Ranges (log scale)",
             oltp_ro = "OLTP_RO (read-only)",
             oltp_rw = "OLTP read-write")
@@ -60,12 +61,13 @@ panel_ranges <- function(d, title) {
                               vjust = -0.3, size = 2.3, lineheight = 0.9)) +
     scale_colour_engine(guide = "none") +
     scale_x_discrete(NULL, labels = engine_axis_labels) +
-    scale_y_log10("Peak median throughput (kQPS, log scale)", labels = kqps_labels,
+    scale_y_log10("Peak median (kQPS, log)", labels = kqps_labels,
                   expand = expansion(mult = c(0, 0.05))) +
     coord_cartesian(ylim = c(lo / 4, hi * 6)) +
     by_build(pk) +
     labs(title = title) +
-    theme_artifact(base_size = 8)
+    theme_artifact(base_size = 8) +
+    theme(plot.title.position = "plot")   # the title over the whole panel, axis included
 }
 
 panel_bars <- function(d, title, marks = NULL) {
@@ -75,14 +77,16 @@ panel_bars <- function(d, title, marks = NULL) {
   ggplot(pk, aes(x = engine, y = qps_median, fill = engine)) +
     geom_col(width = 0.7, colour = "grey20", linewidth = 0.2) +
     geom_errorbar(aes(ymin = qps_ci_lo, ymax = qps_ci_hi), width = 0.25, linewidth = 0.3) +
-    geom_text(aes(y = pmax(qps_ci_hi, qps_median), label = label), vjust = -0.5, size = 2.3) +
+    geom_text(aes(y = label_y(pk, pmax(qps_ci_hi, qps_median)), label = label), vjust = -0.5, size = 2.3,
+              lineheight = 0.85) +
     geom_published(pub, "engine", text = FALSE) +
     scale_fill_engine(guide = "none") +
     scale_x_discrete(NULL, labels = engine_axis_labels) +
-    scale_y_kqps("Peak median throughput (kQPS)", expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.3))) +
+    scale_y_kqps("Peak median (kQPS)", expand = expansion(mult = c(0, if (is.null(pub)) 0.14 else 0.5))) +
     by_build(pk) +
     labs(title = title) +
-    theme_artifact(base_size = 8)
+    theme_artifact(base_size = 8) +
+    theme(plot.title.position = "plot")   # the title over the whole panel, axis included
 }
 
 as_compared <- function(dw, ftab) {
@@ -103,25 +107,34 @@ main <- function(args) {
   if (length(unknown))
     fail("unexpected workload(s) ", paste(unknown, collapse = ", "),
          "; expected ", paste(names(PANELS), collapse = ", "))
-  plots <- list()
-  widths <- c()
-  letter <- 1
+  panels <- list()
   for (w in names(PANELS)) {
     exps <- unique(d$experiment[d$workload == w])
     for (e in exps) {  # a panel per experiment (e.g. Simple-Ranges at two table sizes)
       dw <- d[d$workload == w & d$experiment == e, , drop = FALSE]
       cmp <- as_compared(dw, inp$factors)
-      dw <- cmp$d
       name <- if (length(exps) > 1) paste0(PANELS[[w]], ", ", e) else PANELS[[w]]
-      title <- paste0("(", letters[letter], ") ", name, "\n", cmp$note)
-      plots[[length(plots) + 1]] <- if (w == "simple_ranges") panel_ranges(dw, title) else panel_bars(dw, title, marks)
-      widths <- c(widths, 0.6 + length(unique(dw$engine)))
-      letter <- letter + 1
+      panels[[length(panels) + 1]] <- list(w = w, d = cmp$d, name = name, note = cmp$note,
+                                           width = 0.6 + length(unique(cmp$d$engine)))
     }
   }
-  g <- arrange_panels(plots, widths = widths)
-  save_figure(g, args[length(args)], width = 7,
-              height = 0.5 + 1.8 * length(unique(d$build)))
+  widths <- vapply(panels, function(x) x$width, 0)
+  # more than three panels (Simple-Ranges at two table sizes, ...): two a row, so that
+  # neither the engines under a panel nor its title run into the next
+  ncol <- if (length(panels) > 3) 2 else length(panels)
+  row_width <- max(vapply(split(widths, (seq_along(widths) - 1) %/% ncol), sum, 0))
+  plots <- list()
+  for (i in seq_along(panels)) {
+    x <- panels[[i]]
+    # the title wrapped to its panel's width (WIDTH_IN over its row's panels; about 6 pt a
+    # character of the 9.6 pt title), so a long one ("..., simple_ranges_scale") is never cut
+    chars <- floor(72 * WIDTH_IN * x$width / row_width / 6)
+    title <- paste(wrap_label(paste0("(", letters[i], ") ", x$name), chars), wrap_label(x$note, chars), sep = "\n")
+    plots[[i]] <- if (x$w == "simple_ranges") panel_ranges(x$d, title) else panel_bars(x$d, title, marks)
+  }
+  g <- arrange_panels(plots, ncol = ncol, widths = widths)
+  save_figure(g, args[length(args)], width = WIDTH_IN,
+              height = (0.5 + 1.8 * length(unique(d$build))) * ceiling(length(plots) / ncol))
 }
 
 run_figure(main)

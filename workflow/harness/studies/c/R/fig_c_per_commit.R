@@ -55,13 +55,16 @@ main <- function(args) {
   p <- ggplot(d, aes(engine, ratio, colour = settings, shape = build)) +
     geom_hline(yintercept = 1, colour = "grey60", linewidth = 0.3) +
     geom_point(size = 2, position = position_dodge(width = 0.5)) +
-    scale_y_log10("InnoDB \u00f7 engine, insert time (log)") +
+    scale_y_log10("InnoDB \u00f7 engine,\ninsert time (log)") +
     scale_x_discrete(name = NULL, limits = levels_x, labels = function(x) sub(" (", "\n(", x, fixed = TRUE)) +
     scale_colour_manual(name = NULL, values = c("#1b9e77", "#d95f02", "#7570b3", "#e7298a")) +
     scale_shape_discrete(name = "Build") +
     theme_artifact()
   if (!is.null(pub)) p <- p + geom_published(pub, "engine")
-  save_figure(p + guides(colour = guide_legend(ncol = 1), shape = guide_legend(ncol = 1)), args[length(args)], width = 3.4, height = 3.0)
+  # a column figure: the legends stacked, one under the other, so none is cut at the edge
+  p <- p + guides(colour = guide_legend(ncol = 1, order = 1), shape = guide_legend(nrow = 1, order = 2)) +
+    theme(legend.box = "vertical", legend.box.just = "left")
+  save_figure(p, args[length(args)], width = 3.4, height = 3.0)
 }
 
 run_figure(main)

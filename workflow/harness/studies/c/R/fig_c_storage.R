@@ -32,7 +32,7 @@ main <- function(args) {
   dodge <- position_dodge(width = 0.5)
   p <- ggplot(d, aes(engine, kib, colour = rows, shape = rows)) +
     geom_point(size = 1.8, position = dodge) +
-    geom_published(pub, "engine", vjust = 1.9) +
+    geom_published(pub, "engine", hjust = 1.3, vjust = 0.5) +   # beside: the savings labels are above their points
     geom_text(data = arz, aes(label = sprintf("-%.0f%%", 100 * saving)), position = dodge,
               vjust = -1, size = 2.3, show.legend = FALSE) +
     facet_varying(d, rows = "build") +
@@ -40,7 +40,10 @@ main <- function(args) {
     scale_colour_manual("Rows", values = c("#0072B2", "#D55E00")) +
     scale_shape_manual("Rows", values = c(16, 17)) +
     xlab(NULL) +
-    theme_artifact()
+    theme_artifact() +
+    # a column figure: the legends stacked, the rows' keys one per line, so none is cut
+    guides(colour = guide_legend(ncol = 1, order = 1), shape = guide_legend(ncol = 1, order = 1)) +
+    theme(legend.box = "vertical", legend.box.just = "left")
   save_figure(p, args[length(args)], width = 3.4, height = 3.4)
 }
 
