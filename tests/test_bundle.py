@@ -345,3 +345,48 @@ def test_this_hosts_own_bundle_is_not_a_second_host_beside_its_local_cells(tmp_p
     monkeypatch.setenv("MYSQLBENCH_HOST_ID", HOST)
     assert bundleimport.host_roots("auto", True, "smoke", dst) == [(HOST, "data/raw")]
     assert bundleimport.host_roots("all", True, "smoke", dst) == [(HOST, "data/raw")]
+
+
+def test_the_bundle_carries_an_ro_crate_of_the_run_in_its_checksummed_payload(tmp_path, bundle):
+    """data/ro-crate-metadata.json (RO-Crate 1.1, the `rocrate` library reads it back): the run
+    as the root Dataset with its creators (CITATION.cff's, or --creator's), licence, dates and
+    parts, the measuring host, and the Process Run Crate's CreateAction; the payload manifest
+    lists it, so a changed crate is refused like any changed member."""
+    from rocrate.rocrate import ROCrate
+    top = members(bundle)[0][0].name.split("/")[0]
+    files = {m.name: d for m, d in members(bundle)}
+    assert f"{top}/data/ro-crate-metadata.json" in files
+    manifest = files[f"{top}/manifest-sha256.txt"].decode()
+    assert " data/ro-crate-metadata.json\n" in manifest
+    work = tmp_path / "unpacked"
+    with tarfile.open(bundle) as tf:
+        tf.extractall(work)
+    crate = ROCrate(work / top / "data")
+    doc = json.loads((work / top / "data/ro-crate-metadata.json").read_text())
+    assert doc["@context"] == "https://w3id.org/ro/crate/1.1/context"
+    root = crate.root_dataset
+    meta = json.loads(files[f"{top}/bundle.json"])
+    assert root["name"] == meta["title"] and root["datePublished"] == meta["measured_to"][:10]
+    assert root["temporalCoverage"] == f"{meta['measured_from']}/{meta['measured_to']}"
+    assert root["license"].id == "https://spdx.org/licenses/CC-BY-4.0"
+    assert [(c.type, c["name"]) for c in root["creator"]] == [("Organization", "The mysql-engines artifact authors")]
+    parts = {p.id for p in root["hasPart"]}
+    assert {"raw/", "config.resolved.yaml", "builds.lock.yaml", "host/", "host/host.json", "repository/"} <= parts
+    assert f"host {HOST}" in crate.get("host/")["description"]
+    assert [p.id for p in root["conformsTo"]] == ["https://w3id.org/ro/wfrun/process/0.5"]
+    run = crate.get("#run")
+    assert run.type == "CreateAction" and root["mentions"][0].id == "#run"
+    assert (run["startTime"], run["endTime"]) == (meta["measured_from"], meta["measured_to"])
+    assert run["instrument"].type == "SoftwareApplication" and [r.id for r in run["result"]] == ["raw/"]
+    assert {o.id for o in run["object"]} == {"config.resolved.yaml", "builds.lock.yaml"}
+    # --creator overrides CITATION.cff: persons
+    harness("export", "--root", str(tmp_path / "src"), "--out", str(tmp_path / "who.tar.gz"),
+            "--creator", "Ada Lovelace", "--creator", "Charles Babbage", "--license", "CC0-1.0")
+    doc = json.loads({m.name: d for m, d in members(tmp_path / "who.tar.gz")}[f"{top}/data/ro-crate-metadata.json"])
+    graph = {e["@id"]: e for e in doc["@graph"]}
+    assert [graph[c["@id"]]["name"] for c in graph["./"]["creator"]] == ["Ada Lovelace", "Charles Babbage"]
+    assert {graph[c["@id"]]["@type"] for c in graph["./"]["creator"]} == {"Person"}
+    assert graph["./"]["license"] == {"@id": "https://spdx.org/licenses/CC0-1.0"}
+    bad = repack(bundle, tmp_path / "bad.tar.gz",
+                 _edit_file("/ro-crate-metadata.json", lambda d: d.replace(b"Dataset", b"Thing", 1)))
+    assert "ro-crate-metadata.json was changed" in refused(tmp_path, bad, "was changed")
