@@ -26,8 +26,8 @@ CELLS = sorted(p.name for p in FIXTURE.iterdir())[:4]
 HOST = "test-host-a"
 
 
-def harness(*args, cwd=None, host=HOST, check=True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow"), "MYSQLBENCH_HOST_ID": host}
+def harness(*args, cwd=None, host=HOST, check=True, env=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow"), "MYSQLBENCH_HOST_ID": host, **(env or {})}
     res = subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, env=env, capture_output=True, text=True)
     if check:
         assert res.returncode == 0, res.stderr
@@ -75,11 +75,11 @@ def tree(root: Path) -> dict:
             for p in sorted(d.rglob("*"))} if d.exists() else {}
 
 
-def refused(tmp_path: Path, bad: Path, expect: str, dest: Path | None = None) -> str:
+def refused(tmp_path: Path, bad: Path, expect: str, dest: Path | None = None, env=None) -> str:
     dest = dest or tmp_path / "dst"
     dest.mkdir(exist_ok=True)
     before = tree(dest)
-    res = harness("import", "--root", str(dest), str(bad), check=False)
+    res = harness("import", "--root", str(dest), str(bad), check=False, env=env)
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 1 and len(lines) == 1 and expect in lines[0], res.stderr
     assert tree(dest) == before, "a refused import wrote something"
@@ -390,3 +390,53 @@ def test_the_bundle_carries_an_ro_crate_of_the_run_in_its_checksummed_payload(tm
     bad = repack(bundle, tmp_path / "bad.tar.gz",
                  _edit_file("/ro-crate-metadata.json", lambda d: d.replace(b"Dataset", b"Thing", 1)))
     assert "ro-crate-metadata.json was changed" in refused(tmp_path, bad, "was changed")
+
+
+def test_a_member_larger_than_the_bound_is_refused_before_anything_is_unpacked(tmp_path, bundle):
+    """A member over $MYSQLBENCH_IMPORT_MAX_MEMBER bytes (here a bound of 2 KiB, below the
+    fixture cells' larger logs) is one line naming it; a bad bound is one line naming the
+    variable; the bound's default imports the same bundle."""
+    sizes = {m.name: m.size for m, _ in members(bundle)}
+    big = next(n for n in sizes if sizes[n] > 2048)      # the first, in member order
+    msg = refused(tmp_path, bundle, "more than the 2048 a bundle member may be", env={bundleimport.MAX_MEMBER_VAR: "2048"})
+    assert f"member {big} is {sizes[big]} bytes" in msg
+    refused(tmp_path, bundle, f"${bundleimport.MAX_MEMBER_VAR}='lots': a number of bytes",
+            env={bundleimport.MAX_MEMBER_VAR: "lots"})
+    assert not list((tmp_path / "dst/data/hosts").iterdir())   # no unpacked folder either
+
+
+def test_a_bundle_larger_than_the_free_disk_is_refused_before_anything_is_unpacked(tmp_path, bundle):
+    """The unpacked total against the real free space of data/hosts's file system, less a
+    reserve: a reserve 1 GiB above the free space (other processes write on this disk, so no
+    tighter margin is steady) leaves room for no member, and the first one is named."""
+    dst = tmp_path / "dst"
+    (dst / "data/hosts").mkdir(parents=True)
+    reserve = shutil.disk_usage(dst / "data/hosts").free + (1 << 30)
+    msg = refused(tmp_path, bundle, "free under data/hosts", env={bundleimport.RESERVE_VAR: str(reserve)})
+    first = members(bundle)[0][0].name
+    assert "free some space and import again" in msg and f"member {first} brings the bundle to" in msg
+    assert not list((dst / "data/hosts").iterdir())
+
+
+def test_a_second_import_into_one_clone_waits_for_the_first(tmp_path, bundle):
+    """The import lock (data/.import.lock), held here as a running import holds it: a real
+    import process says once that it waits, writes nothing while it waits, and imports when
+    the lock is released."""
+    import fcntl
+    dst = tmp_path / "dst"
+    (dst / "data").mkdir(parents=True)
+    fd = os.open(dst / "data/.import.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow"), "MYSQLBENCH_HOST_ID": HOST}
+    p = subprocess.Popen([sys.executable, "-m", "harness", "import", "--root", str(dst), str(bundle)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()
+        assert "waiting for the import lock" in line and "data/.import.lock" in line, line
+        time.sleep(1)
+        assert p.poll() is None and not (dst / "data/hosts" / HOST).exists()
+    finally:
+        os.close(fd)   # the first import ends
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0 and f"as host {HOST}" in out, err
+    assert (dst / f"data/hosts/{HOST}/raw/A2/oltp_ro/{CELLS[0]}/manifest.json").is_file()

@@ -9,9 +9,12 @@ An imported host's tree, apart from the local host's data/raw:
                                                              README.md, bag-info.txt, config, lock
                                                              entries, host/, repository/
 
-Checks, before anything is written under data/hosts/<host id>: every member a plain file
-or directory under one top folder, no absolute path and no '..'; the archive reads to its
-end; the format and its version; every checksum of the bag's manifests (and no file they
+One import into a clone at a time: an exclusive flock on data/.import.lock (`importing`); a
+second import waits for it. Checks, before anything is written under data/hosts (`scan`, on
+every member header): every member a plain file or directory under one top folder, no
+absolute path and no '..'; the archive reads to its end; no member larger than a bound and
+the whole, unpacked, within the free space. Then, before anything is written under
+data/hosts/<host id>: the format and its version; every checksum of the bag's manifests (and no file they
 do not list); every cell has its manifest.json; no cell collides with a different cell
 already present (`bundle.same_cell`). The bundle is unpacked into data/hosts/.import-<pid>-*
 (the same file system), the host's new tree is built there (its present cells hard-linked),
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -39,6 +43,48 @@ from harness.report import bundle as B
 
 HOSTS = "data/hosts"
 AUTO, LOCAL = "auto", "local"
+# One import at a time per clone: an exclusive flock on this file (beside data/hosts, so a
+# refused import leaves data/hosts as it was); a second import waits, saying so once.
+IMPORT_LOCK = "data/.import.lock"
+# No member of a bundle may be larger than this (bytes): a real cell's largest file is tens of
+# KiB; a bundle declaring a larger member is refused before anything is unpacked.
+MAX_MEMBER_VAR, MAX_MEMBER = "MYSQLBENCH_IMPORT_MAX_MEMBER", 256 << 20
+# What the unpacked bundle must leave free on data/hosts's file system (bytes).
+RESERVE_VAR, RESERVE = "MYSQLBENCH_IMPORT_RESERVE", 64 << 20
+BLOCK = 4096  # a file's size rounded up to this: what it takes on disk
+
+
+def _bound(var: str, default: int) -> int:
+    value = os.environ.get(var, "")
+    if not value:
+        return default
+    if not value.isdigit():
+        raise B.BundleError(f"${var}={value!r}: a number of bytes, e.g. {default}; unset it for the default")
+    return int(value)
+
+
+@contextlib.contextmanager
+def importing(root: Path, out=None):
+    """Hold `root`'s import lock (exclusive flock on data/.import.lock) for the block: two
+    imports into one clone never interleave (the one checks cells against a host tree the
+    other is replacing). A second import waits, one line on stderr naming the holder, and
+    goes on when the first ends; the kernel drops the lock however its holder exits."""
+    path = root / IMPORT_LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            who = path.read_text().strip() or "another process"
+            print(f"waiting for the import lock {path} (held by {who}): one import into this clone at a "
+                  f"time; this one goes on when that one ends", file=out or sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} import\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _alive(pid: int) -> bool:
@@ -65,30 +111,75 @@ def clean_leftovers(hosts: Path) -> list[str]:
     return done
 
 
+def _member(file: Path, m: tarfile.TarInfo, top: str | None) -> tuple[PurePosixPath | None, str | None]:
+    """(its path, the bundle's top folder) after `m`'s checks; (None, top) for a "." folder."""
+    name = PurePosixPath(m.name)
+    if not name.parts and m.isdir():   # "." (tar -C dir .): the folder that holds the bag
+        return None, top
+    if name.is_absolute() or m.name.startswith("/"):
+        raise B.BundleError(f"{file}: member {m.name} is an absolute path; refused, nothing written")
+    if ".." in name.parts:
+        raise B.BundleError(f"{file}: member {m.name} contains '..'; refused, nothing written")
+    if not (m.isreg() or m.isdir()):
+        what = "a link" if (m.issym() or m.islnk()) else "a device or special file"
+        raise B.BundleError(f"{file}: member {m.name} is {what}; a bundle holds files only; "
+                            f"refused, nothing written")
+    if not name.parts:
+        raise B.BundleError(f"{file}: member {m.name!r} has no name; refused, nothing written")
+    if top is None:
+        top = name.parts[0]
+    if name.parts[0] != top or (m.isreg() and len(name.parts) < 2):
+        raise B.BundleError(f"{file}: member {m.name} is outside the bundle's one folder {top}/; "
+                            f"refused, nothing written")
+    return name, top
+
+
+def _corrupt(file: Path, e: BaseException) -> B.BundleError:
+    why = " ".join(str(e).split())
+    return B.BundleError(f"{file}: truncated or corrupt archive ({type(e).__name__}: {why}); "
+                         f"copy it again, nothing written")
+
+
+def scan(file: Path, hosts: Path) -> int:
+    """Read every member header of `file` to its end, before anything is written: each
+    member's checks (`_member`), no member larger than $MYSQLBENCH_IMPORT_MAX_MEMBER bytes
+    (default 256 MiB), and all of them, unpacked, within the space free on `hosts`'s file
+    system less $MYSQLBENCH_IMPORT_RESERVE bytes (default 64 MiB). A tar member is exactly
+    its header's size when read, so the declared sizes are the unpacked ones. The bytes the
+    bundle takes unpacked."""
+    most, reserve = _bound(MAX_MEMBER_VAR, MAX_MEMBER), _bound(RESERVE_VAR, RESERVE)
+    free = shutil.disk_usage(hosts).free - reserve
+    top, total = None, 0
+    try:
+        with tarfile.open(file, mode="r:gz") as tf:
+            for m in tf:
+                _, top = _member(file, m, top)
+                if m.size > most:
+                    raise B.BundleError(f"{file}: member {m.name} is {m.size} bytes, more than the {most} a bundle "
+                                        f"member may be (${MAX_MEMBER_VAR}); refused, nothing written (raise "
+                                        f"${MAX_MEMBER_VAR} if the bundle is genuine)")
+                total += -(-m.size // BLOCK) * BLOCK + BLOCK   # its blocks and its inode's share
+                if total > free:
+                    raise B.BundleError(f"{file}: member {m.name} brings the bundle to {total} bytes unpacked, more "
+                                        f"than the {max(free, 0)} free under {HOSTS} (less a reserve of {reserve}, "
+                                        f"${RESERVE_VAR}); refused, nothing written (free some space and import "
+                                        f"again)")
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as e:
+        raise _corrupt(file, e) from None
+    if top is None:
+        raise B.BundleError(f"{file}: an empty archive; not a bundle of harness export, nothing written")
+    return total
+
+
 def _unpack(file: Path, dest: Path) -> Path:
     """Every member of `file` written under `dest` after its checks; the bag's top folder."""
     top = None
     try:
         with tarfile.open(file, mode="r:gz") as tf:
             for m in tf:
-                name = PurePosixPath(m.name)
-                if not name.parts and m.isdir():   # "." (tar -C dir .): the folder that holds the bag
+                name, top = _member(file, m, top)
+                if name is None:
                     continue
-                if name.is_absolute() or m.name.startswith("/"):
-                    raise B.BundleError(f"{file}: member {m.name} is an absolute path; refused, nothing written")
-                if ".." in name.parts:
-                    raise B.BundleError(f"{file}: member {m.name} contains '..'; refused, nothing written")
-                if not (m.isreg() or m.isdir()):
-                    what = "a link" if (m.issym() or m.islnk()) else "a device or special file"
-                    raise B.BundleError(f"{file}: member {m.name} is {what}; a bundle holds files only; "
-                                        f"refused, nothing written")
-                if not name.parts:
-                    raise B.BundleError(f"{file}: member {m.name!r} has no name; refused, nothing written")
-                if top is None:
-                    top = name.parts[0]
-                if name.parts[0] != top or (m.isreg() and len(name.parts) < 2):
-                    raise B.BundleError(f"{file}: member {m.name} is outside the bundle's one folder {top}/; "
-                                        f"refused, nothing written")
                 target = dest.joinpath(*name.parts)
                 try:
                     if m.isdir():
@@ -108,9 +199,7 @@ def _unpack(file: Path, dest: Path) -> Path:
                                         f"clashes with another member's or is too long); refused, nothing "
                                         f"written") from None
     except (tarfile.TarError, EOFError, zlib.error, OSError) as e:
-        why = " ".join(str(e).split())
-        raise B.BundleError(f"{file}: truncated or corrupt archive ({type(e).__name__}: {why}); "
-                            f"copy it again, nothing written") from None
+        raise _corrupt(file, e) from None
     if top is None:
         raise B.BundleError(f"{file}: an empty archive; not a bundle of harness export, nothing written")
     return dest / top
@@ -190,8 +279,14 @@ def import_one(file: Path, root: Path) -> str:
         raise B.BundleError(f"{file}: no such file; give a bundle written by ./artifact export")
     hosts = root / HOSTS
     hosts.mkdir(parents=True, exist_ok=True)
-    for d in clean_leftovers(hosts):
-        print(f"removed what an interrupted import left: {HOSTS}/{d}", file=sys.stderr)
+    with importing(root):
+        for d in clean_leftovers(hosts):
+            print(f"removed what an interrupted import left: {HOSTS}/{d}", file=sys.stderr)
+        scan(file, hosts)
+        return _import_locked(file, root, hosts)
+
+
+def _import_locked(file: Path, root: Path, hosts: Path) -> str:
     tmp = Path(tempfile.mkdtemp(prefix=f".import-{os.getpid()}-", dir=hosts))
     try:
         bag = _unpack(file, tmp / "unpacked")
