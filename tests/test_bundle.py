@@ -440,3 +440,43 @@ def test_a_second_import_into_one_clone_waits_for_the_first(tmp_path, bundle):
     out, err = p.communicate(timeout=120)
     assert p.returncode == 0 and f"as host {HOST}" in out, err
     assert (dst / f"data/hosts/{HOST}/raw/A2/oltp_ro/{CELLS[0]}/manifest.json").is_file()
+
+
+def _other_machine(tmp_path: Path, name: str, cells, hostname="elsewhere", cpu=None) -> Path:
+    """A bundle exported under HOST from cells whose manifests record another machine (a
+    second machine given the same --host-id; only the manifests' host facts differ, no
+    measured value)."""
+    other = clone(tmp_path / name, cells)
+    for m in (other / "data/raw/A2/oltp_ro").glob("*/manifest.json"):
+        man = json.loads(m.read_text())
+        man["host"] = {**man["host"], "hostname": hostname, **({"cpu_model": cpu} if cpu else {})}
+        m.write_text(json.dumps(man, indent=1))
+    harness("export", "--root", str(other), "--out", str(tmp_path / f"{name}.tar.gz"))
+    return tmp_path / f"{name}.tar.gz"
+
+
+def test_one_host_id_from_two_machines_is_refused_unless_imported_under_another_id(tmp_path, bundle):
+    """Two bundles carrying one host id, whose cells were measured on machines with other host
+    names (or CPU models): the second is refused in one line naming the id, what differs and
+    the fix, nothing written; --as-host imports it as another host, and the title page's
+    line says under which id; a second bundle of the same machine still merges."""
+    from harness.report import runinfo
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    harness("import", "--root", str(dst), str(bundle))
+    rest = sorted(p.name for p in FIXTURE.iterdir())[4:6]
+    elsewhere = _other_machine(tmp_path, "b", rest)
+    msg = refused(tmp_path, elsewhere, "already names another machine", dst)
+    assert f"host id {HOST}" in msg and "host name vm there, elsewhere in this bundle" in msg
+    assert "--host-id" in msg and "--as-host" in msg
+    cpu = _other_machine(tmp_path, "c", rest, hostname="vm", cpu="Other CPU 9000")
+    assert "CPU model" in refused(tmp_path, cpu, "already names another machine", dst)
+    res = harness("import", "--root", str(dst), "--as-host", "lab-b", str(elsewhere))
+    assert f"as host lab-b (exported as {HOST})" in res.stdout
+    assert len(list((dst / "data/hosts/lab-b/raw/A2/oltp_ro").iterdir())) == 2
+    line = runinfo.imported(str(dst / "data/hosts/lab-b/raw"), "x", {})[0]
+    assert f"bundle of host {HOST}, imported as host lab-b" in line
+    res = harness("import", "--root", str(dst), "--as-host", "all", str(elsewhere), check=False)
+    assert res.returncode == 1 and res.stderr.startswith("error: --as-host: host id 'all': reserved")
+    same = _other_machine(tmp_path, "d", rest, hostname="vm")   # the first bundle's machine
+    assert "imported 2 new cell(s)" in harness("import", "--root", str(dst), str(same)).stdout

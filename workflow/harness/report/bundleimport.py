@@ -30,6 +30,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tarfile
@@ -263,6 +264,52 @@ def verify(file: Path, bag: Path) -> dict:
     return meta
 
 
+def fingerprint(host_dirs: list[Path]) -> dict[str, list[str]]:
+    """What tells one machine from another in the host folders (`<bag>/data/host/`) of a
+    host's bundles: the CPU models and host names the cells' manifests recorded (host.json's
+    recorded_hosts; the exporting host's CPU model when none), and the machine's shape
+    from lstopo.xml (packages, NUMA nodes, cores, hardware threads). Not the kernel, the
+    cgroup or the placement: one machine changes those between runs."""
+    cpus, names, shapes = set(), set(), set()
+    for d in host_dirs:
+        try:
+            host = json.loads((d / "host.json").read_text())
+        except (OSError, ValueError):
+            continue
+        recorded = []
+        for r in host.get("recorded_hosts") or []:
+            with contextlib.suppress(ValueError, TypeError):
+                recorded.append(json.loads(r) if isinstance(r, str) else dict(r))
+        cpus |= {str(r["cpu_model"]) for r in recorded if r.get("cpu_model")} or \
+            ({str(host["cpu_model"])} if host.get("cpu_model") else set())
+        names |= {str(r["hostname"]) for r in recorded if r.get("hostname")}
+        with contextlib.suppress(OSError):
+            xml = (d / "lstopo.xml").read_text()
+            counts = [len(re.findall(rf'<object\s+type="{t}"', xml)) for t in ("Package", "NUMANode", "Core", "PU")]
+            if counts[-1]:
+                shapes.add("{} package(s), {} NUMA node(s), {} core(s), {} thread(s)".format(*counts))
+    return {"CPU model": sorted(cpus), "host name": sorted(names), "lstopo shape": sorted(shapes)}
+
+
+def local_fingerprint(raw: Path) -> dict[str, list[str]]:
+    """The fingerprint of the local cells (data/raw): their manifests' CPU models and host names."""
+    cpus, names = set(), set()
+    for c in B.cell_dirs(raw):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            h = json.loads((c / "manifest.json").read_text()).get("host") or {}
+            cpus |= {str(h["cpu_model"])} if h.get("cpu_model") else set()
+            names |= {str(h["hostname"])} if h.get("hostname") else set()
+    return {"CPU model": sorted(cpus), "host name": sorted(names), "lstopo shape": []}
+
+
+def _same_machine(have: dict, new: dict) -> str | None:
+    """None when nothing both sides recorded differs; else what differs, in words."""
+    for key in have:
+        if have[key] and new.get(key) and have[key] != new[key]:
+            return f"{key} {' / '.join(have[key])} there, {' / '.join(new[key])} in this bundle"
+    return None
+
+
 def bundle_id(bag: Path) -> str:
     """The bundle's id: the sha256 of its payload manifest (same cells, same id), 16 hex."""
     return hashlib.sha256((bag / "manifest-sha256.txt").read_bytes()).hexdigest()[:16]
@@ -272,8 +319,9 @@ def _link_tree(src: Path, dst: Path) -> None:
     shutil.copytree(src, dst, copy_function=os.link)
 
 
-def import_one(file: Path, root: Path) -> str:
-    """Import one bundle into `root`'s data/hosts/; a one-line summary."""
+def import_one(file: Path, root: Path, as_host: str | None = None) -> str:
+    """Import one bundle into `root`'s data/hosts/ (as host `as_host` when given, else the
+    bundle's host id); a one-line summary."""
     file = Path(file)
     if not file.is_file():
         raise B.BundleError(f"{file}: no such file; give a bundle written by ./artifact export")
@@ -283,16 +331,26 @@ def import_one(file: Path, root: Path) -> str:
         for d in clean_leftovers(hosts):
             print(f"removed what an interrupted import left: {HOSTS}/{d}", file=sys.stderr)
         scan(file, hosts)
-        return _import_locked(file, root, hosts)
+        return _import_locked(file, root, hosts, as_host)
 
 
-def _import_locked(file: Path, root: Path, hosts: Path) -> str:
+def _import_locked(file: Path, root: Path, hosts: Path, as_host: str | None) -> str:
     tmp = Path(tempfile.mkdtemp(prefix=f".import-{os.getpid()}-", dir=hosts))
     try:
         bag = _unpack(file, tmp / "unpacked")
         meta = verify(file, bag)
-        hid, bid = meta["host_id"], bundle_id(bag)
+        hid, bid = as_host or meta["host_id"], bundle_id(bag)
         dest = hosts / hid
+        new_print = fingerprint([bag / "data" / "host"])
+        have_print = fingerprint(sorted(dest.glob("bundles/*/data/host")))
+        if hid == B.host_id():
+            have_print = {k: sorted(set(v) | set(local_fingerprint(root / "data" / "raw")[k]))
+                          for k, v in have_print.items()}
+        differs = _same_machine(have_print, new_print)
+        if differs:
+            raise B.BundleError(f"{file}: host id {hid} already names another machine in this clone ({differs}); "
+                                f"refused, nothing written (export the bundle again with another --host-id, or "
+                                f"import it with --as-host NEW_ID)")
         new_cells = sorted(c.relative_to(bag / "data" / "raw") for c in (bag / "data" / "raw").glob("*/*/*"))
         local = [root / "data" / "raw"] if hid == B.host_id() else []
         fresh = []
@@ -333,6 +391,8 @@ def _import_locked(file: Path, root: Path, hosts: Path) -> str:
         if keep.exists():
             shutil.rmtree(keep)
         os.rename(bag, keep)
+        if hid != meta["host_id"]:   # --as-host: the kept bundle says under which id it was imported
+            (keep / "imported-as.txt").write_text(f"{hid}\n")
         if dest.exists():
             old = hosts / f".old-{os.getpid()}-{hid}"
             os.rename(dest, old)
@@ -340,8 +400,9 @@ def _import_locked(file: Path, root: Path, hosts: Path) -> str:
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.rename(new, dest)
+        renamed = f" (exported as {meta['host_id']})" if hid != meta["host_id"] else ""
         return (f"{file}: imported {len(fresh)} new cell(s) of {len(new_cells)} (profile {meta['profile']}) "
-                f"as host {hid} into {HOSTS}/{hid}")
+                f"as host {hid}{renamed} into {HOSTS}/{hid}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -433,7 +494,9 @@ def bundles_of(raw_dir: str) -> list[dict]:
         with contextlib.suppress(OSError, ValueError):
             meta = json.loads((b / "bundle.json").read_text())
             lock = yaml.safe_load((b / "data" / "builds.lock.yaml").read_text()) or {}
-            out.append({**meta, "lock_entries": lock.get("builds") or {}})
+            renamed = b / "imported-as.txt"
+            as_host = renamed.read_text().strip() if renamed.is_file() else None
+            out.append({**meta, "lock_entries": lock.get("builds") or {}, "imported_as": as_host})
     return out
 
 
@@ -449,10 +512,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m harness import", description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+", metavar="FILE", help="bundles written by ./artifact export")
     ap.add_argument("--root", default=str(paths.ROOT), help="the clone to import into")
+    ap.add_argument("--as-host", metavar="ID", help="import under this host id instead of the bundle's (when "
+                                                    "its id already names another machine in this clone)")
     a = ap.parse_args(argv)
     for f in a.files:
         try:
-            print(import_one(Path(f), Path(a.root)))
+            if a.as_host is not None:
+                try:
+                    B.host_id(a.as_host)   # a valid id, not a reserved one, else one line
+                except B.BundleError as e:
+                    raise B.BundleError(f"--as-host: {e}".replace(" (--host-id or $MYSQLBENCH_HOST_ID)", "")) \
+                        from None
+            print(import_one(Path(f), Path(a.root), a.as_host))
         except B.BundleError as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
