@@ -9,14 +9,15 @@ An imported host's tree, apart from the local host's data/raw:
                                                              README.md, bag-info.txt, config, lock
                                                              entries, host/, repository/
 
-One import into a clone at a time: an exclusive flock on data/.import.lock (`importing`); a
-second import waits for it. Checks, before anything is written under data/hosts (`scan`, on
-every member header): every member a plain file or directory under one top folder, no
+One import into a clone at a time: an exclusive flock on data/.import.lock
+(`bundlecheck.importing`); a second import waits for it. Checks, before anything is written
+under data/hosts (`bundlecheck.scan`, on every member header): every member a plain file or directory under one top folder, no
 absolute path and no '..'; the archive reads to its end; no member larger than a bound and
 the whole, unpacked, within the free space. Then, before anything is written under
 data/hosts/<host id>: the format and its version; every checksum of the bag's manifests (and no file they
 do not list); every cell has its manifest.json; no cell collides with a different cell
-already present (`bundle.same_cell`). The bundle is unpacked into data/hosts/.import-<pid>-*
+already present (`bundle.same_cell`); the host id names no other machine here
+(`bundlecheck.fingerprint`). The bundle is unpacked into data/hosts/.import-<pid>-*
 (the same file system), the host's new tree is built there (its present cells hard-linked),
 and it replaces the old one by rename: a kill -9 leaves a temporary folder, never a
 half-imported host, and the next import removes it.
@@ -26,68 +27,24 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import os
-import re
 import shutil
 import sys
 import tarfile
 import tempfile
 import zlib
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from harness import paths
 from harness.builds.lock import sha256_file
 from harness.report import bundle as B
+from harness.report.bundlecheck import (MAX_MEMBER_VAR, RESERVE_VAR, _corrupt, _member, _same_machine,  # noqa: F401
+                                        fingerprint, importing, local_fingerprint, scan)
 
 HOSTS = "data/hosts"
 AUTO, LOCAL = "auto", "local"
-# One import at a time per clone: an exclusive flock on this file (beside data/hosts, so a
-# refused import leaves data/hosts as it was); a second import waits, saying so once.
-IMPORT_LOCK = "data/.import.lock"
-# No member of a bundle may be larger than this (bytes): a real cell's largest file is tens of
-# KiB; a bundle declaring a larger member is refused before anything is unpacked.
-MAX_MEMBER_VAR, MAX_MEMBER = "MYSQLBENCH_IMPORT_MAX_MEMBER", 256 << 20
-# What the unpacked bundle must leave free on data/hosts's file system (bytes).
-RESERVE_VAR, RESERVE = "MYSQLBENCH_IMPORT_RESERVE", 64 << 20
-BLOCK = 4096  # a file's size rounded up to this: what it takes on disk
-
-
-def _bound(var: str, default: int) -> int:
-    value = os.environ.get(var, "")
-    if not value:
-        return default
-    if not value.isdigit():
-        raise B.BundleError(f"${var}={value!r}: a number of bytes, e.g. {default}; unset it for the default")
-    return int(value)
-
-
-@contextlib.contextmanager
-def importing(root: Path, out=None):
-    """Hold `root`'s import lock (exclusive flock on data/.import.lock) for the block: two
-    imports into one clone never interleave (the one checks cells against a host tree the
-    other is replacing). A second import waits, one line on stderr naming the holder, and
-    goes on when the first ends; the kernel drops the lock however its holder exits."""
-    path = root / IMPORT_LOCK
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            who = path.read_text().strip() or "another process"
-            print(f"waiting for the import lock {path} (held by {who}): one import into this clone at a "
-                  f"time; this one goes on when that one ends", file=out or sys.stderr, flush=True)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} import\n".encode(), 0)
-        yield
-    finally:
-        os.close(fd)
-
-
 def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists()
 
@@ -110,66 +67,6 @@ def clean_leftovers(hosts: Path) -> list[str]:
                 os.rename(d, hosts / host)
             done.append(d.name)
     return done
-
-
-def _member(file: Path, m: tarfile.TarInfo, top: str | None) -> tuple[PurePosixPath | None, str | None]:
-    """(its path, the bundle's top folder) after `m`'s checks; (None, top) for a "." folder."""
-    name = PurePosixPath(m.name)
-    if not name.parts and m.isdir():   # "." (tar -C dir .): the folder that holds the bag
-        return None, top
-    if name.is_absolute() or m.name.startswith("/"):
-        raise B.BundleError(f"{file}: member {m.name} is an absolute path; refused, nothing written")
-    if ".." in name.parts:
-        raise B.BundleError(f"{file}: member {m.name} contains '..'; refused, nothing written")
-    if not (m.isreg() or m.isdir()):
-        what = "a link" if (m.issym() or m.islnk()) else "a device or special file"
-        raise B.BundleError(f"{file}: member {m.name} is {what}; a bundle holds files only; "
-                            f"refused, nothing written")
-    if not name.parts:
-        raise B.BundleError(f"{file}: member {m.name!r} has no name; refused, nothing written")
-    if top is None:
-        top = name.parts[0]
-    if name.parts[0] != top or (m.isreg() and len(name.parts) < 2):
-        raise B.BundleError(f"{file}: member {m.name} is outside the bundle's one folder {top}/; "
-                            f"refused, nothing written")
-    return name, top
-
-
-def _corrupt(file: Path, e: BaseException) -> B.BundleError:
-    why = " ".join(str(e).split())
-    return B.BundleError(f"{file}: truncated or corrupt archive ({type(e).__name__}: {why}); "
-                         f"copy it again, nothing written")
-
-
-def scan(file: Path, hosts: Path) -> int:
-    """Read every member header of `file` to its end, before anything is written: each
-    member's checks (`_member`), no member larger than $MYSQLBENCH_IMPORT_MAX_MEMBER bytes
-    (default 256 MiB), and all of them, unpacked, within the space free on `hosts`'s file
-    system less $MYSQLBENCH_IMPORT_RESERVE bytes (default 64 MiB). A tar member is exactly
-    its header's size when read, so the declared sizes are the unpacked ones. The bytes the
-    bundle takes unpacked."""
-    most, reserve = _bound(MAX_MEMBER_VAR, MAX_MEMBER), _bound(RESERVE_VAR, RESERVE)
-    free = shutil.disk_usage(hosts).free - reserve
-    top, total = None, 0
-    try:
-        with tarfile.open(file, mode="r:gz") as tf:
-            for m in tf:
-                _, top = _member(file, m, top)
-                if m.size > most:
-                    raise B.BundleError(f"{file}: member {m.name} is {m.size} bytes, more than the {most} a bundle "
-                                        f"member may be (${MAX_MEMBER_VAR}); refused, nothing written (raise "
-                                        f"${MAX_MEMBER_VAR} if the bundle is genuine)")
-                total += -(-m.size // BLOCK) * BLOCK + BLOCK   # its blocks and its inode's share
-                if total > free:
-                    raise B.BundleError(f"{file}: member {m.name} brings the bundle to {total} bytes unpacked, more "
-                                        f"than the {max(free, 0)} free under {HOSTS} (less a reserve of {reserve}, "
-                                        f"${RESERVE_VAR}); refused, nothing written (free some space and import "
-                                        f"again)")
-    except (tarfile.TarError, EOFError, zlib.error, OSError) as e:
-        raise _corrupt(file, e) from None
-    if top is None:
-        raise B.BundleError(f"{file}: an empty archive; not a bundle of harness export, nothing written")
-    return total
 
 
 def _unpack(file: Path, dest: Path) -> Path:
@@ -262,52 +159,6 @@ def verify(file: Path, bag: Path) -> dict:
             raise B.BundleError(f"{file}: cell {bag.name}/{c.relative_to(bag).as_posix()} has no manifest.json; "
                                 f"refused, nothing written")
     return meta
-
-
-def fingerprint(host_dirs: list[Path]) -> dict[str, list[str]]:
-    """What tells one machine from another in the host folders (`<bag>/data/host/`) of a
-    host's bundles: the CPU models and host names the cells' manifests recorded (host.json's
-    recorded_hosts; the exporting host's CPU model when none), and the machine's shape
-    from lstopo.xml (packages, NUMA nodes, cores, hardware threads). Not the kernel, the
-    cgroup or the placement: one machine changes those between runs."""
-    cpus, names, shapes = set(), set(), set()
-    for d in host_dirs:
-        try:
-            host = json.loads((d / "host.json").read_text())
-        except (OSError, ValueError):
-            continue
-        recorded = []
-        for r in host.get("recorded_hosts") or []:
-            with contextlib.suppress(ValueError, TypeError):
-                recorded.append(json.loads(r) if isinstance(r, str) else dict(r))
-        cpus |= {str(r["cpu_model"]) for r in recorded if r.get("cpu_model")} or \
-            ({str(host["cpu_model"])} if host.get("cpu_model") else set())
-        names |= {str(r["hostname"]) for r in recorded if r.get("hostname")}
-        with contextlib.suppress(OSError):
-            xml = (d / "lstopo.xml").read_text()
-            counts = [len(re.findall(rf'<object\s+type="{t}"', xml)) for t in ("Package", "NUMANode", "Core", "PU")]
-            if counts[-1]:
-                shapes.add("{} package(s), {} NUMA node(s), {} core(s), {} thread(s)".format(*counts))
-    return {"CPU model": sorted(cpus), "host name": sorted(names), "lstopo shape": sorted(shapes)}
-
-
-def local_fingerprint(raw: Path) -> dict[str, list[str]]:
-    """The fingerprint of the local cells (data/raw): their manifests' CPU models and host names."""
-    cpus, names = set(), set()
-    for c in B.cell_dirs(raw):
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            h = json.loads((c / "manifest.json").read_text()).get("host") or {}
-            cpus |= {str(h["cpu_model"])} if h.get("cpu_model") else set()
-            names |= {str(h["hostname"])} if h.get("hostname") else set()
-    return {"CPU model": sorted(cpus), "host name": sorted(names), "lstopo shape": []}
-
-
-def _same_machine(have: dict, new: dict) -> str | None:
-    """None when nothing both sides recorded differs; else what differs, in words."""
-    for key in have:
-        if have[key] and new.get(key) and have[key] != new[key]:
-            return f"{key} {' / '.join(have[key])} there, {' / '.join(new[key])} in this bundle"
-    return None
 
 
 def bundle_id(bag: Path) -> str:
