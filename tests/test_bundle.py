@@ -26,8 +26,8 @@ CELLS = sorted(p.name for p in FIXTURE.iterdir())[:4]
 HOST = "test-host-a"
 
 
-def harness(*args, cwd=None, host=HOST, check=True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow"), "MYSQLBENCH_HOST_ID": host}
+def harness(*args, cwd=None, host=HOST, check=True, env=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow"), "MYSQLBENCH_HOST_ID": host, **(env or {})}
     res = subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, env=env, capture_output=True, text=True)
     if check:
         assert res.returncode == 0, res.stderr
@@ -75,11 +75,11 @@ def tree(root: Path) -> dict:
             for p in sorted(d.rglob("*"))} if d.exists() else {}
 
 
-def refused(tmp_path: Path, bad: Path, expect: str, dest: Path | None = None) -> str:
+def refused(tmp_path: Path, bad: Path, expect: str, dest: Path | None = None, env=None) -> str:
     dest = dest or tmp_path / "dst"
     dest.mkdir(exist_ok=True)
     before = tree(dest)
-    res = harness("import", "--root", str(dest), str(bad), check=False)
+    res = harness("import", "--root", str(dest), str(bad), check=False, env=env)
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 1 and len(lines) == 1 and expect in lines[0], res.stderr
     assert tree(dest) == before, "a refused import wrote something"
@@ -413,3 +413,138 @@ def test_the_node_types_of_a_mixed_sweep_export_as_hosts_of_their_own(tmp_path):
         tidy.tidy(got, tmp_path / host / "r.csv", tmp_path / host / "s.csv", tmp_path / host / "p.json", 0.05,
                   "smoke")
     assert (facts["n_cpus"], facts["cgroup"]) == ([64], None)
+
+
+def test_the_bundle_carries_an_ro_crate_of_the_run_in_its_checksummed_payload(tmp_path, bundle):
+    """data/ro-crate-metadata.json (RO-Crate 1.1, the `rocrate` library reads it back): the run
+    as the root Dataset with its creators (CITATION.cff's, or --creator's), licence, dates and
+    parts, the measuring host, and the Process Run Crate's CreateAction; the payload manifest
+    lists it, so a changed crate is refused like any changed member."""
+    from rocrate.rocrate import ROCrate
+    top = members(bundle)[0][0].name.split("/")[0]
+    files = {m.name: d for m, d in members(bundle)}
+    assert f"{top}/data/ro-crate-metadata.json" in files
+    manifest = files[f"{top}/manifest-sha256.txt"].decode()
+    assert " data/ro-crate-metadata.json\n" in manifest
+    work = tmp_path / "unpacked"
+    with tarfile.open(bundle) as tf:
+        tf.extractall(work)
+    crate = ROCrate(work / top / "data")
+    doc = json.loads((work / top / "data/ro-crate-metadata.json").read_text())
+    assert doc["@context"] == "https://w3id.org/ro/crate/1.1/context"
+    root = crate.root_dataset
+    meta = json.loads(files[f"{top}/bundle.json"])
+    assert root["name"] == meta["title"] and root["datePublished"] == meta["measured_to"][:10]
+    assert root["temporalCoverage"] == f"{meta['measured_from']}/{meta['measured_to']}"
+    assert root["license"].id == "https://spdx.org/licenses/CC-BY-4.0"
+    assert [(c.type, c["name"]) for c in root["creator"]] == [("Organization", "The mysql-engines artifact authors")]
+    parts = {p.id for p in root["hasPart"]}
+    assert {"raw/", "config.resolved.yaml", "builds.lock.yaml", "host/", "host/host.json", "repository/"} <= parts
+    assert f"host {HOST}" in crate.get("host/")["description"]
+    assert [p.id for p in root["conformsTo"]] == ["https://w3id.org/ro/wfrun/process/0.5"]
+    run = crate.get("#run")
+    assert run.type == "CreateAction" and root["mentions"][0].id == "#run"
+    assert (run["startTime"], run["endTime"]) == (meta["measured_from"], meta["measured_to"])
+    assert run["instrument"].type == "SoftwareApplication" and [r.id for r in run["result"]] == ["raw/"]
+    assert {o.id for o in run["object"]} == {"config.resolved.yaml", "builds.lock.yaml"}
+    # --creator overrides CITATION.cff: persons
+    harness("export", "--root", str(tmp_path / "src"), "--out", str(tmp_path / "who.tar.gz"),
+            "--creator", "Ada Lovelace", "--creator", "Charles Babbage", "--license", "CC0-1.0")
+    doc = json.loads({m.name: d for m, d in members(tmp_path / "who.tar.gz")}[f"{top}/data/ro-crate-metadata.json"])
+    graph = {e["@id"]: e for e in doc["@graph"]}
+    assert [graph[c["@id"]]["name"] for c in graph["./"]["creator"]] == ["Ada Lovelace", "Charles Babbage"]
+    assert {graph[c["@id"]]["@type"] for c in graph["./"]["creator"]} == {"Person"}
+    assert graph["./"]["license"] == {"@id": "https://spdx.org/licenses/CC0-1.0"}
+    bad = repack(bundle, tmp_path / "bad.tar.gz",
+                 _edit_file("/ro-crate-metadata.json", lambda d: d.replace(b"Dataset", b"Thing", 1)))
+    assert "ro-crate-metadata.json was changed" in refused(tmp_path, bad, "was changed")
+
+
+def test_a_member_larger_than_the_bound_is_refused_before_anything_is_unpacked(tmp_path, bundle):
+    """A member over $MYSQLBENCH_IMPORT_MAX_MEMBER bytes (here a bound of 2 KiB, below the
+    fixture cells' larger logs) is one line naming it; a bad bound is one line naming the
+    variable; the bound's default imports the same bundle."""
+    sizes = {m.name: m.size for m, _ in members(bundle)}
+    big = next(n for n in sizes if sizes[n] > 2048)      # the first, in member order
+    msg = refused(tmp_path, bundle, "more than the 2048 a bundle member may be", env={bundleimport.MAX_MEMBER_VAR: "2048"})
+    assert f"member {big} is {sizes[big]} bytes" in msg
+    refused(tmp_path, bundle, f"${bundleimport.MAX_MEMBER_VAR}='lots': a number of bytes",
+            env={bundleimport.MAX_MEMBER_VAR: "lots"})
+    assert not list((tmp_path / "dst/data/hosts").iterdir())   # no unpacked folder either
+
+
+def test_a_bundle_larger_than_the_free_disk_is_refused_before_anything_is_unpacked(tmp_path, bundle):
+    """The unpacked total against the real free space of data/hosts's file system, less a
+    reserve: a reserve 1 GiB above the free space (other processes write on this disk, so no
+    tighter margin is steady) leaves room for no member, and the first one is named."""
+    dst = tmp_path / "dst"
+    (dst / "data/hosts").mkdir(parents=True)
+    reserve = shutil.disk_usage(dst / "data/hosts").free + (1 << 30)
+    msg = refused(tmp_path, bundle, "free under data/hosts", env={bundleimport.RESERVE_VAR: str(reserve)})
+    first = members(bundle)[0][0].name
+    assert "free some space and import again" in msg and f"member {first} brings the bundle to" in msg
+    assert not list((dst / "data/hosts").iterdir())
+
+
+def test_a_second_import_into_one_clone_waits_for_the_first(tmp_path, bundle):
+    """The import lock (data/.import.lock), held here as a running import holds it: a real
+    import process says once that it waits, writes nothing while it waits, and imports when
+    the lock is released."""
+    import fcntl
+    dst = tmp_path / "dst"
+    (dst / "data").mkdir(parents=True)
+    fd = os.open(dst / "data/.import.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow"), "MYSQLBENCH_HOST_ID": HOST}
+    p = subprocess.Popen([sys.executable, "-m", "harness", "import", "--root", str(dst), str(bundle)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()
+        assert "waiting for the import lock" in line and "data/.import.lock" in line, line
+        time.sleep(1)
+        assert p.poll() is None and not (dst / "data/hosts" / HOST).exists()
+    finally:
+        os.close(fd)   # the first import ends
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0 and f"as host {HOST}" in out, err
+    assert (dst / f"data/hosts/{HOST}/raw/A2/oltp_ro/{CELLS[0]}/manifest.json").is_file()
+
+
+def _other_machine(tmp_path: Path, name: str, cells, hostname="elsewhere", cpu=None) -> Path:
+    """A bundle exported under HOST from cells whose manifests record another machine (a
+    second machine given the same --host-id; only the manifests' host facts differ, no
+    measured value)."""
+    other = clone(tmp_path / name, cells)
+    for m in (other / "data/raw/A2/oltp_ro").glob("*/manifest.json"):
+        man = json.loads(m.read_text())
+        man["host"] = {**man["host"], "hostname": hostname, **({"cpu_model": cpu} if cpu else {})}
+        m.write_text(json.dumps(man, indent=1))
+    harness("export", "--root", str(other), "--out", str(tmp_path / f"{name}.tar.gz"))
+    return tmp_path / f"{name}.tar.gz"
+
+
+def test_one_host_id_from_two_machines_is_refused_unless_imported_under_another_id(tmp_path, bundle):
+    """Two bundles carrying one host id, whose cells were measured on machines with other host
+    names (or CPU models): the second is refused in one line naming the id, what differs and
+    the fix, nothing written; --as-host imports it as another host, and the title page's
+    line says under which id; a second bundle of the same machine still merges."""
+    from harness.report import runinfo
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    harness("import", "--root", str(dst), str(bundle))
+    rest = sorted(p.name for p in FIXTURE.iterdir())[4:6]
+    elsewhere = _other_machine(tmp_path, "b", rest)
+    msg = refused(tmp_path, elsewhere, "already names another machine", dst)
+    assert f"host id {HOST}" in msg and "host name vm there, elsewhere in this bundle" in msg
+    assert "--host-id" in msg and "--as-host" in msg
+    cpu = _other_machine(tmp_path, "c", rest, hostname="vm", cpu="Other CPU 9000")
+    assert "CPU model" in refused(tmp_path, cpu, "already names another machine", dst)
+    res = harness("import", "--root", str(dst), "--as-host", "lab-b", str(elsewhere))
+    assert f"as host lab-b (exported as {HOST})" in res.stdout
+    assert len(list((dst / "data/hosts/lab-b/raw/A2/oltp_ro").iterdir())) == 2
+    line = runinfo.imported(str(dst / "data/hosts/lab-b/raw"), "x", {})[0]
+    assert f"bundle of host {HOST}, imported as host lab-b" in line
+    res = harness("import", "--root", str(dst), "--as-host", "all", str(elsewhere), check=False)
+    assert res.returncode == 1 and res.stderr.startswith("error: --as-host: host id 'all': reserved")
+    same = _other_machine(tmp_path, "d", rest, hostname="vm")   # the first bundle's machine
+    assert "imported 2 new cell(s)" in harness("import", "--root", str(dst), str(same)).stdout

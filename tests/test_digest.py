@@ -195,6 +195,39 @@ def test_a_unit_measured_again_sets_its_current_cells_aside_too(cfg, tmp_path, m
     assert reuse.stale_inputs(cfg, LOCK, "point_select", names[:1]) == {}  # alone, a current cell stays
 
 
+def test_an_experiment_with_only_cells_of_other_settings_says_so_not_that_it_was_not_run(cfg, tmp_path,
+                                                                                         monkeypatch):
+    """A replot whose experiment holds only cells of another digest (here smoke's) marks it not
+    run; its reason (the claims' and the tidy data's) says the cells were measured under other
+    settings, where they were set aside, and how to measure them again; once a measuring run
+    moved them to data/partial/, it says that place; with no cell at all, nothing to say."""
+    from harness.analysis import claimrules, tidydata
+    monkeypatch.chdir(tmp_path)
+    smoke = E.load_profile([str(ROOT / "config/smoke.yaml")], ROOT, cpus=[0, 1])
+    names = [CELL, CELL.replace("_r1", "_r2")]
+    rel = [str(_cell(tmp_path, cfg, n, {"settings_digest": _digest(smoke, name=n)}).relative_to(tmp_path))
+           for n in names]
+    planned = rel + [rel[0].replace("_r1", "_r3")]            # a planned cell never measured
+    why = reuse.left_out(cfg, LOCK, "point_select", planned)
+    prof = cfg["profile"]
+    assert why.startswith("experiment: point_select: its 2 cell(s) in data/raw/A3/point_select/ were measured "
+                          f"under other settings than profile {prof} plans")
+    assert "set aside, not read by this replot" in why and f"./artifact paper with config/{prof}.yaml measures them again" in why
+    spec = {**cfg["experiments"]["point_select"], "enabled": False, "not_planned": why}
+    assert reuse.planned_digest({**cfg, "experiments": {**cfg["experiments"], "point_select": spec}}, LOCK,
+                                "point_select", CELL) == _digest(cfg)   # no input of the digest
+    tidy = tidydata.Tidy({"profile": prof, "experiments": {"point_select": spec}}, {})
+    res = claimrules.missing(*tidy.missing("point_select"))
+    assert res.reason == why and "not run in this profile" not in res.reason
+    for d in rel:
+        reuse.supersede(d, reuse.manifest_tag(d))
+    moved = reuse.left_out(cfg, LOCK, "point_select", planned)
+    assert "its 2 cell(s) measured under other settings" in moved and "set aside in data/partial/A3/point_select/" in moved
+    import shutil
+    shutil.rmtree("data/partial")
+    assert reuse.left_out(cfg, LOCK, "point_select", planned) is None
+
+
 def test_a_disabled_experiment_s_tidy_files_of_another_profile_are_not_read(tmp_path):
     """The paper step's check: smoke's fts_provenance.json beside a profile that does not
     run fts is no mismatch; an enabled experiment's of another profile still is."""

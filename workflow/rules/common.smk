@@ -193,8 +193,12 @@ if REPLOT:  # the cells a replot lacks (harness.plan.cells.replot_missing), of t
     EXPERIMENTS = {x: s for x, s in EXPERIMENTS.items() if _REPLOT_CELLS[x]}
     # an experiment no host has a cell of is not in this paper: the resolved config says so
     # (enabled: false), so no reader takes a tidy file an earlier run left of it as this run's
-    for _x in set(EXPERIMENTS_ALL) - set(EXPERIMENTS) - {x for xs in HOST_EXPERIMENTS.values() for x in xs}:
-        CFG["experiments"][_x] = {**CFG["experiments"][_x], "enabled": False}
+    # (and why, when this host holds its cells only of other settings: harness.plan.reuse.left_out;
+    # not_planned is no input of a cell's settings digest)
+    for _x in sorted(set(EXPERIMENTS_ALL) - set(EXPERIMENTS) - {x for xs in HOST_EXPERIMENTS.values() for x in xs}):
+        _blocks = hintervals.look_schedule(*hplan.repetition_bounds(EXPERIMENTS_ALL[_x]))[-1]   # planned_blocks'
+        _why = hreuse.left_out(CFG, LOCK, _x, hplan.cells(CFG, LOCK, _x, raw=RAW, blocks=_blocks), RAW)
+        CFG["experiments"][_x] = {**CFG["experiments"][_x], "enabled": False, **({"not_planned": _why} if _why else {})}
 
 
 def reap(_log=None):

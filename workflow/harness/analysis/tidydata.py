@@ -220,10 +220,10 @@ class Tidy:
     def missing(self, experiment) -> Missing:
         """Why there are no cells of `experiment` (what is missing, then the detail)."""
         exps = (self.config or {}).get("experiments")
-        why = self.spec(experiment).get("not_planned")   # harness.plan.reads: nobody here reads it
-        if why:  # "experiment: <x> is not planned on this host: ..." (harness.plan.config.mark_unread)
-            reason, _, detail = str(why).partition(": ")
-            return Missing(reason, detail) if detail else Missing("experiment", reason)
+        why = self.spec(experiment).get("not_planned")   # harness.plan.reads: nobody here reads it;
+        if why:                                          # harness.plan.reuse.left_out: other settings only
+            what, _, detail = str(why).partition(": ")
+            return Missing(what, detail) if detail else Missing("", what)
         if isinstance(exps, dict) and experiment not in exps:
             return Missing("experiment", f"{experiment} is not an experiment of this profile")
         enabled = enabled_experiments(self.config)

@@ -124,6 +124,32 @@ def replot_cells(cfg: dict, lock: dict, exp: str, cell_dirs: list[str], say=None
     return keep
 
 
+def left_out(cfg: dict, lock: dict, exp: str, cell_dirs: list[str], raw: str = "data/raw",
+             partial: str = PARTIAL) -> str | None:
+    """Why a replot has no cell of `exp` when cells of it exist, only of other settings (its
+    `cell_dirs`: the planned ones; the run then marks the experiment not run, and this is
+    the reason its claims and tidy data give): those in the raw root that carry another
+    settings digest (left out where they are), else those a measuring run already moved to
+    data/partial/ (superseded-*); None when there is no such cell (nothing was measured)."""
+    if not cell_dirs:
+        return None
+    where = os.path.dirname(cell_dirs[0])              # <raw>/<study>/<experiment>
+    again = (f"./artifact paper with config/{cfg['profile']}.yaml measures them again "   # no '--': TeX
+             f"(it first moves the old ones to {partial}/)")                                # reads an en dash
+    stale = [d for d in cell_dirs if os.path.isdir(d) and status(cfg, lock, exp, d) == STALE]
+    if stale:
+        return (f"experiment: {exp}: its {len(stale)} cell(s) in {where}/ were measured under other settings "
+                f"than profile {cfg['profile']} plans (another profile's, or settings changed since): set aside, "
+                f"not read by this replot; {again}")
+    aside = os.path.join(partial, os.path.relpath(where, raw))
+    moved = sorted(n for n in (os.listdir(aside) if os.path.isdir(aside) else []) if ".superseded-" in n)
+    if moved:
+        return (f"experiment: {exp}: its {len(moved)} cell(s) measured under other settings than profile "
+                f"{cfg['profile']} plans were set aside in {aside}/ by a run that did not measure them again; "
+                f"{again.split(' (')[0]}")
+    return None
+
+
 def main(argv=None) -> int:
     """python -m harness supersede --cell-dir DIR --tag TAG --out MARKER (rule supersede)."""
     from harness import atomic

@@ -20,6 +20,8 @@ The bag:
       data/builds.lock.yaml              the lock entries of the builds the cells name
       data/host/host.json, lstopo.xml    the measuring host (export runs where the cells were measured)
       data/repository/commit.json        the commit, dirty or not; dirty.diff when dirty
+      data/ro-crate-metadata.json        RO-Crate 1.1 metadata of the run (`ro_crate`): the payload
+                                         directory is the crate's root
 
 `harness import` (harness.report.bundleimport) checks and imports it.
 """
@@ -109,17 +111,25 @@ def dataset_records(datasets: Path) -> list[Path]:
 
 def creators(root: Path, given: list[str] | None = None) -> list[str]:
     """The bundle's creators: --creator values, else CITATION.cff's authors."""
+    return [name for name, _ in creator_kinds(root, given)]
+
+
+def creator_kinds(root: Path, given: list[str] | None = None) -> list[tuple[str, str]]:
+    """(name, "Person" or "Organization") of each creator: a --creator value is a person; a
+    CITATION.cff author is a person when it has given or family names, else an entity (CFF's
+    `name` alone: a group or an organisation)."""
     if given:
-        return list(given)
+        return [(g, "Person") for g in given]
     try:
         cff = yaml.safe_load((root / "CITATION.cff").read_text()) or {}
     except (OSError, yaml.YAMLError):
         return []
     out = []
     for a in cff.get("authors") or []:
-        name = a.get("name") or " ".join(x for x in (a.get("given-names"), a.get("family-names")) if x)
+        person = " ".join(x for x in (a.get("given-names"), a.get("family-names")) if x)
+        name = person or a.get("name")
         if name:
-            out.append(name)
+            out.append((name, "Person" if person else "Organization"))
     return out
 
 
@@ -184,6 +194,83 @@ def metadata(root: Path, cfg: dict, mans: list[dict], hid: str, who: list[str], 
     }
 
 
+RO_CRATE_VERSION = "1.1"
+PROCESS_RUN_CRATE = "https://w3id.org/ro/wfrun/process/0.5"
+
+
+def ro_crate(payload: Path, meta: dict, host: dict, who: list[tuple[str, str]]) -> Path:
+    """Write `payload`/ro-crate-metadata.json (the `rocrate` library): the bag's payload
+    directory is the crate's root (RO-Crate 1.1 with BagIt: the metadata file is a payload
+    file, so manifest-sha256.txt checksums it). The root Dataset names the run, its creators,
+    licence, dates (datePublished: the day of the last measurement, never today, so the file
+    is deterministic) and parts; the measuring host is the host/ Dataset; the run is one
+    CreateAction of the Process Run Crate profile (the harness as its instrument, the
+    effective config and the builds' lock entries as its objects, the cells and the datasets'
+    records as its results)."""
+    from rocrate.model.contextentity import ContextEntity
+    from rocrate.rocrate import ROCrate
+
+    crate = ROCrate(version=RO_CRATE_VERSION)
+    day = (meta["measured_to"] or "1970-01-01")[:10]
+    root = crate.root_dataset
+    root["name"] = meta["title"]
+    root["description"] = (f"The raw cells of a run of the MySQL storage-engine artifact: profile "
+                           f"{meta['profile']}, host {meta['host_id']}, {meta['cells']} cells of "
+                           f"{len(meta['cells_per_experiment'])} experiments, builds "
+                           f"{', '.join(meta['builds']) or 'none'}. The bag's README.md (beside data/) says how to replot it.")
+    root["datePublished"] = day
+    if meta["measured_from"] and meta["measured_to"]:
+        root["temporalCoverage"] = f"{meta['measured_from']}/{meta['measured_to']}"
+    lic = meta["license"]
+    lic_id = f"https://spdx.org/licenses/{lic}" if re.fullmatch(r"[A-Za-z0-9.+-]+", lic) else f"#license-{lic}"
+    root["license"] = crate.add(ContextEntity(crate, lic_id, properties={"@type": "CreativeWork", "name": lic}))
+    people = [crate.add(ContextEntity(crate, f"#creator-{i}", properties={"@type": kind, "name": name}))
+              for i, (name, kind) in enumerate(who, 1)]
+    if people:
+        root["creator"] = people
+    profile = crate.add(ContextEntity(crate, PROCESS_RUN_CRATE, properties={
+        "@type": "CreativeWork", "name": "Process Run Crate", "version": PROCESS_RUN_CRATE.rsplit("/", 1)[1]}))
+    root["conformsTo"] = [profile]
+    repo = meta["repository"]
+    commit = repo.get("commit") or "unknown"
+    harness = crate.add(ContextEntity(crate, "#harness", properties={
+        "@type": "SoftwareApplication", "name": "mysql-engines artifact harness (python -m harness, Snakemake)",
+        "softwareVersion": commit + ("-dirty" if repo.get("dirty") else "")}))
+
+    def part(rel: str, desc: str, fmt: str | None = None):
+        if not (payload / rel.rstrip("/")).exists():
+            return None
+        props = {"name": rel.rstrip("/"), "description": desc, **({"encodingFormat": fmt} if fmt else {})}
+        if rel.endswith("/"):
+            return crate.add_dataset(None, rel, properties=props)
+        return crate.add_file(None, rel, properties=props)
+
+    raw = part("raw/", "every raw cell: data/raw/<study>/<experiment>/<cell>/, its manifest.json "
+                       "(profile, settings digest, build, host, timing), driver output and logs")
+    records = part("datasets/", "each dataset's record (rows, load and index times, counts), no table data")
+    cfg = part("config.resolved.yaml", "the run's effective merged config", "application/yaml")
+    lock = part("builds.lock.yaml", "the lock entries of the builds the cells name", "application/yaml")
+    placement = "; ".join(f"{p.get('backend')}/{p.get('mechanism')}" for p in host.get("placement") or [])
+    part("host/", f"the measuring host {meta['host_id']}: {host.get('cpu_model')}, {host.get('n_cpus')} CPUs, "
+                  f"kernel {host.get('kernel')}, cgroup {host.get('cgroup')}, placement {placement or 'none'}")
+    part("host/host.json", "CPU model, CPUs, kernel, cgroup version, backend and placement", "application/json")
+    part("host/lstopo.xml", "the host's CPU topology (lstopo --of xml)", "application/xml")
+    tree = {True: "a dirty tree (its diff: repository/dirty.diff)", False: "a clean tree"}.get(repo.get("dirty"),
+                                                                                            "not a git clone")
+    part("repository/", f"the repository commit the run was exported from: {commit}, {tree}")
+    action = {"@type": "CreateAction", "name": f"measure {meta['profile']} on host {meta['host_id']}",
+              "description": f"the run that measured these cells, on host {meta['host_id']} (host/)"}
+    if meta["measured_from"]:
+        action["startTime"] = meta["measured_from"]
+    if meta["measured_to"]:
+        action["endTime"] = meta["measured_to"]
+    run = crate.add_action(harness, identifier="#run", object=[e for e in (cfg, lock) if e],
+                           result=[e for e in (raw, records) if e], properties=action)
+    root["mentions"] = [run]   # Process Run Crate: the root names its action
+    crate.metadata.write(payload)
+    return payload / "ro-crate-metadata.json"
+
+
 README = """# A measured run of the MySQL storage-engine artifact
 
 This file is a BagIt bag (RFC 8493) packed as a tar.gz: {title}.
@@ -191,7 +278,9 @@ It holds every raw cell the run measured (data/raw/, each with its manifest.json
 the run's effective config (data/config.resolved.yaml), the lock entries of its builds
 (data/builds.lock.yaml), the measuring host (data/host/: lstopo XML, CPU, kernel, cgroup
 version, backend and placement) and the repository commit (data/repository/; the diff when
-the tree was dirty). bundle.json and bag-info.txt say the same in machine-readable form;
+the tree was dirty). data/ro-crate-metadata.json describes the run as an RO-Crate 1.1
+(Process Run Crate profile) for a data repository; bundle.json and bag-info.txt say the
+same in this artifact's own machine-readable form;
 manifest-sha256.txt and tagmanifest-sha256.txt hold the sha256 of every member.
 
 Measured on host {host_id}, profile {profile}, {cells} cells, from {measured_from} to {measured_to}.
@@ -304,6 +393,7 @@ def export(root: Path, out: Path | None = None, given_host: str | None = None,
         (bag / "repository" / "commit.json").write_text(json.dumps(repo, indent=1, sort_keys=True) + "\n")
         if diff is not None:
             (bag / "repository" / "dirty.diff").write_text(diff)
+        ro_crate(bag, meta, host, creator_kinds(root, who))
         day = (meta["measured_to"] or "1970-01-01")[:10]
         bagit.make_bag(str(bag), bag_info={
             "Bagging-Date": day, "External-Description": meta["title"],

@@ -9,11 +9,15 @@ An imported host's tree, apart from the local host's data/raw:
                                                              README.md, bag-info.txt, config, lock
                                                              entries, host/, repository/
 
-Checks, before anything is written under data/hosts/<host id>: every member a plain file
-or directory under one top folder, no absolute path and no '..'; the archive reads to its
-end; the format and its version; every checksum of the bag's manifests (and no file they
+One import into a clone at a time: an exclusive flock on data/.import.lock
+(`bundlecheck.importing`); a second import waits for it. Checks, before anything is written
+under data/hosts (`bundlecheck.scan`, on every member header): every member a plain file or directory under one top folder, no
+absolute path and no '..'; the archive reads to its end; no member larger than a bound and
+the whole, unpacked, within the free space. Then, before anything is written under
+data/hosts/<host id>: the format and its version; every checksum of the bag's manifests (and no file they
 do not list); every cell has its manifest.json; no cell collides with a different cell
-already present (`bundle.same_cell`). The bundle is unpacked into data/hosts/.import-<pid>-*
+already present (`bundle.same_cell`); the host id names no other machine here
+(`bundlecheck.fingerprint`). The bundle is unpacked into data/hosts/.import-<pid>-*
 (the same file system), the host's new tree is built there (its present cells hard-linked),
 and it replaces the old one by rename: a kill -9 leaves a temporary folder, never a
 half-imported host, and the next import removes it.
@@ -31,16 +35,16 @@ import sys
 import tarfile
 import tempfile
 import zlib
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from harness import paths
 from harness.builds.lock import sha256_file
 from harness.report import bundle as B
+from harness.report.bundlecheck import (MAX_MEMBER_VAR, RESERVE_VAR, _corrupt, _member, _same_machine,  # noqa: F401
+                                        fingerprint, importing, local_fingerprint, scan)
 
 HOSTS = "data/hosts"
 AUTO, LOCAL = "auto", "local"
-
-
 def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists()
 
@@ -71,24 +75,9 @@ def _unpack(file: Path, dest: Path) -> Path:
     try:
         with tarfile.open(file, mode="r:gz") as tf:
             for m in tf:
-                name = PurePosixPath(m.name)
-                if not name.parts and m.isdir():   # "." (tar -C dir .): the folder that holds the bag
+                name, top = _member(file, m, top)
+                if name is None:
                     continue
-                if name.is_absolute() or m.name.startswith("/"):
-                    raise B.BundleError(f"{file}: member {m.name} is an absolute path; refused, nothing written")
-                if ".." in name.parts:
-                    raise B.BundleError(f"{file}: member {m.name} contains '..'; refused, nothing written")
-                if not (m.isreg() or m.isdir()):
-                    what = "a link" if (m.issym() or m.islnk()) else "a device or special file"
-                    raise B.BundleError(f"{file}: member {m.name} is {what}; a bundle holds files only; "
-                                        f"refused, nothing written")
-                if not name.parts:
-                    raise B.BundleError(f"{file}: member {m.name!r} has no name; refused, nothing written")
-                if top is None:
-                    top = name.parts[0]
-                if name.parts[0] != top or (m.isreg() and len(name.parts) < 2):
-                    raise B.BundleError(f"{file}: member {m.name} is outside the bundle's one folder {top}/; "
-                                        f"refused, nothing written")
                 target = dest.joinpath(*name.parts)
                 try:
                     if m.isdir():
@@ -108,9 +97,7 @@ def _unpack(file: Path, dest: Path) -> Path:
                                         f"clashes with another member's or is too long); refused, nothing "
                                         f"written") from None
     except (tarfile.TarError, EOFError, zlib.error, OSError) as e:
-        why = " ".join(str(e).split())
-        raise B.BundleError(f"{file}: truncated or corrupt archive ({type(e).__name__}: {why}); "
-                            f"copy it again, nothing written") from None
+        raise _corrupt(file, e) from None
     if top is None:
         raise B.BundleError(f"{file}: an empty archive; not a bundle of harness export, nothing written")
     return dest / top
@@ -183,21 +170,38 @@ def _link_tree(src: Path, dst: Path) -> None:
     shutil.copytree(src, dst, copy_function=os.link)
 
 
-def import_one(file: Path, root: Path) -> str:
-    """Import one bundle into `root`'s data/hosts/; a one-line summary."""
+def import_one(file: Path, root: Path, as_host: str | None = None) -> str:
+    """Import one bundle into `root`'s data/hosts/ (as host `as_host` when given, else the
+    bundle's host id); a one-line summary."""
     file = Path(file)
     if not file.is_file():
         raise B.BundleError(f"{file}: no such file; give a bundle written by ./artifact export")
     hosts = root / HOSTS
     hosts.mkdir(parents=True, exist_ok=True)
-    for d in clean_leftovers(hosts):
-        print(f"removed what an interrupted import left: {HOSTS}/{d}", file=sys.stderr)
+    with importing(root):
+        for d in clean_leftovers(hosts):
+            print(f"removed what an interrupted import left: {HOSTS}/{d}", file=sys.stderr)
+        scan(file, hosts)
+        return _import_locked(file, root, hosts, as_host)
+
+
+def _import_locked(file: Path, root: Path, hosts: Path, as_host: str | None) -> str:
     tmp = Path(tempfile.mkdtemp(prefix=f".import-{os.getpid()}-", dir=hosts))
     try:
         bag = _unpack(file, tmp / "unpacked")
         meta = verify(file, bag)
-        hid, bid = meta["host_id"], bundle_id(bag)
+        hid, bid = as_host or meta["host_id"], bundle_id(bag)
         dest = hosts / hid
+        new_print = fingerprint([bag / "data" / "host"])
+        have_print = fingerprint(sorted(dest.glob("bundles/*/data/host")))
+        if hid == B.host_id():
+            have_print = {k: sorted(set(v) | set(local_fingerprint(root / "data" / "raw")[k]))
+                          for k, v in have_print.items()}
+        differs = _same_machine(have_print, new_print)
+        if differs:
+            raise B.BundleError(f"{file}: host id {hid} already names another machine in this clone ({differs}); "
+                                f"refused, nothing written (export the bundle again with another --host-id, or "
+                                f"import it with --as-host NEW_ID)")
         new_cells = sorted(c.relative_to(bag / "data" / "raw") for c in (bag / "data" / "raw").glob("*/*/*"))
         local = [root / "data" / "raw"] if hid == B.host_id() else []
         fresh = []
@@ -238,6 +242,8 @@ def import_one(file: Path, root: Path) -> str:
         if keep.exists():
             shutil.rmtree(keep)
         os.rename(bag, keep)
+        if hid != meta["host_id"]:   # --as-host: the kept bundle says under which id it was imported
+            (keep / "imported-as.txt").write_text(f"{hid}\n")
         if dest.exists():
             old = hosts / f".old-{os.getpid()}-{hid}"
             os.rename(dest, old)
@@ -245,8 +251,9 @@ def import_one(file: Path, root: Path) -> str:
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.rename(new, dest)
+        renamed = f" (exported as {meta['host_id']})" if hid != meta["host_id"] else ""
         return (f"{file}: imported {len(fresh)} new cell(s) of {len(new_cells)} (profile {meta['profile']}) "
-                f"as host {hid} into {HOSTS}/{hid}")
+                f"as host {hid}{renamed} into {HOSTS}/{hid}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -338,7 +345,9 @@ def bundles_of(raw_dir: str) -> list[dict]:
         with contextlib.suppress(OSError, ValueError):
             meta = json.loads((b / "bundle.json").read_text())
             lock = yaml.safe_load((b / "data" / "builds.lock.yaml").read_text()) or {}
-            out.append({**meta, "lock_entries": lock.get("builds") or {}})
+            renamed = b / "imported-as.txt"
+            as_host = renamed.read_text().strip() if renamed.is_file() else None
+            out.append({**meta, "lock_entries": lock.get("builds") or {}, "imported_as": as_host})
     return out
 
 
@@ -354,10 +363,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m harness import", description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+", metavar="FILE", help="bundles written by ./artifact export")
     ap.add_argument("--root", default=str(paths.ROOT), help="the clone to import into")
+    ap.add_argument("--as-host", metavar="ID", help="import under this host id instead of the bundle's (when "
+                                                    "its id already names another machine in this clone)")
     a = ap.parse_args(argv)
     for f in a.files:
         try:
-            print(import_one(Path(f), Path(a.root)))
+            if a.as_host is not None:
+                try:
+                    B.host_id(a.as_host)   # a valid id, not a reserved one, else one line
+                except B.BundleError as e:
+                    raise B.BundleError(f"--as-host: {e}".replace(" (--host-id or $MYSQLBENCH_HOST_ID)", "")) \
+                        from None
+            print(import_one(Path(f), Path(a.root), a.as_host))
         except B.BundleError as e:
             print(f"error: {e}", file=sys.stderr)
             return 1

@@ -66,7 +66,8 @@ def imported(raw_dir: str, commit: str, lock: dict) -> list[str]:
     for b in bundleimport.bundles_of(raw_dir):
         repo = b.get("repository") or {}
         theirs = str(repo.get("commit") or "unknown")
-        words = [f"imported from a bundle of host {b.get('host_id')} (profile {b.get('profile')}, "
+        as_host = f", imported as host {b['imported_as']}" if b.get("imported_as") else ""
+        words = [f"imported from a bundle of host {b.get('host_id')}{as_host} (profile {b.get('profile')}, "
                  f"{b.get('cells')} cells); this host measured none of them"]
         if theirs != commit or repo.get("dirty"):
             words.append(f"the bundle's commit {theirs[:12]}{' (dirty)' if repo.get('dirty') else ''} "
