@@ -104,7 +104,7 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
                  "./artifact export --creator ...", "./artifact export --replot-only",
                  './artifact export --cpu-model "<model A, as the refusal names it>" --host-id cluster-a --out a.tar.gz',
                  './artifact export --cpu-model "<model B>" --host-id cluster-b --out b.tar.gz',
-                 "./artifact export --cpu-model")},
+                 "./artifact export --cpu-model", "./artifact import --as-host NEW_ID FILE")},
     "./artifact replot --configfile config/smoke.yaml": (
         EXCLUDE, [], "replots an imported bundle's cells (docs/results.md); tests/test_e2e_pipeline.py runs it "
                      "in a fresh clone after an import"),
