@@ -139,7 +139,7 @@ def measure(sc: dict, blocks: int, starts: int, windows: int, rng: random.Random
     return {"data": data, "load": load, "lock_wait_s": waited, "shape": {"cores": sc["cores"], "users": sc["users"]}}
 
 
-# -- the estimator (pure: tests/test_variance_components.py) ------------------------------
+# -- the estimator (pure: tests/unit/test_variance_components.py) ------------------------------
 def within(series: list[list[float]]) -> dict:
     """Pooled variance of log QPS of 1 s intervals about their window's mean, and the
     pooled lag-1 autocorrelation (raw; and corrected for the bias of a mean estimated

@@ -29,7 +29,7 @@ class Claim:
     mysqld) that mechanism needs, from the study's own figures, and `cores_why`
     says where that count comes from. `macro` (letters) names the paper's
     \\V<macro>/\\R<macro>. The study's own words each rule stands on are quoted
-    in docs/studies.md's claims table (tests/test_quotes.py keeps the two equal)."""
+    in docs/studies.md's claims table (tests/unit/test_quotes.py keeps the two equal)."""
     id: str
     study: str
     statement: str
@@ -421,7 +421,7 @@ class Check(Claim):
     rule_text: str = ""
     # the cells fn reads, as a figure's `draws`: {"engine": [...], "build": [...], "tables": [...],
     # "cores": [...], "levels": LEVELS or None (the baselines)}; harness.plan.reads plans only
-    # those (tests/test_claim_reads.py checks fn's row is the same without the others); None: all
+    # those (tests/unit/test_claim_reads.py checks fn's row is the same without the others); None: all
     reads: dict | None = field(default=None, compare=False)
 
     def rule_words(self) -> str:

@@ -161,7 +161,7 @@ def _factor_schema() -> dict:
 def registry_enums() -> dict:
     """The experiment keys whose values the registries list (harness.studies and the
     workloads and datasets they bring): {key: allowed values}. The schema file's enums
-    for them are these (tests/test_config.py), here filled in from the registries so that
+    for them are these (tests/unit/test_config.py), here filled in from the registries so that
     a study found on $MYSQLBENCH_STUDY_PATH is accepted too."""
     from harness import registry as studies
     from harness.measure import datasets, sysbench
