@@ -217,22 +217,7 @@ def test_every_band_no_study_word_gives_is_marked_chosen_here():
             assert "chosen here" in r.why and "claimrules." in r.why, c.id
 
 
-# --- rows the studies do not hold, and the artifact's own hypothesis ----------------------------
-
-def test_rows_outside_the_studies_are_gone():
-    gone = {"C2-conversion-to-InnoDB-slower", "B4-single-table-bottleneck-point-select-MyISAM",
-            "B4-single-table-bottleneck-oltp-ro-MyISAM"}
-    assert not gone & set(CLAIMS)
-    assert not [c for c in CLAIMS.values() if c.study == "B4" and "MyISAM" in c.id]
-
-
-def test_b3_table_locks_are_the_artifacts_hypothesis():
-    c = CLAIMS["B3-MEMORY-table-lock-waits"]
-    assert c.statement.startswith("The artifact's own hypothesis, not a published claim")
-    assert c.published.startswith("none:")
-    assert "table" not in CLAIMS["B3-MEMORY-writes-limited"].mechanism.replace("single", "")
-    assert "locks whole tables" not in (ROOT / "docs" / "studies.md").read_text()
-
+# --- a row measured on a stand-in ---------------------------------------------------------------
 
 def test_the_read_only_row_states_its_stand_in_and_the_studys_figures():
     c = CLAIMS["A3-RO-innodb-read-only-faster"]
