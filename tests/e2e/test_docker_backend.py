@@ -29,7 +29,7 @@ from harness.measure import initdb
 
 from harness.measure import cell
 
-from harness.measure import cores
+from harness.measure import coreplan
 
 from harness.measure import datasets
 
@@ -392,8 +392,8 @@ def test_run_cell_docker_manifest(runtime_image, build_dir, lock_entry, dataset,
     # one node, so it is bound to that node (on this one-node host: node 0, all there is)
     p = m["placement"]
     assert p["server_mems"] == p["observed_server_mems"]
-    planned = cores.cell_for(1, cores.plan(topology.Topology.live(), client_min=req["settings"]["client_cpus"]))
-    assert p["server_mems"] == placement.cpulist(cores.mems_for("plan", planned) or placement.allowed_mems())
+    planned = coreplan.cell_for(1, coreplan.plan(topology.Topology.live(), client_min=req["settings"]["client_cpus"]))
+    assert p["server_mems"] == placement.cpulist(coreplan.mems_for("plan", planned) or placement.allowed_mems())
     assert m["result"]["qps"] > 0
     assert json.loads((out / "manifest.json").read_text())["placement"]["backend"] == "docker"
     assert (out / "mysqld.err").stat().st_size > 0

@@ -160,7 +160,7 @@ def test_replot_after_code_changes_rebuilds_the_paper_and_measures_nothing(work,
     """./artifact replot: an edited R script and an edited harness module (which a
     normal run would treat as changed code) rebuild the PDF from the existing raw
     cells; the executed jobs include no measurement."""
-    for f in ("workflow/harness/studies/a2_a3/R/fig_point_select.R", "workflow/harness/analysis/tidy.py"):
+    for f in ("workflow/harness/studies/a2_a3/R/fig_point_select.R", "workflow/harness/analysis/tidywrite.py"):
         (work / f).write_text((work / f).read_text() + "\n# an edit\n")
     pdf = work / "paper/main.pdf"
     before = pdf.stat().st_mtime

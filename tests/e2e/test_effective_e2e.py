@@ -22,7 +22,7 @@ import sys
 import pytest
 
 from conftest import BUILD, ROOT, cell_spec, run_settings
-from harness.analysis import tidy
+from harness.analysis import tidywrite
 from harness.measure import cell, effective
 
 pytestmark = pytest.mark.e2e
@@ -110,7 +110,7 @@ def test_study_c_per_commit_experiment_flushes_every_commit(build_dir, lock_entr
 
 
 def _tidy(cells, tmp_path):
-    tidy.tidy(cells, tmp_path / "t.csv", tmp_path / "t_summary.csv", tmp_path / "t_prov.json", 0.05, "test")
+    tidywrite.tidy(cells, tmp_path / "t.csv", tmp_path / "t_summary.csv", tmp_path / "t_prov.json", 0.05, "test")
     return (tmp_path / "t.csv").read_text().splitlines()
 
 

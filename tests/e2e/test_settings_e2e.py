@@ -143,8 +143,8 @@ def test_transactions_factor_is_seen_in_begin_commit_counters(build_dir, lock_en
     else:
         assert d.get("Com_begin", 0) == 0 and d.get("Com_commit", 0) == 0
     # the server-side QPS of the tidy data leaves BEGIN/COMMIT out either way
-    from harness.analysis import tidy
-    row = tidy.run_row(m, out)
+    from harness.analysis import tidywrite
+    row = tidywrite.run_row(m, out)
     expected = row["qps"] * (14 / 16 if trx == "on" else 1)  # OLTP_RO: 14 statements + BEGIN/COMMIT
     assert row["qps_server"] == pytest.approx(expected, rel=0.01)
 

@@ -4,7 +4,7 @@ Real data: the recorded smoke cells of A1 and their datasets' dataset.json in
 tests/fixtures/raw (A1/, datasets/), tidied and reported by this checkout
 (test_retidy_fixture.retidy), exactly as the pipeline does. The claims that
 need several core counts, which the recording host (2 CPUs) cannot give,
-are also judged on constructed cells written with harness.analysis.tidy's own
+are also judged on constructed cells written with harness.analysis.tidywrite's own
 columns (test_claims.write_tidy), so every verdict path is exercised.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from harness.studies.a1 import fts_export
 
 from harness import report
 
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness import studies
 from harness.studies import a1
 from test_claims import config, runs, write_tidy

@@ -16,8 +16,8 @@ import yaml
 
 from harness import builds, paths, studies
 from harness.analysis import claims as C
-from harness.analysis import tidy as htidy
-from harness.analysis import tidydata as T
+from harness.analysis import tidywrite
+from harness.analysis import tidyread as T
 from harness.measure import steps as steps_kind
 from harness.plan import cells, config
 from harness.measure import factors
@@ -98,7 +98,7 @@ def step_runs(values, replica: str) -> list[dict]:
     scan row, which the claim must ignore)."""
     out = []
     for rep, v in enumerate(values, 1):
-        key = {k: "" for k in htidy.FACTOR_FIELDS}
+        key = {k: "" for k in tidywrite.FACTOR_FIELDS}
         key.update(study="AA", experiment=aa.STEPS, script="c_test_drive", build="b1",
                    variant=f"replica-{replica}", replica=replica, cores=1, rep=rep)
         out.append({**key, "step": "C1", "engine": "InnoDB", "metric": "insert_s", "unit": "s",
@@ -118,11 +118,11 @@ def write_aa(tmp_path, n: int, shift: float = 1.0, seed: int = 1, cv: float = 0.
     for r in thr:
         r["study"] = "AA"
     d = write_tidy(tmp_path / "tidy", {aa.THROUGHPUT: thr})
-    keys = [*steps_kind.KEY_HEAD, *htidy.FACTOR_FIELDS, *steps_kind.KEY_TAIL]
+    keys = [*steps_kind.KEY_HEAD, *tidywrite.FACTOR_FIELDS, *steps_kind.KEY_TAIL]
     srows = step_runs([x * shift for x in draw(2.0)], "a") + step_runs(draw(2.0), "b")
     write_csv(d / f"{aa.STEPS}.csv", [*keys, "rep", *steps_kind.ROW_KEYS, "value", "ok", "detail"], srows)
-    write_csv(d / f"{aa.STEPS}_summary.csv", htidy.summary_fields(steps_kind),
-              htidy.summarize(srows, 0.05, steps_kind))
+    write_csv(d / f"{aa.STEPS}_summary.csv", tidywrite.summary_fields(steps_kind),
+              tidywrite.summarize(srows, 0.05, steps_kind))
     return d
 
 

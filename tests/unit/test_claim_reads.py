@@ -33,7 +33,7 @@ from test_retidy_fixture import retidy
 
 from harness import registry
 from harness.analysis import claims as C
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.measure import factors
 from harness.plan import cells as P, config, reads
 from harness.plan.combos import combos

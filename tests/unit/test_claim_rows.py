@@ -16,7 +16,7 @@ from harness import studies
 from harness.analysis import blockverdict as BV
 from harness.analysis import claims as C
 from harness.analysis import claimrules
-from harness.analysis import tidy as htidy
+from harness.analysis import tidywrite
 from test_claims import SEVEN_HI, SEVEN_LO, config, evaluate, runs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,11 +29,11 @@ def scaled(base, k):
 
 
 def wait_rows(run_rows, shares: dict):
-    """Waits rows (harness.analysis.tidy's columns) of the cells of `run_rows`: per
+    """Waits rows (harness.analysis.tidywrite's columns) of the cells of `run_rows`: per
     repetition, each event's wait time, `shares[event]` a list per repetition."""
     out = []
     for row in run_rows:
-        key = {k: row[k] for k in htidy.KEY_FIELDS + ["rep"]}
+        key = {k: row[k] for k in tidywrite.KEY_FIELDS + ["rep"]}
         for event, per_rep in shares.items():
             out.append({**key, "rank": "", "event_name": event, "count_star": 1,
                         "sum_timer_wait_ps": per_rep[int(row["rep"]) - 1]})
@@ -301,7 +301,7 @@ def test_point_selects_both_engines_scale(tmp_path, engine):
 def _status_rows(run_rows, waited, immediate):
     out = []
     for row in run_rows:
-        key = {k: row[k] for k in htidy.KEY_FIELDS + ["rep"]}
+        key = {k: row[k] for k in tidywrite.KEY_FIELDS + ["rep"]}
         out += [{**key, "name": "Table_locks_waited", "delta": waited},
                 {**key, "name": "Table_locks_immediate", "delta": immediate}]
     return out

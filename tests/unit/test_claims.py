@@ -2,7 +2,7 @@
 
 Real data: tests/fixtures/raw (real smoke cells, README there) tidied by this checkout
 (test_retidy_fixture.retidy). Constructed data: tidy directories written
-with harness.analysis.tidy's own columns and summaries (`write_tidy`), so the claims
+with harness.analysis.tidywrite's own columns and summaries (`write_tidy`), so the claims
 read exactly what the pipeline writes.
 
 The invariant every test here leans on: a verdict of *reproduced* means the
@@ -25,8 +25,8 @@ import pytest
 from harness.analysis import claims as C
 from harness.analysis import intervals
 from harness.measure import factors
-from harness.analysis import tidy as htidy
-from harness.analysis import tidydata as T
+from harness.analysis import tidywrite
+from harness.analysis import tidyread as T
 from harness import registry, studies
 from test_retidy_fixture import RAW, retidy
 
@@ -41,7 +41,7 @@ def runs(engine, values, *, experiment="x", build="b1", tables=8, cores=1, users
     label = variant or factors.label(settings)
     out = []
     for rep, v in enumerate(values, 1):
-        row = {k: "" for k in htidy.RUN_FIELDS}
+        row = {k: "" for k in tidywrite.RUN_FIELDS}
         row.update(study="A3", experiment=experiment, workload="point_select", build=build, engine=engine,
                    variant=label, tables=tables, cores=cores, users=users, rep=rep, qps=v, tps=v,
                    duration_s=3, backend="host", mechanism="taskset")
@@ -63,8 +63,8 @@ def write_tidy(d, experiments: dict, extras: dict | None = None, unsupported=())
     d = Path(d)
     d.mkdir(parents=True, exist_ok=True)
     for exp, rows in experiments.items():
-        write_csv(d / f"{exp}.csv", htidy.RUN_FIELDS, rows)
-        write_csv(d / f"{exp}_summary.csv", htidy.SUMMARY_FIELDS, htidy.summarize(rows, 0.05))
+        write_csv(d / f"{exp}.csv", tidywrite.RUN_FIELDS, rows)
+        write_csv(d / f"{exp}_summary.csv", tidywrite.SUMMARY_FIELDS, tidywrite.summarize(rows, 0.05))
     for (exp, kind), rows in (extras or {}).items():
         write_csv(d / f"{exp}_{kind}.csv", list(rows[0]), rows)
     if unsupported:
@@ -575,8 +575,8 @@ def relabelled(rows_a, rows_b):
     out = []
     for label, rows in (("on", rows_a), ("off", rows_b)):
         for rep, r in enumerate(rows, 1):
-            row = {k: "" for k in htidy.RUN_FIELDS}
-            row.update({k: r[k] for k in htidy.RUN_FIELDS if k in r})
+            row = {k: "" for k in tidywrite.RUN_FIELDS}
+            row.update({k: r[k] for k in tidywrite.RUN_FIELDS if k in r})
             row.update({k: "" for k in factors.FACTORS})     # one configuration: no other setting
             row.update(experiment="same", variant=f"pfs-{label}", pfs=label, rep=rep)
             out.append(row)
@@ -651,7 +651,7 @@ def dataclass_replace(c, **kw):
 
 # --- the claims code never names a factor -----------------------------------------------------
 
-CODE = [ROOT / "workflow" / "harness" / "analysis" / "claims.py", ROOT / "workflow" / "harness" / "analysis" / "tidydata.py",
+CODE = [ROOT / "workflow" / "harness" / "analysis" / "claims.py", ROOT / "workflow" / "harness" / "analysis" / "tidyread.py",
         *sorted((ROOT / "workflow" / "harness" / "report").glob("*.py")),
         *sorted((ROOT / "workflow" / "harness" / "studies").glob("*/__init__.py")),
         *sorted((ROOT / "workflow" / "R").glob("*.R"))]
@@ -751,7 +751,7 @@ def _lock_waits_rows(engine, waited, immediate, cores):
     rows = runs(engine, [1000] * len(waited), experiment="read_write", tables=1, cores=cores)
     status = []
     for row, w, i in zip(rows, waited, immediate):
-        key = {k: row[k] for k in htidy.KEY_FIELDS + ["rep"]}
+        key = {k: row[k] for k in tidywrite.KEY_FIELDS + ["rep"]}
         status += [{**key, "name": "Table_locks_waited", "delta": w},
                    {**key, "name": "Table_locks_immediate", "delta": i}]
     return rows, status

@@ -286,11 +286,11 @@ def test_cores_study_with_a_count_no_plan_makes_is_one_line_naming_the_key(monke
 
 def test_every_studys_cores_are_counts_the_core_plan_makes():
     """`cores: study` keeps the host plan's counts that are in a study's CORES: a count the plan
-    never makes (not one of harness.measure.cores' candidates) would be dropped without a word,
+    never makes (not one of harness.measure.coreplan' candidates) would be dropped without a word,
     and a key that is not one of the study's config codes would never be asked."""
     from harness import registry
-    from harness.measure import cores as cores_mod
-    makes = set(cores_mod.PLANNED)
+    from harness.measure import coreplan
+    makes = set(coreplan.PLANNED)
     declared = {name: s.CORES for name, s in registry.all_studies().items() if hasattr(s, "CORES")}
     assert declared, "no study declares CORES: the test would check nothing"
     for name, table in declared.items():

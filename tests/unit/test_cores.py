@@ -1,4 +1,4 @@
-"""harness.measure.cores: the topology read from /sys (live and recorded), and the core
+"""harness.measure.coreplan: the topology read from /sys (live and recorded), and the core
 plan on recorded hosts: a 2-CPU VM (this machine, recorded for real), a
 2-socket 32-core/64-thread Intel host, a 1-socket 128-core/256-thread AMD
 host (NPS4: 4 NUMA nodes) and a 16-vCPU cloud VM (8 cores x 2 threads).
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.measure import cores
-from harness.measure.cores import CoresError
+from harness.measure import coreplan
+from harness.measure.coreplan import CoresError
 from harness.measure.topology import Topology
 from harness.measure.placement import PlacementError, cpulist
 
@@ -180,9 +180,9 @@ def test_the_2cpu_fixture_was_recorded_from_a_live_sys():
 # ------------------------------------------------------------- the plan
 
 def test_2cpu_vm_is_one_server_cpu_and_one_client_cpu():
-    p = cores.plan(VM2)
+    p = coreplan.plan(VM2)
     assert p.counts == [1]
-    assert cores.cpus_for(1, p) == ([0], [1])
+    assert coreplan.cpus_for(1, p) == ([0], [1])
     text = p.describe()
     assert text.startswith("On this 2-CPU machine")
     assert "mysqld on 1 CPU (cpu 0), sysbench on 1 CPU (cpu 1)" in text
@@ -191,7 +191,7 @@ def test_2cpu_vm_is_one_server_cpu_and_one_client_cpu():
 
 
 def test_intel_64_thread_host_gets_the_studies_counts_to_24_one_thread_per_core():
-    p = cores.plan(INTEL)
+    p = coreplan.plan(INTEL)
     assert p.counts == [4, 8, 16, 24]
     for cell in p.cells.values():
         check_cell(INTEL, cell)
@@ -212,14 +212,14 @@ def test_intel_64_thread_host_gets_the_studies_counts_to_24_one_thread_per_core(
 
 
 def test_intel_host_with_one_socket_only_stops_at_16():
-    p = cores.plan(INTEL, cross_socket=False)
+    p = coreplan.plan(INTEL, cross_socket=False)
     assert p.counts == [2, 4, 8, 16]    # three study counts: 2 is added for a fourth point
     assert p.missing[24] == "need 24 cores, this host has 16 per socket"
 
 
 def test_intel_host_cannot_hold_64_smt_threads_and_a_disjoint_client():
     """64 (HT) takes all 64 threads: nothing is left for sysbench, so it does not fit."""
-    p = cores.plan(INTEL, smt=True)
+    p = coreplan.plan(INTEL, smt=True)
     assert p.counts == [4, 8, 16, 24]
     assert p.missing[64] == ("need 64 CPUs for mysqld and 32 for sysbench on other physical cores, "
                              "this host has 64, 0 of them on cores mysqld leaves free")
@@ -228,10 +228,10 @@ def test_intel_host_cannot_hold_64_smt_threads_and_a_disjoint_client():
 
 
 def test_amd_128_core_host_gets_every_study_count_and_the_smt_point():
-    p = cores.plan(AMD)
+    p = coreplan.plan(AMD)
     assert p.counts == [4, 8, 16, 24, 32]
     assert not p.missing
-    p = cores.plan(AMD, smt=True)
+    p = coreplan.plan(AMD, smt=True)
     assert p.counts == [4, 8, 16, 24, 32, 64]
     for cell in p.cells.values():
         check_cell(AMD, cell)
@@ -247,7 +247,7 @@ def test_amd_128_core_host_gets_every_study_count_and_the_smt_point():
 
 def test_16vcpu_cloud_vm_gets_1_2_4_with_or_without_smt():
     for smt in (False, True):
-        p = cores.plan(CLOUD, smt=smt)
+        p = coreplan.plan(CLOUD, smt=smt)
         assert p.counts == [1, 2, 4]
         for cell in p.cells.values():
             check_cell(CLOUD, cell)
@@ -258,9 +258,9 @@ def test_16vcpu_cloud_vm_gets_1_2_4_with_or_without_smt():
 
 
 def test_the_client_rule_is_a_parameter():
-    p = cores.plan(INTEL, client_min=16)                        # the paper profile's placement.client_cpus
+    p = coreplan.plan(INTEL, client_min=16)                        # the paper profile's placement.client_cpus
     assert all(len(c.client) == 16 for c in p.cells.values())
-    p = cores.plan(INTEL, client_ratio=2.0)
+    p = coreplan.plan(INTEL, client_ratio=2.0)
     assert len(p.cells[16].client) == 32 and sorted(p.missing) == [24, 32]
     assert p.missing[24] == ("need 24 CPUs for mysqld and 48 for sysbench on other physical cores, "
                              "this host has 64, 16 of them on cores mysqld leaves free")
@@ -268,12 +268,12 @@ def test_the_client_rule_is_a_parameter():
 
 
 def test_client_size_rule():
-    assert [cores.client_size(n) for n in (1, 2, 3, 4, 24, 32, 64)] == [1, 1, 2, 2, 12, 16, 32]
-    assert cores.client_size(4, client_min=16) == 16
+    assert [coreplan.client_size(n) for n in (1, 2, 3, 4, 24, 32, 64)] == [1, 1, 2, 2, 12, 16, 32]
+    assert coreplan.client_size(4, client_min=16) == 16
 
 
 def test_plan_to_dict_is_json_for_a_manifest():
-    d = json.loads(json.dumps(cores.plan(INTEL).to_dict()))
+    d = json.loads(json.dumps(coreplan.plan(INTEL).to_dict()))
     assert d["counts"] == [4, 8, 16, 24]
     assert d["cells"][0] == {"cores": 4, "server_cpus": "0-3", "client_cpus": "16-17", "threads_per_core": 1,
                              "sockets": [0], "nodes": [0], "mems": [0], "client_on_siblings": 0}
@@ -282,34 +282,34 @@ def test_plan_to_dict_is_json_for_a_manifest():
 # ------------------------------------------------------------- resolve_cores, cpus_for
 
 def test_resolve_auto_gives_the_plans_counts():
-    assert cores.resolve_cores("auto", VM2) == [1]
-    assert cores.resolve_cores("auto", CLOUD) == [1, 2, 4]
-    assert cores.resolve_cores("auto", AMD, smt=True) == [4, 8, 16, 24, 32, 64]
+    assert coreplan.resolve_cores("auto", VM2) == [1]
+    assert coreplan.resolve_cores("auto", CLOUD) == [1, 2, 4]
+    assert coreplan.resolve_cores("auto", AMD, smt=True) == [4, 8, 16, 24, 32, 64]
 
 
 def test_resolve_a_list_that_fits_returns_it():
-    assert cores.resolve_cores([8, 24], INTEL) == [8, 24]
+    assert coreplan.resolve_cores([8, 24], INTEL) == [8, 24]
 
 
 def test_resolve_a_count_that_does_not_fit_names_the_key_and_the_largest_that_fits():
     with pytest.raises(CoresError) as e:
-        cores.resolve_cores([4, 8], VM2, key="experiments.point_select.cores")
+        coreplan.resolve_cores([4, 8], VM2, key="experiments.point_select.cores")
     msg = str(e.value)
     assert msg.startswith("experiments.point_select.cores: 4, 8 do not fit on this 2-CPU host")
     assert "the largest that fits is 1" in msg and "\n" not in msg
     assert msg.endswith("use cores: auto or counts up to 1")
     with pytest.raises(CoresError, match=r"\(16: need 16 cores, this host has 8\); the largest that fits is 6"):
-        cores.resolve_cores([16], CLOUD)     # one thread per core, sysbench's 3 CPUs on 2 more cores
+        coreplan.resolve_cores([16], CLOUD)     # one thread per core, sysbench's 3 CPUs on 2 more cores
     with pytest.raises(CoresError, match="the largest that fits is 25"):
-        cores.resolve_cores([48], INTEL)     # 25 cores + sysbench's 13 CPUs on the 7 cores left
+        coreplan.resolve_cores([48], INTEL)     # 25 cores + sysbench's 13 CPUs on the 7 cores left
     with pytest.raises(CoresError, match="the largest that fits is 42"):
-        cores.resolve_cores([48], INTEL, smt=True)   # 21 cores x 2 threads + 21 for sysbench = 63 of 64
+        coreplan.resolve_cores([48], INTEL, smt=True)   # 21 cores x 2 threads + 21 for sysbench = 63 of 64
 
 
 def test_resolve_advises_a_flag_in_the_flags_own_words():
     """A bench's `--cores N` takes one count and no `auto`: its error says what to type."""
     with pytest.raises(CoresError) as e:
-        cores.resolve_cores([16], CLOUD, key="--cores")
+        coreplan.resolve_cores([16], CLOUD, key="--cores")
     assert str(e.value).startswith("--cores: 16 does not fit on this 16-CPU host")
     assert str(e.value).endswith("use --cores 6 or fewer") and "auto" not in str(e.value)
 
@@ -317,13 +317,13 @@ def test_resolve_advises_a_flag_in_the_flags_own_words():
 @pytest.mark.parametrize("value", ["all", [], [0], [2.5], [True], 8])
 def test_resolve_rejects_what_is_neither_auto_nor_a_list(value):
     with pytest.raises(CoresError, match=r"^k: .* is neither auto nor a list of positive integers"):
-        cores.resolve_cores(value, INTEL, key="k")
+        coreplan.resolve_cores(value, INTEL, key="k")
 
 
 def test_resolve_auto_on_a_1cpu_host_says_it_needs_more(tmp_path):
     one = Topology.from_sys(sys_tree(tmp_path, [(0, 0, 0, [0], 0)]))
     with pytest.raises(CoresError, match="cores: auto: no core count fits on this 1-CPU host"):
-        cores.resolve_cores("auto", one)
+        coreplan.resolve_cores("auto", one)
 
 
 def test_paper_profile_counts_fit_the_64_thread_host_and_not_the_2cpu_vm():
@@ -337,29 +337,29 @@ def test_paper_profile_counts_fit_the_64_thread_host_and_not_the_2cpu_vm():
     for key, value in lists.items():
         assert value in ("auto", "max", "study")  # the paper profile plans its cores from the host
         study = studies.get(key.split(".")[1])
-        got = config.plan_cores(value, cores.plan(INTEL), INTEL, key, 1, study=study)
+        got = config.plan_cores(value, coreplan.plan(INTEL), INTEL, key, 1, study=study)
         own = [16, 24] if study == "A3" else [4, 8, 16, 24]   # A3's / A1's, A2's (the setup's sweep), B3's; 32 does not fit
         assert got == {"auto": [4, 8, 16, 24], "max": [24], "study": own}[value]
-        assert config.plan_cores(value, cores.plan(VM2), VM2, key, 1, study=study) == [1]
+        assert config.plan_cores(value, coreplan.plan(VM2), VM2, key, 1, study=study) == [1]
         with pytest.raises(CoresError, match=f"^{key}: .* the largest that fits is 1"):
-            cores.resolve_cores([4, 8], VM2, key=key)
+            coreplan.resolve_cores([4, 8], VM2, key=key)
 
 
 def test_cpus_for_has_placement_splits_shape_and_the_plans_cpus():
-    p = cores.plan(INTEL)
-    server, client = cores.cpus_for(16, p)
+    p = coreplan.plan(INTEL)
+    server, client = coreplan.cpus_for(16, p)
     assert (server, client) == (list(range(16)), list(range(16, 24)))
     # a count the plan did not list is placed by the same rules
-    server, client = cores.cpus_for(2, p)
+    server, client = coreplan.cpus_for(2, p)
     assert server == [0, 1] and client == [16]
     with pytest.raises(PlacementError, match="need 64 cores, this host has 32"):
-        cores.cpus_for(64, p)
+        coreplan.cpus_for(64, p)
 
 
 def test_cpus_for_on_this_host_is_disjoint_and_allowed():
     t = Topology.from_sys()
-    p = cores.plan(t)
+    p = coreplan.plan(t)
     for n in p.counts:
-        server, client = cores.cpus_for(n, p)
+        server, client = coreplan.cpus_for(n, p)
         assert not set(server) & set(client)
         assert set(server) | set(client) <= os.sched_getaffinity(0)

@@ -94,7 +94,7 @@ def test_the_new_rule_decides_more_and_flips_nothing(tmp_path):
     # the interval method is compared, not the cores gates: the recording host gave mysqld fewer
     # hardware threads than A3's 16, so the new rows are read with each gate at 1 core
     from harness import studies
-    from harness.analysis import claims as C, tidydata as T
+    from harness.analysis import claims as C, tidyread as T
     from test_claims import ungated
     after = {(r["claim"], r["build"]): r for r in
              C.evaluate(T.load(tidy, T.read_yaml(tidy / "config.resolved.yaml")), ungated(studies.claims()))}

@@ -153,9 +153,9 @@ CONFIG_KEYS = _schema_keys(SCHEMA)
 # (file under workflow/, receiver, key): a .get on a dict that is not a resolved config,
 # where the key merely shares a config key's name. Each says what the dict is.
 NOT_CONFIG = {
-    ("harness/analysis/tidy.py", "m", "kind"): "a recorded cell's manifest.json (older ones have no kind)",
-    ("harness/analysis/tidy.py", "r", "rows"): "an EXPLAIN row of a recorded cell",
-    ("harness/analysis/tidydata.py", "v", "enabled"):
+    ("harness/analysis/tidywrite.py", "m", "kind"): "a recorded cell's manifest.json (older ones have no kind)",
+    ("harness/analysis/tidywrite.py", "r", "rows"): "an EXPLAIN row of a recorded cell",
+    ("harness/analysis/tidyread.py", "v", "enabled"):
         "a recorded config.resolved.yaml (or a test's partial one), read by the analysis of any tidy",
     ("harness/report/tables.py", "tidy.spec(e)", "study"):
         "a recorded config.resolved.yaml's experiment, {} when the profile lacks it",

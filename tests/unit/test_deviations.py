@@ -210,9 +210,9 @@ def test_cores_row_names_the_experiments_whose_core_counts_differ(real):
     on a big host; the row gives the most common set bare and names the experiments of the
     others. The recorded run's cells, read from its tidy files, with two experiments' core
     counts set as a 64-CPU host's plan would give them."""
-    from harness.analysis import tidydata
+    from harness.analysis import tidyread
     from harness.report import deviations
-    tidy = tidydata.load(real["tidy"], config())
+    tidy = tidyread.load(real["tidy"], config())
     assert deviations.artifact_value(tidy, "cores").startswith("1 (mysqld and sysbench")   # as recorded
     moved = {"build_compare": ("16", "24", "32"), "point_select": ("4", "32")}
     for exp, counts in moved.items():

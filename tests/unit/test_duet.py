@@ -11,7 +11,7 @@ import yaml
 
 from harness import builds
 from harness.measure.topology import Topology
-from harness.plan import blocks, config, coreplan, duet, estimate, lanes as L, schedule
+from harness.plan import blocks, config, plancmd, duet, estimate, lanes as L, schedule
 from harness.plan import cells as plan_cells
 
 from conftest import HWLOC as HW, RECORDED as ALL, ROOT, recorded_topology as topo  # noqa: E402
@@ -85,9 +85,9 @@ def paper(name, pairing):
 
 def test_the_plan_accepts_duet_and_says_which_lanes_are_twins(tmp_path):
     t = topo("192em64t-12gr2n8c2t")
-    p = coreplan.build(paper("192em64t-12gr2n8c2t", "duet"), t, root=str(tmp_path),
+    p = plancmd.build(paper("192em64t-12gr2n8c2t", "duet"), t, root=str(tmp_path),
                        bench_dir="b", raw="r")
-    text = coreplan.render(p)
+    text = plancmd.render(p)
     assert "pairing: duet: a compared pair's sides run at once on twin lanes" in text
     assert "  cells on 1 lane: twins lane 0 + lane 1 (" in text
     assert "  point_select: pairs of engine InnoDB (side A) and MyISAM (side B)" in text
@@ -95,7 +95,7 @@ def test_the_plan_accepts_duet_and_says_which_lanes_are_twins(tmp_path):
     assert "  oltp_ro: 3 engines: no one pair of sides (runs as blocks)" in text
     assert "  test_drive: a steps experiment" in text
     assert "duet: a piece takes twin spans" in text
-    block = coreplan.render(coreplan.build(paper("192em64t-12gr2n8c2t", "block"), t, root=str(tmp_path),
+    block = plancmd.render(plancmd.build(paper("192em64t-12gr2n8c2t", "block"), t, root=str(tmp_path),
                                            bench_dir="b", raw="r"))
     assert "twins" not in block
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis import tidy
+from harness.analysis import tidywrite
 from harness.measure import effective, kinds
 
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw"
@@ -62,7 +62,7 @@ def _refused(src: Path, tmp_path: Path, change) -> str:
     change(m)
     (dst / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(effective.EffectiveError) as e:
-        tidy.tidy([dst], tmp_path / "r.csv", tmp_path / "s.csv", tmp_path / "p.json", 0.05, "test")
+        tidywrite.tidy([dst], tmp_path / "r.csv", tmp_path / "s.csv", tmp_path / "p.json", 0.05, "test")
     msg = str(e.value)
     assert "\n" not in msg and src.name in msg and "re-measure it" in msg
     return msg

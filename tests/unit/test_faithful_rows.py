@@ -85,7 +85,7 @@ def test_mmap_rows_state_the_nolock_deviation(tmp_path):
 
 
 def _empty_tidy(tmp_path):
-    from harness.analysis import tidydata as T
+    from harness.analysis import tidyread as T
     from test_claims import write_tidy
     d = write_tidy(tmp_path / "empty", {}, None, ())
     return T.load(d, config({}))

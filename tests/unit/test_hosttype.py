@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from harness.analysis import hosttype
-from harness.analysis import tidy
+from harness.analysis import tidywrite
 
 
 def manifest(cell: str, model: str, host: str) -> dict:
@@ -34,5 +34,5 @@ def test_tidy_refuses_before_writing(tmp_path):
         cells.append(c)
     out = tmp_path / "tidy"
     with pytest.raises(hosttype.MixedHostsError):
-        tidy.tidy(cells, out / "r.csv", out / "s.csv", out / "p.json", 0.05, "test")
+        tidywrite.tidy(cells, out / "r.csv", out / "s.csv", out / "p.json", 0.05, "test")
     assert not out.exists()

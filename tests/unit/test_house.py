@@ -240,7 +240,7 @@ def test_rules_run_commands_not_python_blocks():
 
 
 def test_no_text_is_split_back_into_its_structure():
-    """Why a claim has no data is a value (harness.analysis.tidydata.Missing), not a
+    """Why a claim has no data is a value (harness.analysis.tidyread.Missing), not a
     "reason: detail" string split again by its readers."""
     split = [f"{p.relative_to(ROOT)}:{i}" for p in PKG.rglob("*.py")
              for i, line in enumerate(p.read_text().splitlines(), 1)

@@ -96,7 +96,7 @@ def test_a_cell_placed_in_a_span_stays_in_it_with_its_memory_local(name):
             for i, span in enumerate(lanes.spans(w)):
                 try:
                     cell = lanes.place(n, i)
-                except L.C.CoresError:
+                except L.coreplan.CoresError:
                     continue   # fits nowhere on this host
                 inside = {x for lane in span for x in lane.cpus}
                 if L._fits(lanes.span_topology(span), n, False, 1, 0.5):
@@ -299,11 +299,11 @@ def test_the_plan_says_which_cells_take_the_whole_host_not_a_span(tmp_path):
     assert lanes.count == 1 and lanes.on_whole_host(4) and not lanes.on_whole_host(1)
     four = L.cut(topo("192em64t-12gr2n8c2t"), 4, share_l3=True)
     assert not any(four.on_whole_host(n) for n in (4, 8, 16, 32))
-    from harness.plan import coreplan
+    from harness.plan import plancmd
     cfg = {}
     for f in ("default.yaml", "paper.yaml"):
         config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / f).read_text()))
-    text = coreplan.render(coreplan.build(cfg, t, root=str(tmp_path)))
+    text = plancmd.render(plancmd.build(cfg, t, root=str(tmp_path)))
     assert "lanes per cell: 4 cores the whole host (no span of lanes holds it)" in text
     assert "lanes per cell: 4 cores 1" not in text
 

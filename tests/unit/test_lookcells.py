@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from harness.plan import cells as plan, config, coreplan, estimate, reads, schedule
+from harness.plan import cells as plan, config, plancmd, estimate, reads, schedule
 
 from conftest import ROOT  # noqa: E402
 from test_lanes import paper, topo  # noqa: E402
@@ -118,9 +118,9 @@ def test_the_plan_without_its_estimate_still_says_what_later_blocks_hold(tmp_pat
     for f in ("default.yaml", "paper.yaml"):
         config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / f).read_text()))
     kw = dict(lock_path=paths.LOCK, root=str(ROOT), bench_dir=str(tmp_path / "b"), raw=str(tmp_path / "r"))
-    full, bare = (coreplan.build(cfg, t, with_estimate=w, **kw) for w in (True, False))
+    full, bare = (plancmd.build(cfg, t, with_estimate=w, **kw) for w in (True, False))
     lines = {e["experiment"]: e["late"] for e in full["experiments"]}
     assert lines == {e["experiment"]: e["late"] for e in bare["experiments"]}
     assert lines["oltp_ro"].startswith("blocks 7-24: only the ") and lines["pfs_instruments"].startswith(
         "blocks 7-24: none")
-    assert "blocks 7-24" in coreplan.render(bare) and bare["estimate"] is None
+    assert "blocks 7-24" in plancmd.render(bare) and bare["estimate"] is None

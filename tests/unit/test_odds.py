@@ -15,7 +15,7 @@ from conftest import ROOT
 
 from harness.analysis import power
 from harness.measure.topology import Topology
-from harness.plan import coreplan, estimate, odds as O
+from harness.plan import plancmd, estimate, odds as O
 
 ABOVE = ("above", 1.0, None)
 HWLOC = ROOT / "tests" / "fixtures" / "topology" / "hwloc"
@@ -82,8 +82,8 @@ def test_plan_prints_odds_and_three_times_on_recorded_topologies(xml):
     from harness.plan import config
     import yaml
     config.deep_merge(cfg, yaml.safe_load((ROOT / "config" / "paper.yaml").read_text()))
-    p = coreplan.build(cfg, Topology.from_hwloc(str(HWLOC / xml)), root=str(ROOT / "tests"))
-    out = coreplan.render(p)
+    p = plancmd.build(cfg, Topology.from_hwloc(str(HWLOC / xml)), root=str(ROOT / "tests"))
+    out = plancmd.render(p)
     assert "claims' odds" in out and "the profile's stats.cv_threshold" in out
     rows = [r for r in p["odds"]["claims"] if r["shape"]]
     assert rows and all(0 <= a <= b <= 1 for r in rows for a, b in zip(r["decided"], r["decided"][1:]))

@@ -20,7 +20,7 @@ import pytest
 
 from harness.analysis import claims as C
 from harness import report
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.report import deviations, latex, tables
 from harness import studies
 from test_claims import runs, write_tidy
@@ -213,14 +213,14 @@ def test_git_commit_string_or_list(commit):
 
 
 def test_provenance_says_where_sysbench_was_charged_for_memory():
-    from harness.analysis import tidy
+    from harness.analysis import tidywrite
     base = {"build": {"name": "b", "version": "5.6.24", "provider": "npm", "mysqld_sha256": "0" * 64},
             "server": {"version": "5.6.24"}, "harness": {"git_commit": "c"},
             "host": {"cpu_model": "x", "n_cpus": 2, "kernel": "k", "governor": "g", "smt": "off"},
             "placement": {"backend": "docker", "mechanism": "docker-cpuset"}}
     ms = [{**base, "kind": "throughput", "driver": {"tool": "sysbench", "client_memcg": v}}
           for v in ("shared", "apart")] + [{**base, "kind": "throughput", "driver": {"tool": "sysbench"}}]
-    prov = tidy.provenance(ms, "smoke")
+    prov = tidywrite.provenance(ms, "smoke")
     assert [p.get("client_memcg") for p in prov["placement"]] == ["shared", "apart", None]
     tex = tables.provenance_tex(prov, {})
     assert "sysbench's memory cgroup: shared" in tex and "sysbench's memory cgroup: apart" in tex
@@ -303,11 +303,11 @@ def test_study_verdict_table_says_not_measurable_once():
 
 
 def test_empty_inputs_give_na_not_errors(tmp_path):
-    from harness.analysis import tidy as htidy
+    from harness.analysis import tidywrite
     tidy = tmp_path / "tidy"
     tidy.mkdir()
-    (tidy / "point_select_summary.csv").write_text(",".join(htidy.SUMMARY_FIELDS) + "\n")
-    (tidy / "point_select.csv").write_text(",".join(htidy.RUN_FIELDS) + "\n")
+    (tidy / "point_select_summary.csv").write_text(",".join(tidywrite.SUMMARY_FIELDS) + "\n")
+    (tidy / "point_select.csv").write_text(",".join(tidywrite.RUN_FIELDS) + "\n")
     (tidy / "point_select_provenance.json").write_text("{}")
     (tmp_path / "c.yaml").write_text("")
     out = run_report(tmp_path / "gen", tidy, tmp_path / "c.yaml")
@@ -406,7 +406,7 @@ def test_deviations_table_is_generated_from_studies_factors_and_claims(real):
 
 
 def test_memory_sentence_only_from_the_check(tmp_path, tidy_copy, real):
-    from harness.analysis import tidy as htidy
+    from harness.analysis import tidywrite
     cfg = config_of(real)
     for p in tidy_copy.glob("*.csv"):
         if p.stem in cfg["experiments"]:
@@ -427,7 +427,7 @@ def test_memory_sentence_only_from_the_check(tmp_path, tidy_copy, real):
     assert deviations.memory_sentence(tidy).endswith(f"did not fit in 1 of {n} cells")
     tidy.all_cells()[1].runs[0]["memory_fits"] = ""    # a cell recorded without the check
     assert deviations.memory_sentence(tidy).endswith(f"did not fit in 1 of {n} cells and 1 of {n} cells were not checked")
-    assert htidy  # the check reads run columns the tidy step adds from manifest['memory']
+    assert tidywrite  # the check reads run columns the tidy step adds from manifest['memory']
 
 
 def test_preload_sentence_only_from_the_column(tidy_copy, real):

@@ -1,5 +1,5 @@
 """harness.analysis.stats (median CI by order statistics, CV, the unstable flag) and
-harness.analysis.tidy.summarize (grouping runs into cells)."""
+harness.analysis.tidywrite.summarize (grouping runs into cells)."""
 import math
 import random
 
@@ -7,7 +7,7 @@ import pytest
 
 from harness.analysis import stats
 
-from harness.analysis import tidy
+from harness.analysis import tidywrite
 
 
 def xs(n):
@@ -138,14 +138,14 @@ def test_summarize_of_equal_values_is_stable():
 def _row(engine, users, rep, qps, tables=1):
     return {"study": "A3", "experiment": "point_select", "workload": "point_select",
             "build": "mysql-5.6.24", "engine": engine, "variant": "base",
-            **{f: "" for f in tidy.FACTOR_FIELDS}, "tables": tables, "cores": 1,
+            **{f: "" for f in tidywrite.FACTOR_FIELDS}, "tables": tables, "cores": 1,
             "users": users, "rep": rep, "qps": qps}
 
 
 def test_tidy_summarize_groups_by_cell_over_reps():
     rows = [_row("MyISAM", 4, 1, 100.0), _row("InnoDB", 4, 2, 210.0), _row("InnoDB", 4, 1, 190.0),
             _row("InnoDB", 1, 1, 50.0), _row("InnoDB", 4, 3, 200.0)]
-    out = tidy.summarize(rows, cv_threshold=0.05)
+    out = tidywrite.summarize(rows, cv_threshold=0.05)
     keys = [(r["engine"], r["users"]) for r in out]
     assert keys == [("InnoDB", 1), ("InnoDB", 4), ("MyISAM", 4)]  # one per cell, sorted
     innodb4 = out[1]
@@ -155,14 +155,14 @@ def test_tidy_summarize_groups_by_cell_over_reps():
     assert innodb4["unstable"] is False                    # cv = 10/200 = 0.05, not above
     assert innodb4["qps_ci_coverage"] == 0.75
     assert out[0]["unstable"] is True                      # InnoDB at 1 user: one run only
-    assert set(stats.summarize([1.0], 0.05)) <= set(out[0]) - set(tidy.KEY_FIELDS)
+    assert set(stats.summarize([1.0], 0.05)) <= set(out[0]) - set(tidywrite.KEY_FIELDS)
 
 
 def test_tidy_writes_every_field_summarize_gives():
-    assert set(stats.summarize([1.0, 2.0], 0.05)) <= set(tidy.SUMMARY_FIELDS)
+    assert set(stats.summarize([1.0, 2.0], 0.05)) <= set(tidywrite.SUMMARY_FIELDS)
 
 
 def test_tidy_summarize_keeps_tables_apart():
     rows = [_row("InnoDB", 1, 1, 10.0, tables=1), _row("InnoDB", 1, 1, 80.0, tables=8)]
-    out = tidy.summarize(rows, cv_threshold=0.05)
+    out = tidywrite.summarize(rows, cv_threshold=0.05)
     assert [(r["tables"], r["n"], r["qps_median"]) for r in out] == [(1, 1, 10.0), (8, 1, 80.0)]

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from harness.analysis import claims as C
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.report import latex
 from harness.studies import c as S
 from test_retidy_fixture import RAW, retidy

@@ -8,7 +8,7 @@ import pytest
 
 from harness.measure import sysbench
 
-from harness.analysis import tidy
+from harness.analysis import tidywrite
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "sysbench"
 U1 = FIX / "point_select_u1.out"
@@ -74,15 +74,15 @@ def test_parse_report_agrees_with_the_recorded_manifest():
 
 def test_manifest_fixture_gives_a_tidy_run_row():
     m = json.loads(RAW_MANIFEST.read_text())
-    row = tidy.run_row(m)
-    assert set(row) == set(tidy.RUN_FIELDS)
+    row = tidywrite.run_row(m)
+    assert set(row) == set(tidywrite.RUN_FIELDS)
     assert (row["engine"], row["users"], row["rep"], row["qps"]) == ("InnoDB", 4, 1, 17353.97)
 
 
 def test_a_manifest_without_effective_settings_is_refused_with_the_fix():
     from harness.measure.effective import EffectiveError
     with pytest.raises(EffectiveError, match="re-measure it"):
-        tidy.run_row(json.loads(MANIFEST.read_text()))
+        tidywrite.run_row(json.loads(MANIFEST.read_text()))
 
 
 @pytest.mark.parametrize("cut_at,missing", [

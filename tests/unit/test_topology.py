@@ -24,7 +24,7 @@ import yaml
 
 from harness import cli
 from harness.plan import config
-from harness.measure import cores
+from harness.measure import coreplan
 from harness.measure.topology import Topology, TopologyError, _Bitmap, read
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,11 +104,11 @@ def planned_cells(name, profile):
     """(experiment, Cell) for every core count every enabled experiment of the profile sweeps."""
     r = resolved(name, profile)
     t = topo(name)
-    host_plan = cores.plan(t, client_min=r["placement"]["client_cpus"])
+    host_plan = coreplan.plan(t, client_min=r["placement"]["client_cpus"])
     for exp, spec in r["experiments"].items():
         if spec.get("enabled", True):
             for n in spec["cores"]:
-                yield exp, host_plan.cells.get(n) or cores.place(t, n, client_min=host_plan.client_min)
+                yield exp, host_plan.cells.get(n) or coreplan.place(t, n, client_min=host_plan.client_min)
 
 
 ALL = [(h, p) for h in HOSTS + [LIVE] for p in PROFILES]
@@ -186,7 +186,7 @@ def test_bad_xml_is_a_one_line_error_naming_the_file(tmp_path, text, match):
     with pytest.raises(TopologyError, match=match) as e:
         read(p)
     assert str(p) in str(e.value) and "\n" not in str(e.value)
-    assert issubclass(TopologyError, cores.CoresError)     # one error class, as before
+    assert issubclass(TopologyError, coreplan.CoresError)     # one error class, as before
 
 
 def test_allowed_narrows_a_recorded_topology():
@@ -235,8 +235,8 @@ def test_the_2cpu_host_plans_as_before():
     t = Topology.live()
     if len(t.cpus) != 2 or t.threads_per_core != 1:
         pytest.skip("not the 2-CPU reference VM")
-    p = cores.plan(t)
-    assert p.counts == [1] and cores.cpus_for(1, p) == ([0], [1])
+    p = coreplan.plan(t)
+    assert p.counts == [1] and coreplan.cpus_for(1, p) == ([0], [1])
     assert resolved(LIVE, "paper.yaml")["experiments"]["point_select"]["cores"] == [1]
 
 
@@ -283,7 +283,7 @@ def test_mysqld_sits_on_one_numa_node_while_it_fits_one(name, profile):
 
 @pytest.mark.parametrize("name,profile", ALL)
 def test_the_sweep_is_the_studies_counts_that_fit_plus_1_and_2_on_small_hosts(name, profile):
-    expected = SWEEP[name] if name in SWEEP else cores.plan(topo(name)).counts   # live: test_the_2cpu_host_...
+    expected = SWEEP[name] if name in SWEEP else coreplan.plan(topo(name)).counts   # live: test_the_2cpu_host_...
     raw = config.apply_experiment_defaults(config.deep_merge(
         yaml.safe_load((ROOT / "config" / "default.yaml").read_text()),
         yaml.safe_load((ROOT / "config" / profile).read_text())))["experiments"]
@@ -302,11 +302,11 @@ def test_the_sweep_is_the_studies_counts_that_fit_plus_1_and_2_on_small_hosts(na
 
 
 def test_numa_placement_on_the_big_hosts():
-    p = cores.plan(topo("96em64t-4n4d3ca2co-pci.xml"))
+    p = coreplan.plan(topo("96em64t-4n4d3ca2co-pci.xml"))
     assert p.cells[16].nodes == (0,) and len(p.cells[16].sockets) == 3    # one node holds four 6-core sockets
     assert p.cells[24].nodes == (0,) and len(p.cells[24].sockets) == 4
     assert p.cells[32].nodes == (0, 1) and len(p.cells[32].sockets) == 6  # no node holds 32: the fewest sockets
-    p = cores.plan(topo("192em64t-12gr2n8c2t.xml"))
+    p = coreplan.plan(topo("192em64t-12gr2n8c2t.xml"))
     assert [p.cells[n].sockets for n in (8, 16, 32)] == [(0,), (0, 1), (0, 1, 2, 3)]
     assert p.cells[16].client == tuple(range(16, 24))                     # sysbench on the next socket
 
@@ -323,7 +323,7 @@ def test_each_cells_memory_is_bound_to_its_one_node_or_its_allowed_nodes_when_it
     to the nodes it runs on that this process may use."""
     t = topo(name)
     node_of = xml_nodes(name)
-    p = cores.plan(t, smt=True)
+    p = coreplan.plan(t, smt=True)
     assert p.cells, name
     for n, cell in p.cells.items():
         nodes = tuple(sorted({node_of[c] for c in cell.server}))
@@ -332,23 +332,23 @@ def test_each_cells_memory_is_bound_to_its_one_node_or_its_allowed_nodes_when_it
         else:
             assert cell.mems == tuple(k for k in nodes if k in t.mems), (n, cell)
         assert (cell.mems if len(nodes) > 1 else None) == spans.get(n), (n, cell)
-        assert cores.mems_for("plan", cell) == list(cell.mems)
-        assert cores.mems_for("all", cell) is None and cores.mems_for([1, 0], cell) == [0, 1]
+        assert coreplan.mems_for("plan", cell) == list(cell.mems)
+        assert coreplan.mems_for("all", cell) is None and coreplan.mems_for([1, 0], cell) == [0, 1]
 
 
 def test_a_cell_spanning_a_node_whose_memory_is_not_allowed_is_bound_to_the_allowed_one():
-    p = cores.plan(topo("16amd64-8n2c-cpusets.xml"))
+    p = coreplan.plan(topo("16amd64-8n2c-cpusets.xml"))
     assert p.cells[4].nodes == (0, 1) and p.cells[4].mems == (1,)       # node 0's memory is not allowed
 
 
 def test_a_one_node_host_binds_nothing_so_the_server_gets_every_allowed_node():
     t = topo("16em64t-4s2c2t-offlines.xml")
-    for cell in cores.plan(t).cells.values():
-        assert cell.mems == () and cores.mems_for("plan", cell) is None
+    for cell in coreplan.plan(t).cells.values():
+        assert cell.mems == () and coreplan.mems_for("plan", cell) is None
 
 
 def test_a_cpu_whose_node_memory_is_not_allowed_is_used_last():
-    p = cores.plan(topo("16amd64-8n2c-cpusets.xml"))
+    p = coreplan.plan(topo("16amd64-8n2c-cpusets.xml"))
     assert p.cells[1].server == (2,) and p.cells[1].mems == (1,)          # not cpu 0: node 0 is not allowed
     assert p.cells[2].server == (2, 3) and p.cells[2].mems == (1,)
 

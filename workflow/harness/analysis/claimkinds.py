@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Callable
 
 from harness.analysis import intervals as I
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.analysis.claimrules import (
     METRIC, NEEDS_TEXT, NOT_MEASURABLE, SCALING, VERDICTS, Context, Result, Rule, interval_text,
     at_cores, best, flagged, fmt_cores, levels_label, levels_of, levels_words, matches,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from harness import paths
 from harness.analysis import blockverdict as BV
 from harness.analysis import intervals as I
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.analysis import verdict as V
 
 REPRODUCED, NOT_REPRODUCED = V.REPRODUCED, V.NOT_REPRODUCED
@@ -442,7 +442,7 @@ KEY_WORDS = (("workload", "workload"), ("tables", "tables"), ("cores", "cores (m
 def cell_settings(cell: T.Cell) -> dict:
     """{setting: value} of a cell: its build, engine, workload, tables, cores, users and
     every factor of the factor table that applies to its engine (an empty column is
-    the factor's baseline, harness.analysis.tidydata.setting_of)."""
+    the factor's baseline, harness.analysis.tidyread.setting_of)."""
     out = {"build": cell.build, "engine": cell.engine}
     for col, word in KEY_WORDS:
         if cell[col] != "":

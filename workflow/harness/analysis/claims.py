@@ -55,7 +55,7 @@ the claims into rows.
 from __future__ import annotations
 
 from harness import registry as studies
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 
 # The names study packages use as C.<name>: the ground (claimrules), the kinds
 # of claim (claimkinds) and the wait-event claim (waits), re-exported here.

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 from harness.analysis import blockverdict as BV
 from harness.analysis import intervals as I
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.analysis.claimkinds import Claim
 from harness.analysis.claimrules import (
     INCONCLUSIVE, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, Context, Result, cell_where, flagged,

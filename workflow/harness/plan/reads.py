@@ -33,7 +33,7 @@ import dataclasses
 import functools
 from dataclasses import dataclass
 
-from harness.measure import cores as coreplan
+from harness.measure import coreplan
 from harness.measure import factors
 
 ANY = None

@@ -6,7 +6,7 @@ import statistics
 from dataclasses import dataclass, replace
 
 from harness.analysis import claims as C
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.analysis.claimrules import interval_text
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from harness.analysis import claims as C
 from harness.analysis import intervals as I
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.analysis import marks as _marks
 from harness.analysis import blockverdict as BV
 from harness.analysis.claimrules import STATED, interval_text

@@ -20,13 +20,13 @@ from harness import builds, registry
 from harness.plan import cells as plan, config, estimate, lanes as L, reads, schedule
 from harness.plan import duet as D
 from harness.plan import odds as O
-from harness.measure import cores
+from harness.measure import coreplan
 from harness.measure.placement import cpulist
 from harness.measure.topology import Topology
 from harness import paths
 
 
-def dropped(host_plan: cores.Plan, asked, kept: list[int], study: tuple = ()) -> dict[int, str]:
+def dropped(host_plan: coreplan.Plan, asked, kept: list[int], study: tuple = ()) -> dict[int, str]:
     """The counts `cores: auto|max|study` considered and left out, with why (`study`: the
     experiment's study's own counts). An explicit list drops nothing: config.resolve has
     checked every count of it fits."""
@@ -40,16 +40,16 @@ def dropped(host_plan: cores.Plan, asked, kept: list[int], study: tuple = ()) ->
     for n in host_plan.counts:
         if n not in kept:
             out[n] = why
-    for n in cores.SMALL_CORES:
+    for n in coreplan.SMALL_CORES:
         if n in out or n in host_plan.cells:
             continue
         try:
-            cores.place(host_plan.topology, n, client_min=host_plan.client_min,
+            coreplan.place(host_plan.topology, n, client_min=host_plan.client_min,
                         client_ratio=host_plan.client_ratio, cross_socket=host_plan.cross_socket)
-        except cores.CoresError as e:
+        except coreplan.CoresError as e:
             out[n] = f"does not fit: {e}"
         else:
-            out[n] = (f"not needed: 1 and 2 are added only when fewer than {cores.MIN_POINTS} of the "
+            out[n] = (f"not needed: 1 and 2 are added only when fewer than {coreplan.MIN_POINTS} of the "
                       f"studies' counts fit ({len(host_plan.counts)} do)")
     return dict(sorted(out.items()))
 
@@ -63,7 +63,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=paths.LOCK, root
         config.slurm_step_check(len(topo.ids))
     resolved = config.resolve(cfg, lock_path, topo=topo)
     lock = builds.load_lock(lock_path)
-    host_plan = cores.plan(topo, client_min=resolved["placement"]["client_cpus"])
+    host_plan = coreplan.plan(topo, client_min=resolved["placement"]["client_cpus"])
     asked_all = config.apply_experiment_defaults(config.with_defaults(cfg))["experiments"]
     est = (estimate.estimate(resolved, lock, bench_dir=bench_dir, raw=raw, root=root, topo=topo)
            if with_estimate else None)
@@ -77,7 +77,7 @@ def build(cfg: dict, topo: Topology | None = None, *, lock_path=paths.LOCK, root
         per_count = Counter(plan.parse_cell(resolved, exp, n)["cores"] for n in plan.cell_names(resolved, lock, exp))
         for n in spec["cores"]:
             if n not in groups:
-                cell = host_plan.cells.get(n) or cores.place(topo, n, client_min=host_plan.client_min)
+                cell = host_plan.cells.get(n) or coreplan.place(topo, n, client_min=host_plan.client_min)
                 groups[n] = {**cell.to_dict(), "client_sockets": sorted({topo.cpu(x).package for x in cell.client}),
                              "client_nodes": sorted({topo.cpu(x).node for x in cell.client})}
         drop = dropped(host_plan, asked, spec["cores"], registry.study_cores(spec["study"]) or ())
