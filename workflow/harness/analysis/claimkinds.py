@@ -11,11 +11,12 @@ from typing import Callable
 
 from harness.analysis import intervals as I
 from harness.analysis import tidyread as T
-from harness.analysis.claimrules import (
-    METRIC, NEEDS_TEXT, NOT_MEASURABLE, SCALING, VERDICTS, Context, Result, Rule, interval_text,
-    at_cores, best, flagged, fmt_cores, levels_label, levels_of, levels_words, matches,
-    missing, peak_result, planned_levels, pool, ratio_or_none, scaling_groups, scaling_judged, settings_text,
-    unsupported_reason)
+from harness.analysis.claimrules import METRIC, NEEDS_TEXT, NOT_MEASURABLE, SCALING, VERDICTS, Rule
+from harness.analysis.claimresult import Context, Result, flagged, missing
+from harness.analysis.claimpick import (
+    at_cores, best, levels_label, levels_of, levels_words, matches, planned_levels, pool, unsupported_reason)
+from harness.analysis.claimmath import peak_result, ratio_or_none, scaling_groups, scaling_judged
+from harness.analysis.claimtext import interval_text, fmt_cores, settings_text
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ def gated(claim: Claim, ctx: Context, res: Result, candidates: list[T.Cell]) -> 
 @dataclass(frozen=True)
 class Comparison(Claim):
     """Side a at its peak / side b at its peak over the loads both measured (one load:
-    the two cells' paired ratio; claimrules.peak_result), every other factor held fixed.
+    the two cells' paired ratio; claimmath.peak_result), every other factor held fixed.
     Subclasses say what the sides are (engines, levels, ...)."""
     experiment_name: str = ""
     tables: int | None = None
@@ -375,7 +376,7 @@ class ScalingRatio(Comparison):
     """(peak at the most cores / peak at the fewest at or above min_cores, with a tables)
     divided by the same gain with b tables, for one engine: 'a tables scale better than b';
     peaks over the users all four measured, no cell chosen from the data
-    (claimrules.scaling_judged)."""
+    (claimmath.scaling_judged)."""
     engine: str = ""
     a: int = 8
     b: int = 1

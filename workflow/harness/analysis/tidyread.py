@@ -79,7 +79,7 @@ def flag(x) -> bool:
 
 class Missing(NamedTuple):
     """Why a claim has no data: what is missing (experiment, data, ...) and the detail;
-    `claimrules.missing(*m)` takes it as it is, str(m) is the old one-line text."""
+    `claimresult.missing(*m)` takes it as it is, str(m) is the old one-line text."""
     reason: str
     detail: str
 

@@ -72,7 +72,7 @@ def _variant(label: str) -> dict:
 
 def _holds(d: dict, settings: tuple) -> bool:
     """Whether a cell's variant has these factor levels (a factor that does not apply to
-    its engine holds any level, as harness.analysis.claimrules.matches reads cells)."""
+    its engine holds any level, as harness.analysis.claimpick.matches reads cells)."""
     variant = _variant(str(d["variant"]))
     for name, level in settings:
         f = factors.FACTORS.get(name)

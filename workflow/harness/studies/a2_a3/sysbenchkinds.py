@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from harness.analysis import claims as C
 from harness.analysis import tidyread as T
-from harness.analysis.claimrules import interval_text
+from harness.analysis.claimtext import interval_text
 
 
 def cv_by_rep(ctx, experiment: str, cell) -> dict:
