@@ -14,8 +14,8 @@
 #
 # Keep every file this flake reads under ./nix: the harness builds from a
 # copy of flake.nix, flake.lock and nix/ (docs/nix.md). Offline,
-# tests/test_nix_builds.py builds the lock's builds for real and
-# tests/test_flake.py evaluates the rest against a stub nixpkgs
+# tests/e2e/test_nix_builds.py builds the lock's builds for real and
+# tests/unit/test_flake.py evaluates the rest against a stub nixpkgs
 # (tests/nix/stub-nixpkgs).
 {
   description = "MySQL storage-engine benchmarks, re-measured: server builds, images and tools";

@@ -96,7 +96,7 @@ def measure(sc: dict, users: list[int], blocks: int, rng: random.Random, work: P
     return rows
 
 
-# -- analysis (pure: tests/test_group_vs_fresh.py) ---------------------------------------
+# -- analysis (pure: tests/e2e/test_group_vs_fresh.py) ---------------------------------------
 def comparisons(users: list[int]) -> list[tuple[str, tuple, tuple]]:
     """(label, A, B), A and B as (engine, users)."""
     lo, hi = min(users), max(users)

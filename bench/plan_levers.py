@@ -4,7 +4,7 @@ Prints figures; asserts nothing; starts no server (the planner only, about a sec
 The single-host targets of the paper profile (32-thread host: 12 h expected, 36 h worst case;
 96- and 192-thread hosts: 6 h expected) are not met with the settings the measurements support.
 Each lever below is a profile overlay on config/paper.yaml, planned by the pipeline's own
-planner (harness.plan.coreplan.build: lanes, blocks, looks, cells where they are read), so
+planner (harness.plan.plancmd.build: lanes, blocks, looks, cells where they are read), so
 its figure is exactly what `./artifact plan` would print with that overlay:
 
   figures3     repetitions.figures: 3 (figures' cells in blocks 1-3, claims' cells in 1-6):
@@ -50,7 +50,7 @@ from common import ROOT  # noqa: F401  (puts workflow/ on sys.path)
 import yaml  # noqa: E402
 
 from harness.measure import topology  # noqa: E402
-from harness.plan import config, coreplan, estimate  # noqa: E402
+from harness.plan import config, plancmd, estimate  # noqa: E402
 
 TOPOLOGIES = ["32em64t-2n8c2t-pci-noio.xml", "96em64t-4n4d3ca2co-pci.xml", "192em64t-12gr2n8c2t.xml"]
 TARGETS = {"32em64t-2n8c2t-pci-noio.xml": "≤ 12 h / 36 h", "96em64t-4n4d3ca2co-pci.xml": "≤ 6 h",
@@ -101,7 +101,7 @@ def paper() -> dict:
 
 
 def plan_times(cfg: dict, topo) -> dict:
-    est = coreplan.build(cfg, topo, root=str(ROOT))["estimate"]
+    est = plancmd.build(cfg, topo, root=str(ROOT))["estimate"]
     return {"wall_s": est["wall_s"], "wall_worst_s": est["wall_worst_s"], "lanes": est["lanes"]["count"],
             "shared_l3": est.get("shared_l3")}
 

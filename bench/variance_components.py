@@ -76,12 +76,12 @@ def profile_scale(name: str, backend: str = "host", cores: int = 1, users: int |
     ed = cfg["experiment_defaults"]
     settings = run_settings(warmup_s=cfg["sysbench"]["warmup_s"], duration_s=cfg["sysbench"]["duration_s"],
                             backend=backend)
-    from harness.measure import cores as cores_mod
+    from harness.measure import coreplan
     if check_cores:  # not when re-analysing a TSV measured on another host
         try:
-            cores_mod.resolve_cores([cores], topology.Topology.live(), key="--cores",
+            coreplan.resolve_cores([cores], topology.Topology.live(), key="--cores",
                                     client_min=settings["client_cpus"])
-        except cores_mod.CoresError as e:
+        except coreplan.CoresError as e:
             raise SystemExit(f"error: {e}") from None
     return {"profile": name, "warmup_s": int(settings["warmup_s"]), "duration_s": int(settings["duration_s"]),
             "table_size": int(ed["table_size"]), "users": users or int(ed["users"][0]), "cores": cores,
@@ -139,7 +139,7 @@ def measure(sc: dict, blocks: int, starts: int, windows: int, rng: random.Random
     return {"data": data, "load": load, "lock_wait_s": waited, "shape": {"cores": sc["cores"], "users": sc["users"]}}
 
 
-# -- the estimator (pure: tests/test_variance_components.py) ------------------------------
+# -- the estimator (pure: tests/unit/test_variance_components.py) ------------------------------
 def within(series: list[list[float]]) -> dict:
     """Pooled variance of log QPS of 1 s intervals about their window's mean, and the
     pooled lag-1 autocorrelation (raw; and corrected for the bias of a mean estimated

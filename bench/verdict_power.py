@@ -3,7 +3,7 @@
 Simulates blocks as the profiles run them and judges them with the pipeline's own
 decision code (harness.analysis.blockverdict.judge, the function every ratio claim
 ends in; the peak and scaling arms build their blocks with
-harness.analysis.claimrules.scaling_blocks / the per-load tuples peak_result makes).
+harness.analysis.claimmath.scaling_blocks / the per-load tuples peak_result makes).
 A block holds every cell of an experiment once, in a random order; its size is the
 profile's largest experiment block, read through the harness's planning code
 (harness.plan.estimate.load_profile + harness.plan.cells.cell_names) for a flat host
@@ -71,7 +71,7 @@ sys.path.insert(0, str(ROOT / "workflow"))
 
 import harness.studies  # noqa: E402,F401  (fills the registry the planning code asks)
 from harness.analysis import blockverdict as BV  # noqa: E402
-from harness.analysis import claimrules, intervals  # noqa: E402
+from harness.analysis import claimmath, intervals  # noqa: E402
 # the model (blocks, drift, lanes, duet) is harness.analysis.power's, the one the plan's odds use
 from harness.analysis import power  # noqa: E402
 from harness.analysis.power import DROP, LANE_RHO, LANE_SD, ONE, PHI, Design, draw  # noqa: E402,F401
@@ -216,7 +216,7 @@ def scaling_trial(rng, ratio, cov, drift, runs, levels, tally):
     for s, d in runs:
         rows = draw(rng, s[2], s[4], truths, cov, drift, d)
         groups = [[{i: r[g * USERS + u] for i, r in enumerate(rows)} for u in range(USERS)] for g in range(4)]
-        _, num, den = claimrules.scaling_blocks(*groups)
+        _, num, den = claimmath.scaling_blocks(*groups)
         for level in levels:
             tally("scaling", method_name("signed-rank", s), s, d, level, *judge(num, den, level, s, peaks=True))
             if not one_lane(d):

@@ -47,7 +47,7 @@ stdenv.mkDerivation {
     ];
     # sha256 of mysql-5.6.51.tar.gz (hex 262ccaf2930fca1f33787505dd125a7a04844f40d3421289a51974b5935d9abc,
     # as recorded by Homebrew's mysql@5.6 formula), written in Nix base32.
-    # tests/test_flake.py checks that this is the same hash.
+    # tests/unit/test_flake.py checks that this is the same hash.
     sha256 = "1g4sbn9vax0rln4i4hnk817q813sb89ds1bmg0rizjhgjgrclb16";
   };
 

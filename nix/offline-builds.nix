@@ -2,7 +2,7 @@
 #
 # `pins` is nix/builds.json, generated from config/builds.lock.yaml by
 # `python -m harness nix-pins write` (never edited by hand: the lock is the one
-# source of truth, and tests/test_nix_builds.py checks the two agree).
+# source of truth, and tests/e2e/test_nix_builds.py checks the two agree).
 #
 # Each build is two fixed-output derivations:
 #   fetch   the package client itself (`npm pack`, `mvn dependency:copy`,

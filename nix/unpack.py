@@ -5,7 +5,7 @@ build's description in the environment variable `spec` (JSON). Standard
 library only: it runs on the host's Python outside any virtualenv.
 
 The tree it makes is the one `harness.builds.fetch` makes for the same lock
-entry (tests/test_nix_builds.py compares them file by file), so the harness
+entry (tests/e2e/test_nix_builds.py compares them file by file), so the harness
 uses the store path as the server's basedir unchanged. Two differences:
 no build.json (the harness records provenance itself, and a file that named
 the tree's own hash could not be inside it), and `store_exclude` paths are

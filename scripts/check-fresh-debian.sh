@@ -52,7 +52,7 @@ options:
                  root is left alone; drop it with rm -rf --one-file-system DIR/root)
   -h, --help     this text
 Arguments after -- (or from the first one that is not an option) go to pytest:
-  scripts/check-fresh-debian.sh -- -x -q tests/test_config.py -k "not docker"
+  scripts/check-fresh-debian.sh -- -x -q tests/unit/test_config.py -k "not docker"
 EOF
 }
 

@@ -20,13 +20,13 @@ sys.path.insert(0, str(ROOT / "workflow"))
 import yaml  # noqa: E402
 
 from harness import studies  # noqa: E402,F401  (registers the studies: harness.registry)
-from harness.plan import config, coreplan, estimate  # noqa: E402
+from harness.plan import config, plancmd, estimate  # noqa: E402
 from harness.measure import topology  # noqa: E402
 from harness import markers  # noqa: E402
 
 BEGIN, END = "<!-- hosts:begin -->", "<!-- hosts:end -->"
 
-SLURM = (8, 16)  # cluster sizes shown (coreplan.NODES): expected (worst case)
+SLURM = (8, 16)  # cluster sizes shown (plancmd.NODES): expected (worst case)
 HOSTS = ("24em64t-2n6c2t-pci.xml", "32em64t-2n8c2t-pci-noio.xml", "96em64t-4n4d3ca2co-pci.xml",
          "192em64t-12gr2n8c2t.xml")
 
@@ -36,7 +36,7 @@ def row(path: Path, profile: str, empty: str) -> str:
     cfg: dict = {}
     for f in (ROOT / "config" / "default.yaml", ROOT / profile):
         config.deep_merge(cfg, yaml.safe_load(f.read_text()) or {})
-    p = coreplan.build(cfg, topo, root=str(ROOT), bench_dir=f"{empty}/b", raw=f"{empty}/r", tidy_dir=f"{empty}/t")
+    p = plancmd.build(cfg, topo, root=str(ROOT), bench_dir=f"{empty}/b", raw=f"{empty}/r", tidy_dir=f"{empty}/t")
     vs, est = p["claims"], p["estimate"]
     ok, rows = sum(v["measurable_rows"] for v in vs), sum(v["rows"] for v in vs)
     ln = est["lanes"]

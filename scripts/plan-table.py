@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "workflow"))
 
 from harness import studies  # noqa: E402,F401  (registers the studies: harness.registry)
 from harness import markers  # noqa: E402
-from harness.plan import config, coreplan, estimate  # noqa: E402
+from harness.plan import config, plancmd, estimate  # noqa: E402
 from harness.measure import topology  # noqa: E402
 
 import yaml  # noqa: E402
@@ -59,8 +59,8 @@ def plan_of(xml: str, root: Path = ROOT) -> dict:
     os.chdir(root)
     try:
         with tempfile.TemporaryDirectory() as nothing:  # no benchmark files, no raw or tidy cells
-            return coreplan.build(cfg, topology.read(xml), root=".", bench_dir=os.path.join(nothing, "b"),
-                                  raw=os.path.join(nothing, "r"), tidy_dir=os.path.join(nothing, "t"))
+            return plancmd.build(cfg, topology.read(xml), root=".", bench_dir=os.path.join(nothing, "b"),
+                                 raw=os.path.join(nothing, "r"), tidy_dir=os.path.join(nothing, "t"))
     finally:
         os.chdir(cwd)
 
@@ -78,7 +78,7 @@ def render(root: Path = ROOT) -> str:
                  f"| {estimate.hms(p['estimate']['total_s'])} | {estimate.hms(p['estimate']['worst_s'])} |")
     L.append("")
     for what, xml, p in plans:
-        L += [f"On {what}, `{command(xml)}` prints:", "", "```text", coreplan.render(p), "```", ""]
+        L += [f"On {what}, `{command(xml)}` prints:", "", "```text", plancmd.render(p), "```", ""]
     L.append(END)
     return "\n".join(L)
 

@@ -13,7 +13,7 @@ of it gives under today's claim rules and a README generated from the two.
         the README from the bundle and claims.csv there (--check: exit 1 if it differs)
 
 results/ then holds exactly: the bundle (mysqlbench-<profile>-<host id>.tar.gz), claims.csv
-and README.md. tests/test_reference_run.py checks the three agree with today's code.
+and README.md. tests/unit/test_reference_run.py checks the three agree with today's code.
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def run(cmd: list, cwd: Path, env: dict) -> str:
 
 def claims_of(bundle: Path, configfile: str | None = None) -> bytes:
     """claims.csv of a replot of `bundle` alone, in a fresh copy of this checkout (with
-    `configfile`, a profile other than the default: tests/test_reference_tool.py's)."""
+    `configfile`, a profile other than the default: tests/unit/test_reference_tool.py's)."""
     with tempfile.TemporaryDirectory(prefix="reference-") as tmp:
         work = fresh_copy(Path(tmp) / "clone")
         env = {k: v for k, v in os.environ.items() if k != "MYSQLBENCH_HOST_ID"}
@@ -111,7 +111,7 @@ development host, so that you can compare your verdicts with ours without measur
 | creators, licence | {", ".join(meta["creators"])}; {meta["license"]} |
 
 `claims.csv` is what today's claim rules say of these cells: {len(rows)} rows, {verdicts}.
-A change of the claim rules that moves a verdict makes `tests/test_reference_run.py` fail
+A change of the claim rules that moves a verdict makes `tests/unit/test_reference_run.py` fail
 until it is rebuilt (`scripts/reference-run.py claims`).
 
 ## Use it

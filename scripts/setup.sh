@@ -17,8 +17,8 @@ PKGS=(sysbench r-base-core r-cran-ggplot2 r-cran-data.table
       texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk
       poppler-utils python3 python3-venv git ca-certificates procps util-linux
       postgresql)  # study C's stand-in: the libraries and the postgres user its pinned build (postgresql-15) needs on the host (its service and binaries are not used)
-PKGS+=(slurm-wlm munge)  # tests/test_slurm_e2e.py's two-node cluster (started and stopped by the test)
-PKGS+=(chromium)         # tests/test_report_html.py opens report.html in a headless browser
+PKGS+=(slurm-wlm munge)  # tests/e2e/test_slurm_e2e.py's two-node cluster (started and stopped by the test)
+PKGS+=(chromium)         # tests/unit/test_report_html.py opens report.html in a headless browser
 PKGS+=(hwloc)            # lstopo: the CPU topology the core plan is made on (harness.measure.topology)
 command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 # build providers, the Docker backend and the flake check; a host that already

@@ -15,6 +15,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
+# the test modules import helpers from each other across tests/unit and tests/e2e (test_claims,
+# test_e2e_pipeline, ...): both folders are importable whichever file pytest collects first
+sys.path[1:1] = [str(ROOT / "tests" / "unit"), str(ROOT / "tests" / "e2e")]
 
 from harness import atomic  # noqa: E402
 

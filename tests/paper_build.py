@@ -1,7 +1,7 @@
 """Build the whole paper from recorded real cells, as the pipeline does, in a
 scratch directory: tidy + generated tables (test_retidy_fixture.retidy), every
 figure of the figures table and the paper's own figures (the R scripts), then
-latexmk. Used by tests/test_paper_build.py; run directly to get a PDF to read:
+latexmk. Used by tests/unit/test_paper_build.py; run directly to get a PDF to read:
 
     .venv/bin/python tests/paper_build.py OUT_DIR      (OUT_DIR/paper/main.pdf)
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "unit"))
 
 from harness import report  # noqa: E402
 from harness.report import published  # noqa: E402

@@ -4,7 +4,7 @@ through `python -m harness`."""
 __version__ = "0.1.0"
 
 # The stages of the house, lowest first: a module imports only from its own stage and the
-# stages before it (docs/architecture.md draws this order; tests/test_house.py keeps it,
+# stages before it (docs/architecture.md draws this order; tests/unit/test_house.py keeps it,
 # function-level imports and importlib loads included). Why this order: a cell is measured
 # from a build (builds -> measure: the factor table and the core placement are what a
 # server is started with); the statistics read measured cells (measure -> analysis); the

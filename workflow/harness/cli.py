@@ -53,14 +53,14 @@ def cmd_check_config(a):
 
 
 def cmd_plan(a):
-    from harness.plan import coreplan
+    from harness.plan import plancmd
     from harness.measure import topology
     cfg = config.defaults()
     for f in a.configfile:  # as `harness estimate` merges them
         config.deep_merge(cfg, _load_yaml(f))
-    p = coreplan.build(cfg, topology.read(a.topology) if a.topology else None, with_estimate=not a.no_estimate,
-                       tidy_dir=str(paths.TIDY))  # the clone's own cells, whatever the folder it is run from
-    print(json.dumps(p, indent=1) if a.json else coreplan.render(p))
+    p = plancmd.build(cfg, topology.read(a.topology) if a.topology else None, with_estimate=not a.no_estimate,
+                      tidy_dir=str(paths.TIDY))  # the clone's own cells, whatever the folder it is run from
+    print(json.dumps(p, indent=1) if a.json else plancmd.render(p))
 
 
 def cmd_fetch_build(a):
@@ -219,8 +219,8 @@ def cmd_decided(a):
 
 
 def cmd_tidy(a):
-    from harness.analysis import tidy
-    tidy.tidy([Path(c) for c in a.cells], Path(a.runs), Path(a.summary), Path(a.provenance),
+    from harness.analysis import tidywrite
+    tidywrite.tidy([Path(c) for c in a.cells], Path(a.runs), Path(a.summary), Path(a.provenance),
               a.cv_threshold, a.profile, Path(a.extra_dir) if a.extra_dir else None)
 
 

@@ -10,7 +10,7 @@ its kind defines, with the parameters the callers pass. Optional names (asked fo
 getattr/hasattr where they are used) are listed in each docstring, not in the Protocol.
 
 The Protocols are runtime_checkable, so `isinstance(module, KindPlugin)` says whether a
-module defines every name; tests/test_plugins.py checks every registered plugin against
+module defines every name; tests/unit/test_plugins.py checks every registered plugin against
 its Protocol, names and parameters. Nothing at run time checks them: the registries and
 their callers behave as before.
 """

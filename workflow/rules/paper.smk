@@ -147,7 +147,7 @@ rule verdict_power:
         script="bench/verdict_power.py",
         old_rule="bench/pergroup.py",   # the old-median-product arm's per-group interval
         code=["workflow/harness/analysis/intervals.py", "workflow/harness/analysis/verdict.py",
-              "workflow/harness/analysis/blockverdict.py", "workflow/harness/analysis/claimrules.py"],
+              "workflow/harness/analysis/blockverdict.py", "workflow/harness/analysis/claimmath.py"],
         # the repetitions (min:max:looks) and block sizes the table shows are these profiles'
         profiles=[f"config/{p}.yaml" for p in _power_method.PROFILES] + ["config/builds.lock.yaml"],
     output:

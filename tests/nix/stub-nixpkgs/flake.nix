@@ -1,4 +1,4 @@
-# A small, offline stand-in for nixpkgs, used ONLY by tests/test_flake.py:
+# A small, offline stand-in for nixpkgs, used ONLY by tests/unit/test_flake.py:
 #
 #   nix flake check --no-build --override-input nixpkgs path:tests/nix/stub-nixpkgs
 #

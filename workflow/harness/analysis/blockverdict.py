@@ -13,7 +13,7 @@ A scaling claim (a ratio of ratios) pairs four cells by repetition: the
 per-block (a1/b1)/(a2/b2) into the same signed-rank interval. A comparison of
 peaks (`peaks`) takes per-block tuples of each side's values at its loads and
 judges max A / max B by harness.analysis.intervals.max_min_interval; the scaling
-claims of harness.analysis.claimrules.scaling_judged pass it per-block products.
+claims of harness.analysis.claimmath.scaling_judged pass it per-block products.
 
 Looks: the experiment's `repetitions` {min, max, looks} gives the block counts
 harness.analysis.intervals.look_schedule looks at; each look's interval is at

@@ -10,12 +10,13 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Callable
 
 from harness.analysis import intervals as I
-from harness.analysis import tidydata as T
-from harness.analysis.claimrules import (
-    METRIC, NEEDS_TEXT, NOT_MEASURABLE, SCALING, VERDICTS, Context, Result, Rule, interval_text,
-    at_cores, best, flagged, fmt_cores, levels_label, levels_of, levels_words, matches,
-    missing, peak_result, planned_levels, pool, ratio_or_none, scaling_groups, scaling_judged, settings_text,
-    unsupported_reason)
+from harness.analysis import tidyread as T
+from harness.analysis.claimrules import METRIC, NEEDS_TEXT, NOT_MEASURABLE, SCALING, VERDICTS, Rule
+from harness.analysis.claimresult import Context, Result, flagged, missing
+from harness.analysis.claimpick import (
+    at_cores, best, levels_label, levels_of, levels_words, matches, planned_levels, pool, unsupported_reason)
+from harness.analysis.claimmath import peak_result, ratio_or_none, scaling_groups, scaling_judged
+from harness.analysis.claimtext import interval_text, fmt_cores, settings_text
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Claim:
     mysqld) that mechanism needs, from the study's own figures, and `cores_why`
     says where that count comes from. `macro` (letters) names the paper's
     \\V<macro>/\\R<macro>. The study's own words each rule stands on are quoted
-    in docs/studies.md's claims table (tests/test_quotes.py keeps the two equal)."""
+    in docs/studies.md's claims table (tests/unit/test_quotes.py keeps the two equal)."""
     id: str
     study: str
     statement: str
@@ -156,7 +157,7 @@ def gated(claim: Claim, ctx: Context, res: Result, candidates: list[T.Cell]) -> 
 @dataclass(frozen=True)
 class Comparison(Claim):
     """Side a at its peak / side b at its peak over the loads both measured (one load:
-    the two cells' paired ratio; claimrules.peak_result), every other factor held fixed.
+    the two cells' paired ratio; claimmath.peak_result), every other factor held fixed.
     Subclasses say what the sides are (engines, levels, ...)."""
     experiment_name: str = ""
     tables: int | None = None
@@ -375,7 +376,7 @@ class ScalingRatio(Comparison):
     """(peak at the most cores / peak at the fewest at or above min_cores, with a tables)
     divided by the same gain with b tables, for one engine: 'a tables scale better than b';
     peaks over the users all four measured, no cell chosen from the data
-    (claimrules.scaling_judged)."""
+    (claimmath.scaling_judged)."""
     engine: str = ""
     a: int = 8
     b: int = 1
@@ -421,7 +422,7 @@ class Check(Claim):
     rule_text: str = ""
     # the cells fn reads, as a figure's `draws`: {"engine": [...], "build": [...], "tables": [...],
     # "cores": [...], "levels": LEVELS or None (the baselines)}; harness.plan.reads plans only
-    # those (tests/test_claim_reads.py checks fn's row is the same without the others); None: all
+    # those (tests/unit/test_claim_reads.py checks fn's row is the same without the others); None: all
     reads: dict | None = field(default=None, compare=False)
 
     def rule_words(self) -> str:

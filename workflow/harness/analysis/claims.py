@@ -47,26 +47,33 @@ experiment's config (`variants`, in factor-table order) or the data, and the
 words for the paper from harness.measure.factors.
 
 Where it lives: harness.analysis.claimrules (verdict names, settings, rules,
-results, the context, picking cells), harness.analysis.claimkinds (the kinds
-of claim and the gate), harness.analysis.waits (wait events, TopWait); this
-module re-exports their names (study packages use it as `C`) and evaluates
-the claims into rows.
+tolerances), claimresult (results, the context), claimpick (picking cells),
+claimmath (ratio, peak and scaling maths), claimtext (a row's text),
+harness.analysis.claimkinds (the kinds of claim and the gate),
+harness.analysis.waits (wait events, TopWait); this module re-exports their
+names (study packages use it as `C`) and evaluates the claims into rows.
 """
 from __future__ import annotations
 
 from harness import registry as studies
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 
-# The names study packages use as C.<name>: the ground (claimrules), the kinds
-# of claim (claimkinds) and the wait-event claim (waits), re-exported here.
+# The names study packages use as C.<name>: the ground (claimrules, claimresult, claimpick,
+# claimmath, claimtext), the kinds of claim (claimkinds) and the wait-event claim (waits),
+# re-exported here.
 from harness.analysis.claimkinds import (  # noqa: F401
     BuildRatio, Check, Claim, Comparison, CoresRatio, EngineRatio, LevelRatio, ScalingRatio, TablesRatio,
     Untestable, gated)
 from harness.analysis.claimrules import (  # noqa: F401
     CLOSE, CONTENTION, CROSS_CHECK, CSV_FIELDS, EQUIVALENT, INCONCLUSIVE, SETTINGS, STATED, METRIC,
-    NEEDS_TEXT, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, Context, Result, above, at_cores, below, best, cell_where, close, equivalent, flagged, fmt_cores, fmt_k, levels_label,
-    levels_of, levels_words, load_blocks, matches, missing, peak_result, pool, ratio_or_none, ratio_result,
-    scaling_groups, scaling_judged, setting, settings_text, stated, unsupported_reason, varied_factors, within)
+    NEEDS_TEXT, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, SCALING, VERDICTS, above, below, close,
+    equivalent, setting, stated, within)
+from harness.analysis.claimresult import Context, Result, flagged, missing  # noqa: F401
+from harness.analysis.claimpick import (  # noqa: F401
+    at_cores, best, levels_label, levels_of, levels_words, matches, pool, unsupported_reason, varied_factors)
+from harness.analysis.claimmath import (  # noqa: F401
+    load_blocks, peak_result, ratio_or_none, ratio_result, scaling_groups, scaling_judged)
+from harness.analysis.claimtext import cell_where, fmt_cores, fmt_k, settings_text  # noqa: F401
 from harness.analysis.verdict import Rule, sides  # noqa: F401  (Rule: the published side, C.Rule)
 from harness.analysis.waits import (  # noqa: F401
     LOCK_WAITS, TopWait, WaitShareDrop, clopper_pearson, event_label, judge_difference, ranks_by_rep,

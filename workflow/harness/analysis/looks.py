@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from harness import atomic, registry as studies
-from harness.analysis import claims, tidy, tidydata
+from harness.analysis import claims, tidywrite, tidyread
 
 
 def claims_reading(experiment: str) -> list[str]:
@@ -26,7 +26,7 @@ def claims_reading(experiment: str) -> list[str]:
     return [c.id for c in studies.claims() if experiment in c.experiments]
 
 
-def verdict_decided(tdy: tidydata.Tidy, experiment: str) -> tuple[bool, str]:
+def verdict_decided(tdy: tidyread.Tidy, experiment: str) -> tuple[bool, str]:
     """(decided, why) from the claims' own rule."""
     done = bool(claims.experiment_decided(tdy, experiment))
     return done, ("decided: every claim reading it is decided or cannot be decided by more blocks"
@@ -40,10 +40,10 @@ def look(experiment: str, look_no: int, blocks: int, cells: list[Path], cfg: dic
         done, why = True, "decided: no claim reads this experiment"
     else:
         with tempfile.TemporaryDirectory(prefix=f"look-{experiment}-") as d:
-            tidy.tidy(list(cells), Path(d) / f"{experiment}.csv", Path(d) / f"{experiment}_summary.csv",
+            tidywrite.tidy(list(cells), Path(d) / f"{experiment}.csv", Path(d) / f"{experiment}_summary.csv",
                       Path(d) / f"{experiment}_provenance.json", cfg["stats"]["cv_threshold"],
                       cfg["profile"], Path(d))
-            done, why = verdict_decided(tidydata.load(d, cfg), experiment)
+            done, why = verdict_decided(tidyread.load(d, cfg), experiment)
     return {"experiment": experiment, "look": look_no, "blocks": blocks, "decided": done,
             "why": why, "claims": reading}
 

@@ -4,7 +4,7 @@ One model, used by bench/verdict_power.py (the bench's arms) and by `./artifact 
 (harness.plan.odds: each measurable claim's odds on a host). Blocks are simulated as the
 profiles run them and judged with the pipeline's own decision code
 (harness.analysis.blockverdict.judge; a scaling claim's blocks built by
-harness.analysis.claimrules.scaling_blocks).
+harness.analysis.claimmath.scaling_blocks).
 
 A block holds `size` cells in a random order; the compared cells sit at random positions
 in it. Each measurement is truth * exp(drift_t + noise): noise normal in logs with sd
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from harness.analysis import blockverdict as BV
-from harness.analysis import claimrules, intervals
+from harness.analysis import claimmath, intervals
 from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Rule
 
 PHI = 0.8                 # lag-one correlation of the drift from one cell to the next
@@ -149,9 +149,9 @@ def scaling_truths(ratio: float, users: int) -> list[float]:
 
 def scaling_sides(rows, users: int) -> tuple[list, list]:
     """The (numerator, denominator) blocks of the scaling judge from drawn rows of
-    scaling_truths' cells (claimrules.scaling_blocks, as the claims build them)."""
+    scaling_truths' cells (claimmath.scaling_blocks, as the claims build them)."""
     groups = [[{i: r[g * users + u] for i, r in enumerate(rows)} for u in range(users)] for g in range(4)]
-    _, num, den = claimrules.scaling_blocks(*groups)
+    _, num, den = claimmath.scaling_blocks(*groups)
     return num, den
 
 

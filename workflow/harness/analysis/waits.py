@@ -26,11 +26,12 @@ from dataclasses import dataclass, replace
 
 from harness.analysis import blockverdict as BV
 from harness.analysis import intervals as I
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.analysis.claimkinds import Claim
-from harness.analysis.claimrules import (
-    INCONCLUSIVE, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, Context, Result, cell_where, flagged,
-    levels_of, missing)
+from harness.analysis.claimrules import INCONCLUSIVE, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED
+from harness.analysis.claimresult import Context, Result, flagged, missing
+from harness.analysis.claimpick import levels_of
+from harness.analysis.claimtext import cell_where
 from harness.analysis.verdict import Rule
 
 

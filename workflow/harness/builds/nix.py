@@ -10,7 +10,7 @@ nix/builds.json: the lock's pins in the form flake.nix reads. Nix cannot read
 YAML, so the flake reads this JSON file, generated from config/builds.lock.yaml
 and committed (a flake sees only files in its own tree). The lock stays the one
 source of truth: `pins_stale` (`python -m harness nix-pins check`, the harness
-before every `nix build`, and tests/test_nix_builds.py) compares the file with
+before every `nix build`, and tests/e2e/test_nix_builds.py) compares the file with
 what the lock gives now.
 
   python -m harness nix-pins write            regenerate nix/builds.json
@@ -56,7 +56,7 @@ _MISMATCH = re.compile(r"hash mismatch in fixed-output derivation '([^']+)':\s*"
 PINS = paths.NIX_PINS
 CLIENT_PROVIDERS = ("npm", "maven", "debian")
 HEADER = ("generated from config/builds.lock.yaml by `python -m harness nix-pins write`; "
-          "do not edit (tests/test_nix_builds.py checks it matches the lock)")
+          "do not edit (tests/e2e/test_nix_builds.py checks it matches the lock)")
 
 
 class PinError(Exception):

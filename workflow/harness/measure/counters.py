@@ -49,7 +49,7 @@ TRANSACTION_CONTROL = ("Com_begin", "Com_commit", "Com_rollback")
 # each) holds the second call's statements: the SET NAMES PyMySQL sends on
 # connect and the SHOW GLOBAL STATUS itself (each Com_ counter is bumped before
 # its statement runs, so the SHOW sees itself). Checked on the real server by
-# tests/test_counters_e2e.py; pass it as exclude_harness.
+# tests/e2e/test_counters_e2e.py; pass it as exclude_harness.
 SNAPSHOT_STATEMENTS = 2
 
 

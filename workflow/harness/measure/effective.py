@@ -14,7 +14,7 @@ evidence (`Factor.read`); a
 factor with nothing on the server to read (the A/A replica label) keeps its
 name's value, and the block says so (`source`).
 
-Tidy (harness.analysis.tidy) reads the factor columns from this block and
+Tidy (harness.analysis.tidywrite) reads the factor columns from this block and
 refuses a cell without it, or whose server shows another value than its name.
 """
 from __future__ import annotations

@@ -23,7 +23,7 @@ from harness import atomic
 
 from harness import builds
 
-from harness.measure import cores as cores_mod
+from harness.measure import coreplan
 
 from harness.measure import hostinfo
 
@@ -93,18 +93,18 @@ class Frame:
         self.source = Path(source)  # a dataset or template dir holding datadir/
         self.settings, self.options = settings, dict(options)
         self.max_connections = max_connections
-        # the host plan (harness.measure.cores): server CPUs on one socket without SMT siblings,
+        # the host plan (harness.measure.coreplan): server CPUs on one socket without SMT siblings,
         # the client disjoint and sized from the server's cores
-        self.host_plan = cores_mod.plan(topology.Topology.live(),
+        self.host_plan = coreplan.plan(topology.Topology.live(),
                                         client_min=settings["client_cpus"])
         # on lanes (harness.plan.lanes): the CPUs and memory nodes the plan gave the cell in its span
         self.lane = lane
         self.duet = duet  # pairing: duet: the pair this cell runs in (run-cell's --duet)
-        cell = cores_mod.cell_for(cores, self.host_plan) if not lane else _lane_cell(lane)
+        cell = coreplan.cell_for(cores, self.host_plan) if not lane else _lane_cell(lane)
         self.server_cpus, self.client_cpus = list(cell.server), list(cell.client)
         # its memory on the plan's nodes (placement.mems), checked against the nodes this
         # process may use before any server starts
-        self.server_mems = placement.run_mems(cores_mod.mems_for(settings["mems"], cell))
+        self.server_mems = placement.run_mems(coreplan.mems_for(settings["mems"], cell))
         self.run_id = f"{self.out.name}-{os.getpid()}"
         self.server: Server | None = None
         self.observed: list[int] = []
@@ -364,10 +364,10 @@ class Frame:
         }
 
 
-def _lane_cell(lane: dict) -> cores_mod.Cell:
+def _lane_cell(lane: dict) -> coreplan.Cell:
     """The Cell the plan placed in the lane's span (--lane's server_cpus, client_cpus, mems)."""
     server = tuple(placement.parse_cpulist(lane["server_cpus"]))
-    return cores_mod.Cell(cores=len(server), server=server,
+    return coreplan.Cell(cores=len(server), server=server,
                           client=tuple(placement.parse_cpulist(lane["client_cpus"])),
                           threads_per_core=1, sockets=(), nodes=(), client_on_siblings=0,
                           mems=tuple(lane.get("cell_mems") or ()))

@@ -8,7 +8,7 @@ factor values, settings) -> its part of the manifest; and its tidy columns
 driver for the timed windows), DATASET (its cells copy a prepared dataset's datadir),
 SCALE_KEY (the spec key of its own scale, None: its dataset's), NAMED_BY (the spec key
 naming its driver or script) and named_settings(variant, factors) (what its server must show).
-harness.plugins.KindPlugin states it as a Protocol (tests/test_plugins.py checks every kind).
+harness.plugins.KindPlugin states it as a Protocol (tests/unit/test_plugins.py checks every kind).
 """
 from harness.measure import factors, steps, throughput
 

@@ -4,7 +4,7 @@ v2), else taskset (CPUs only).
 The cgroup is created per run, named after the run, entered by the child
 before it execs (so the server never runs outside it), and removed after.
 Its cpuset.mems is the run's memory nodes (`mems`: the plan's, see
-harness.measure.cores; None = every node this process may use).
+harness.measure.coreplan; None = every node this process may use).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from harness.measure import factors
 from harness import registry as studies
 from harness.measure import effective
-from harness.measure import stepscript as steps
+from harness.measure import stepscript
 from harness.measure.naming import CellName
 
 NAMING = CellName("{build}_{variant}_c{cores}_r{rep}")
@@ -56,7 +56,7 @@ def script(name: str):
     try:
         return known[name]
     except KeyError:
-        raise steps.StepError(f"steps script {name!r} is unknown; use one of "
+        raise stepscript.StepError(f"steps script {name!r} is unknown; use one of "
                               f"{', '.join(sorted(known)) or '(none declared)'}") from None
 
 
@@ -70,18 +70,18 @@ def server_options(spec: dict, d: dict, values: dict, family: str) -> dict:
 
 def measure(fr, spec: dict, d: dict, values: dict, settings: dict) -> dict:
     mod = script(spec["script"])
-    rec = steps.Recorder()
+    rec = stepscript.Recorder()
 
     def restart(options: dict):
         return fr.restart(options)
 
     seed = settings["seed"] + d["rep"]  # as a throughput cell's: one per block
-    ctx = steps.StepContext(server=fr.server, restart=restart, engines=list(spec["engines"]),
+    ctx = stepscript.StepContext(server=fr.server, restart=restart, engines=list(spec["engines"]),
                             params={"rows": spec["rows"]}, rec=rec, family=fr.entry["family"], seed=seed)
     ctx.refresh_engines()
     # the server the script's timed steps run on, before any restart of the script's
     ev = effective.evidence(fr.server, values, fr.entry["family"])
-    steps.run(mod.run, ctx)
+    stepscript.run(mod.run, ctx)
     server_version = fr.server.version()
     extra = mod.extra(fr, spec, rec, values) if hasattr(mod, "extra") else {}
     evidence = getattr(mod, "EVIDENCE", {})  # {its extra part: the evidence key its settings go under}

@@ -44,7 +44,7 @@ PACKAGE_TYPES = ("Package", "Socket")       # hwloc 1.x before 1.11 said Socket
 
 class TopologyError(PlacementError):
     """A topology that cannot be read or a plan that cannot be made; one line naming the file,
-    command or key (harness.measure.cores.CoresError is this class)."""
+    command or key (harness.measure.coreplan.CoresError is this class)."""
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import yaml
 
 from harness import builds, paths
-from harness.analysis import tidy
-from harness.measure import cores as cores_mod, factors, kinds, mycnf, placement
+from harness.analysis import tidywrite
+from harness.measure import coreplan, factors, kinds, mycnf, placement
 from harness.measure.topology import Cpu, Topology
 from harness.plan import repetitions
 
@@ -161,7 +161,7 @@ def _factor_schema() -> dict:
 def registry_enums() -> dict:
     """The experiment keys whose values the registries list (harness.studies and the
     workloads and datasets they bring): {key: allowed values}. The schema file's enums
-    for them are these (tests/test_config.py), here filled in from the registries so that
+    for them are these (tests/unit/test_config.py), here filled in from the registries so that
     a study found on $MYSQLBENCH_STUDY_PATH is accepted too."""
     from harness import registry as studies
     from harness.measure import datasets, sysbench
@@ -266,7 +266,7 @@ def resolve(cfg: dict, lock_path: Path = paths.LOCK, cpus: list[int] | None = No
     _check_cpus(cpus, client, slurm=not cpus_given and topo is None)
     lock = _load_lock(lock_path)
     topo = topo if topo is not None else topology(cpus if cpus_given else None)
-    host_plan = cores_mod.plan(topo, client_min=client)
+    host_plan = coreplan.plan(topo, client_min=client)
     _check_mems(out["placement"]["mems"], topo)
     _check_builds(out, lock, lock_path)
     _check_server_options(out, lock)
@@ -275,7 +275,7 @@ def resolve(cfg: dict, lock_path: Path = paths.LOCK, cpus: list[int] | None = No
         try:
             spec["cores"] = plan_cores(spec["cores"], host_plan, topo, f"experiments.{exp}.cores", client,
                                        study=spec["study"])
-        except cores_mod.CoresError as e:
+        except coreplan.CoresError as e:
             raise ConfigError(str(e)) from None
     mark_unread(out, lock, topo)
     out["host"] = {"cpus": len(cpus), "plan": host_plan.describe(), "counts": host_plan.counts}
@@ -458,14 +458,14 @@ def plan_cores(value, host_plan, topo, key: str, client_min: int, study: str | N
     if value == "study":
         from harness import registry
         own = registry.study_cores(study) if study else None
-        odd = sorted(set(own or ()) - set(cores_mod.PLANNED))  # counts a plan never has
+        odd = sorted(set(own or ()) - set(coreplan.PLANNED))  # counts a plan never has
         if not own or odd:
             why = (f"declares core counts {odd} that no core plan makes (fix its CORES)" if own else
                    "declares no core counts of its own (CORES)")
             raise ConfigError(f"{key}: study: {study} {why}; use cores: auto, max or a list here (or in "
                               f"experiment_defaults.cores, if it came from there)")
         return [n for n in host_plan.counts if n in own] or host_plan.counts[-1:]
-    return cores_mod.resolve_cores(value, topo, key=key, client_min=client_min)
+    return coreplan.resolve_cores(value, topo, key=key, client_min=client_min)
 
 
 def topology(cpus: list[int] | None = None) -> Topology:
@@ -479,7 +479,7 @@ def topology(cpus: list[int] | None = None) -> Topology:
 
 def tidy_captures() -> list[str]:
     """The long tables a throughput experiment's tidy step writes beside its runs."""
-    return list(tidy.CAPTURES)
+    return list(tidywrite.CAPTURES)
 
 
 def enabled_experiments(cfg: dict) -> dict:

@@ -10,7 +10,7 @@ and `lanes: N` beyond that says which lanes share one (`shares_l3`). Offline and
 disallowed CPUs are not in the topology, so never in a lane.
 
 A cell runs in a span: `width` consecutive lanes (1, 2, ...; spans aligned to the
-width), the smallest width whose merged cores place it by harness.measure.cores.place;
+width), the smallest width whose merged cores place it by harness.measure.coreplan.place;
 a cell that no span of lanes holds takes the whole host (every lane at once). A block
 piece (a block's cells of one width) runs wholly on one span.
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.measure.placement import cpulist
-from harness.measure import cores as C
+from harness.measure import coreplan
 from harness.measure.topology import Topology
 
 
@@ -106,7 +106,7 @@ class Lanes:
         return not any(_fits(self.span_topology(span), cores, smt, self.client_min, self.client_ratio)
                        for span in self.spans(self.width(cores, smt)))
 
-    def place(self, cores: int, span: int = 0, smt: bool = False) -> C.Cell:
+    def place(self, cores: int, span: int = 0, smt: bool = False) -> coreplan.Cell:
         """The CPUs of a cell on `cores` CPUs in span number `span` of its width (the core
         plan's rules on the span's cores); on the whole host when no span holds it."""
         w = self.width(cores, smt)
@@ -115,8 +115,8 @@ class Lanes:
         if spans:
             sub = self.span_topology(spans[span % len(spans)])
             if _fits(sub, cores, smt, self.client_min, self.client_ratio):
-                return C.place(sub, cores, **kw)
-        return C.place(self.topology, cores, **kw)
+                return coreplan.place(sub, cores, **kw)
+        return coreplan.place(self.topology, cores, **kw)
 
     def to_dict(self) -> dict:
         return {"size": self.size, "count": self.count, "oversubscribed": self.oversubscribed,
@@ -125,9 +125,9 @@ class Lanes:
 
 def _fits(topo: Topology, cores: int, smt: bool, client_min: int, client_ratio: float) -> bool:
     try:
-        C.place(topo, cores, smt=smt, client_min=client_min, client_ratio=client_ratio)
+        coreplan.place(topo, cores, smt=smt, client_min=client_min, client_ratio=client_ratio)
         return True
-    except C.CoresError:
+    except coreplan.CoresError:
         return False
 
 
@@ -187,7 +187,7 @@ def cut(topo: Topology, size: int, *, client_min: int = 1, client_ratio: float =
         want: int | None = None, share_l3: bool = True) -> Lanes:
     """As many lanes of `size` server cores as fit (at most `want`); none when none fits.
     share_l3=False: no two lanes' servers on one L3 domain."""
-    need = C.client_size(size, client_min, client_ratio)
+    need = coreplan.client_size(size, client_min, client_ratio)
     cands = _servers(topo, size, share_l3)
     top = len(cands) if want is None else min(want, len(cands))
     for m in range(top, 0, -1):
@@ -253,7 +253,7 @@ def for_count(topo: Topology, n: int, counts, **kw) -> Lanes:
     if best is None:
         best = cut(topo, 1, **kw)
         if not best.count:
-            raise C.CoresError("placement.lanes: not even one lane of 1 core and its client fits here")
+            raise coreplan.CoresError("placement.lanes: not even one lane of 1 core and its client fits here")
     return oversubscribe(best, n)
 
 

@@ -13,7 +13,7 @@ above it: Claim.scaling_cores); and the factor settings it holds
 (a free function of the data) reads what its `reads` mapping says, else every cell. A
 claim judged at the most cores (`top_cores`: TablesRatio) reads the most cores planned.
 Users are never narrowed: a peak is over every load both sides measured.
-tests/test_claim_reads.py checks that no claim's row changes when the cells its selectors
+tests/unit/test_claim_reads.py checks that no claim's row changes when the cells its selectors
 do not match are removed: on recorded cells (engines, tables, levels, `reads`), and on
 synthetic rows of every cell of the paper plan on the recorded topologies (core counts
 too, and the blocks after the first look).
@@ -33,7 +33,7 @@ import dataclasses
 import functools
 from dataclasses import dataclass
 
-from harness.measure import cores as coreplan
+from harness.measure import coreplan
 from harness.measure import factors
 
 ANY = None
@@ -72,7 +72,7 @@ def _variant(label: str) -> dict:
 
 def _holds(d: dict, settings: tuple) -> bool:
     """Whether a cell's variant has these factor levels (a factor that does not apply to
-    its engine holds any level, as harness.analysis.claimrules.matches reads cells)."""
+    its engine holds any level, as harness.analysis.claimpick.matches reads cells)."""
     variant = _variant(str(d["variant"]))
     for name, level in settings:
         f = factors.FACTORS.get(name)

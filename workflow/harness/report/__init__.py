@@ -4,7 +4,7 @@
         --config data/tidy/config.resolved.yaml --out paper/generated
 
 Reads the tidy files of the experiments the resolved config runs
-(harness.analysis.tidydata.load). Writes:
+(harness.analysis.tidyread.load). Writes:
 
     macros.tex       every measured number the text quotes, \\ifHas<Experiment>
                      and \\ifHasFig<Figure> flags, per claim \\Verdict<M>,
@@ -38,7 +38,7 @@ import sys
 from harness import atomic
 from harness.analysis import claims as C
 from harness import registry as studies
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.report import claimpower, deviations, latex, macros as M, method, studytables, tables
 from harness.report.figures import FACTOR_TABLE, FIGURES, PAPER_FIGURES, factor_table_csv, figure_inputs, host_args  # noqa: F401  (rules, tests)
 from harness.report.latex import fmt_int, fmt_num, fmt_pct, macro, tex_escape, tex_tt  # noqa: F401

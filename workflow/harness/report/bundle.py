@@ -13,7 +13,7 @@ The bag:
       bundle.json                        machine-readable metadata (BUNDLE_FORMAT, FORMAT_VERSION)
       data/raw/<study>/<experiment>/<cell>/   every raw cell: manifest.json, driver output, logs
                                          (with --replot-only, only the files a replot reads:
-                                         harness.analysis.tidy.CELL_FILES_READ)
+                                         harness.analysis.tidywrite.CELL_FILES_READ)
       data/datasets/<build>/<dataset>/<key>/dataset.json   each dataset's record (no table data):
                                          what a replot's dataset tables read (A1's count gate, load)
       data/config.resolved.yaml          the effective merged config of the run
@@ -45,7 +45,7 @@ from pathlib import Path
 import yaml
 
 from harness import atomic, paths
-from harness.analysis import hosttype, tidy
+from harness.analysis import hosttype, tidywrite
 from harness.builds.lock import sha256_file
 from harness.measure import hostinfo, topology
 
@@ -333,7 +333,7 @@ def export(root: Path, out: Path | None = None, given_host: str | None = None,
            who: list[str] | None = None, licence: str = DATA_LICENSE,
            replot_only: bool = False, cpu_model: str | None = None) -> tuple[Path, dict]:
     """Write the bundle of `root`'s data/raw; (its path, its metadata). `replot_only`: each
-    cell carries only the files a replot reads (tidy.CELL_FILES_READ), not its logs.
+    cell carries only the files a replot reads (tidywrite.CELL_FILES_READ), not its logs.
     `cpu_model`: only the cells measured on that CPU model (the host facts then come from
     their manifests, not from the exporting machine)."""
     import bagit
@@ -362,7 +362,7 @@ def export(root: Path, out: Path | None = None, given_host: str | None = None,
         for c in cells:
             if replot_only:
                 (bag / "raw" / c.relative_to(raw)).mkdir(parents=True)
-                for name in tidy.CELL_FILES_READ:
+                for name in tidywrite.CELL_FILES_READ:
                     if (c / name).is_file():
                         shutil.copyfile(c / name, bag / "raw" / c.relative_to(raw) / name)
             else:

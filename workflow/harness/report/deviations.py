@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 from harness import registry as studies
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.measure import datasets, kinds, mycnf
 from harness.measure import factors
 from harness.report.latex import GENERATED, NA, distinct, fmt_int, fmt_num, join_words, tex_escape, tex_tt

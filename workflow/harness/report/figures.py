@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 
-from harness.analysis import tidy
+from harness.analysis import tidywrite
 from harness.measure import factors
 from harness import paths, registry as studies
 
@@ -48,7 +48,7 @@ PAPER_FIGURES = {
 
 FACTOR_TABLE = "factors.csv"
 # the tidy files of an experiment that every host's tidy step writes (rules tidy_host_*)
-HOST_KINDS = ("summary", *tidy.CAPTURES)
+HOST_KINDS = ("summary", *tidywrite.CAPTURES)
 FACTOR_FIELDS = ("name", "code", "words", "baseline", "values")
 
 

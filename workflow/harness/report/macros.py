@@ -98,7 +98,7 @@ def claim_macros(rows) -> list:
     return out
 
 
-# what a not-measurable row lacks, by its reason's class (the prefix before ':'; claimrules.missing)
+# what a not-measurable row lacks, by its reason's class (the prefix before ':'; claimresult.missing)
 LACKS = {"cores": "more cores", "data": "data recorded here", "build": "a build",
          "experiment": "an experiment this profile did not run", "scale": "a larger scale",
          "host": "another host set-up"}

@@ -26,7 +26,7 @@ import sys
 import yaml
 
 from harness import atomic
-from harness.analysis import tidydata
+from harness.analysis import tidyread
 from harness.report.latex import GENERATED, tex_escape
 
 RUNINFO = "runinfo.tex"
@@ -192,9 +192,9 @@ def profile_mismatches(config_path: str, tidy_dir: str, generated: str) -> list[
         if got != want:
             bad.append(f"{p}: profile {got!r}, but {config_path} says {want!r}")
     # an experiment this profile does not run (enabled: false) is not read: its tidy files,
-    # another profile's leftovers, are none of this paper's (harness.analysis.tidydata.load)
+    # another profile's leftovers, are none of this paper's (harness.analysis.tidyread.load)
     with open(config_path) as f:
-        enabled = tidydata.enabled_experiments(yaml.safe_load(f) or {})
+        enabled = tidyread.enabled_experiments(yaml.safe_load(f) or {})
     for p in sorted(glob.glob(os.path.join(tidy_dir, "*_provenance.json"))):
         exp = os.path.basename(p)[: -len("_provenance.json")]
         if enabled is not None and exp not in enabled:

@@ -62,7 +62,7 @@ and, where a generic table or the estimate is about one of its experiments:
                           cost (harness.plan.estimate)
 
 harness.plugins.StudyPlugin (and StepScriptPlugin) state the required names as Protocols;
-tests/test_plugins.py checks every registered study against them.
+tests/unit/test_plugins.py checks every registered study against them.
 
 Adding a study: a new folder here (or on $MYSQLBENCH_STUDY_PATH), its experiment
 block in a config, and its paper section.

@@ -14,7 +14,7 @@ import argparse
 import os
 
 from harness import atomic
-from harness.analysis.tidydata import read_csv
+from harness.analysis.tidyread import read_csv
 from harness.report.latex import GENERATED, tex_escape
 
 GATE_COLUMNS = ("build", "engine", "corpus", "source", "keyword", "rank", "published", "planted", "measured")

@@ -8,7 +8,7 @@ factors that experiment varies); it never names the factor.
 from __future__ import annotations
 
 from harness.analysis import claims as C
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.analysis import marks as _marks
 from harness.studies.a2_a3.sysbenchkinds import (  # noqa: F401
     HT, SmtRatio, SpinStability, TablesPeakRatio, cv_by_rep)

@@ -6,8 +6,8 @@ import statistics
 from dataclasses import dataclass, replace
 
 from harness.analysis import claims as C
-from harness.analysis import tidydata as T
-from harness.analysis.claimrules import interval_text
+from harness.analysis import tidyread as T
+from harness.analysis.claimtext import interval_text
 
 
 def cv_by_rep(ctx, experiment: str, cell) -> dict:

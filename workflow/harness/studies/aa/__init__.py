@@ -27,8 +27,8 @@ import statistics
 from dataclasses import dataclass
 
 from harness.analysis import claims as C
-from harness.analysis import tidydata as T
-from harness.analysis.claimrules import interval_text
+from harness.analysis import tidyread as T
+from harness.analysis.claimtext import interval_text
 
 NAME = "aa"
 CODES = ("AA",)

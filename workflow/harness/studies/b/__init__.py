@@ -11,10 +11,11 @@ from dataclasses import dataclass, replace
 
 from harness.analysis import claims as C
 from harness.analysis import intervals as I
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 from harness.analysis import marks as _marks
 from harness.analysis import blockverdict as BV
-from harness.analysis.claimrules import STATED, interval_text
+from harness.analysis.claimrules import STATED
+from harness.analysis.claimtext import interval_text
 
 NAME = "b"
 CODES = ("B1", "B2", "B3", "B4")
@@ -125,7 +126,7 @@ class Collapse(C.EngineRatio):
 class EngineScaling(C.Comparison):
     """(engine a's peak on the most cores ÷ on the fewest at or above min_cores) ÷ (the same
     for engine b), peaks over the users all four measured, paired by repetition, no cell
-    chosen from the data (claimrules.scaling_judged): 'a gains less from added cores than b'."""
+    chosen from the data (claimmath.scaling_judged): 'a gains less from added cores than b'."""
     a: str = ""
     b: str = ""
 

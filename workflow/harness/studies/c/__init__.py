@@ -17,9 +17,9 @@ import re
 import statistics
 from dataclasses import dataclass
 
-from harness.analysis import blockverdict as BV, claims as C, intervals as I, tidydata as T
+from harness.analysis import blockverdict as BV, claims as C, intervals as I, tidyread as T
 from harness.analysis import marks as _marks
-from harness.analysis.claimrules import interval_text
+from harness.analysis.claimtext import interval_text
 from harness.studies.c import legacy_pg, percommit, test_drive
 # reading the steps rows and formatting them (names the claims, tables and tests use from here)
 from harness.studies.c.steprows import (  # noqa: F401

@@ -15,7 +15,7 @@ from __future__ import annotations
 import statistics
 
 from harness.analysis import marks as _marks
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 
 EXPERIMENT = "test_drive_per_commit"
 BASELINE = "test_drive"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from harness.analysis import tidydata as T
+from harness.analysis import tidyread as T
 
 EXPERIMENT = "test_drive"
 
