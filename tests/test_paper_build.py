@@ -94,6 +94,26 @@ def test_every_font_embedded_in_every_figure(built):
     assert not {k: v for k, v in bad.items() if v}
 
 
+def paper_title_and_authors() -> tuple[str, str]:
+    """main.tex's \\PaperTitle and \\PaperAuthors as plain text (its line breaks as spaces)."""
+    tex = (ROOT / "paper" / "main.tex").read_text()
+    title = re.search(r"\\newcommand\{\\PaperTitle\}\{(.*?)\}\n\\newcommand", tex, re.S).group(1)
+    authors = re.search(r"\\newcommand\{\\PaperAuthors\}\{(.*?)\}\n", tex).group(1)
+    title = title.replace("\\texorpdfstring{\\\\}{}", " ").replace("~", " ")
+    return " ".join(title.split()), authors
+
+
+@pytest.mark.skipif(not shutil.which("pdfinfo"), reason="needs pdfinfo")
+def test_pdf_metadata_has_the_title_and_authors(built):
+    info = subprocess.run(["pdfinfo", str(built["paper"] / "main.pdf")], capture_output=True, text=True,
+                          check=True).stdout
+    meta = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+    title, authors = paper_title_and_authors()
+    assert title.startswith("Re-running Classic MySQL Storage-Engine Benchmarks: Full-Text Search"), title
+    assert meta["Title"].strip() == title.replace("'", "’") or meta["Title"].strip() == title, meta["Title"]
+    assert meta["Author"].strip() == authors
+
+
 def test_every_font_embedded_in_the_paper(built):
     assert unembedded_fonts(built["paper"] / "main.pdf") == []
 
