@@ -43,10 +43,15 @@ def study_of_experiments(config: dict) -> dict:
     return {e: by_code[spec["study"]] for e, spec in config["experiments"].items()}
 
 
-def subset_raw(dest: Path, keep, raw: Path = RAW) -> Path:
+# the A/A controls' cells of a later smoke run (tests/fixtures/raw_aa/README.md): RAW has none
+RAW_AA = ROOT / "tests" / "fixtures" / "raw_aa"
+
+
+def subset_raw(dest: Path, keep, raw: Path = RAW, more=(RAW_AA,)) -> Path:
     """dest: a copy of the recorded run `raw` as a profile that runs only the studies `keep`
     (harness.studies names) would have left it: the other studies' experiments `enabled:
-    false` in config.resolved.yaml and their cells absent (A1's datasets with A1)."""
+    false` in config.resolved.yaml and their cells absent (A1's datasets with A1). The
+    experiments `raw` has no cells of are taken from the runs `more` where they have some."""
     import yaml
     dest, keep = Path(dest), set(keep)
     config = yaml.safe_load((raw / "config.resolved.yaml").read_text())
@@ -57,9 +62,11 @@ def subset_raw(dest: Path, keep, raw: Path = RAW) -> Path:
     for f in raw.iterdir():
         if f.is_file() and f.name != "config.resolved.yaml":
             shutil.copy(f, dest / f.name)
-    for exp_dir in raw.glob("*/*"):
-        if exp_dir.is_dir() and exp_dir.name in owner and owner[exp_dir.name] in keep:
-            shutil.copytree(exp_dir, dest / exp_dir.parent.name / exp_dir.name)
+    for source in (raw, *more):
+        for exp_dir in source.glob("*/*"):
+            to = dest / exp_dir.parent.name / exp_dir.name
+            if exp_dir.is_dir() and owner.get(exp_dir.name) in keep and not to.exists():
+                shutil.copytree(exp_dir, to)
     if "a1" in keep and (raw / "datasets").is_dir():
         shutil.copytree(raw / "datasets", dest / "datasets")
     for e, spec in config["experiments"].items():

@@ -10,7 +10,9 @@ none: P is empty), and its label exists when every study of a set Q has run; it 
 "??" when P ran and some study q of Q did not. The build of all studies but q has every
 study of P (q is not in P, or the label would be drawn with the reference), so it sees
 every such case; the one-study builds add the references that a missing study shows
-(an \\else branch). The build of all five is tests/test_paper_build.py's.
+(an \\else branch). The build of all five is tests/test_paper_build.py's (without A/A cells:
+tests/fixtures/raw has none; the subsets take the A/A controls' cells from
+tests/fixtures/raw_aa, so every build here but "all but AA" has some).
 
 The build itself: the paper rule's `python -m harness latex` keeps latexmk's whole output
 in the log, and a failed build leaves no PDF and an error that names the log.
@@ -71,6 +73,10 @@ def test_subset_raw_disables_the_other_studies(tmp_path):
     on = {e for e, spec in config["experiments"].items() if spec["enabled"]}
     assert on == {e for e, s in paper_build.study_of_experiments(config).items() if s == "b"}
     assert sorted(p.relative_to(raw).as_posix() for p in raw.glob("*/*") if p.is_dir()) == ["B3/read_write"]
+    assert not (raw / "datasets").exists()   # A1's
+    aa = paper_build.subset_raw(tmp_path / "aa", ["aa", "a1"])
+    assert sorted(p.relative_to(aa).as_posix() for p in aa.glob("AA/*")) == ["AA/aa_steps", "AA/aa_throughput"]
+    assert len(list(aa.glob("AA/*/*/manifest.json"))) == 4 and (aa / "datasets").is_dir()
     with pytest.raises(AssertionError, match="no such study"):
         paper_build.subset_raw(tmp_path / "x", ["b", "zz"])
 
