@@ -189,7 +189,7 @@ def test_each_count_of_cells_runs_and_claim_rows_says_what_it_counts(built):
     import csv
     raw = subprocess.run(["pdftotext", str(built["paper"] / "main.pdf"), "-"], capture_output=True, text=True,
                          check=True).stdout
-    text = re.sub(r"\s+", " ", raw.replace("-\n", ""))
+    text = re.sub(r"\s+", " ", raw.replace("-\n", "").replace("\u2019", "'"))
     header = re.search(r"(\d+) runs \(a run: one cell measured once, in one block\) measured", text)
     abstract = re.search(r"measured (\d+) cells \(a cell: one combination of settings\) in (\d+) runs "
                          r"\(a run: one cell measured once\)", text)
