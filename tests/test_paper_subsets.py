@@ -70,7 +70,7 @@ def test_paper_builds_from_a_subset_of_studies(keep, tmp_path):
         # tests/fixtures/raw_aa were measured with settings other than tests/fixtures/raw's config's)
         flat = " ".join(text.replace("-\n", "").split())
         header = re.search(r"(\d+) runs \(a run: one cell measured once, in one block\) measured", flat)
-        abstract = re.search(r"measured \d+ cells \(a cell: one combination of settings\) in (\d+) runs", flat)
+        abstract = re.search(r"experiments measured \d+ cells in (\d+) runs\.", flat)
         assert header and abstract and header.group(1) == abstract.group(1), flat[:1500]
 
 
