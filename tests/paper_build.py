@@ -3,7 +3,11 @@ scratch directory: tidy + generated tables (test_retidy_fixture.retidy), every
 figure of the figures table and the paper's own figures (the R scripts), then
 latexmk. Used by tests/unit/test_paper_build.py; run directly to get a PDF to read:
 
-    .venv/bin/python tests/paper_build.py OUT_DIR      (OUT_DIR/paper/main.pdf)
+    .venv/bin/python tests/paper_build.py OUT_DIR [STUDY ...]   (OUT_DIR/paper/main.pdf)
+
+With STUDY names (harness.studies: a1, a2_a3, aa, b, c) the paper is built from those
+studies' cells only, as a profile with every other study's experiments `enabled: false`
+would leave them (subset_raw).
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 
+import harness.studies  # noqa: E402,F401  (registers the studies: run directly, no conftest)
 from harness import report  # noqa: E402
 from harness.report import published  # noqa: E402
 from test_retidy_fixture import RAW, retidy  # noqa: E402
@@ -29,6 +34,46 @@ def rscript(script: str, *args) -> subprocess.CompletedProcess:
     path = ROOT / script if "/" in script else ROOT / "workflow" / "R" / script
     return subprocess.run(["Rscript", str(path), *map(str, args)],
                           capture_output=True, text=True, timeout=300)
+
+
+def study_of_experiments(config: dict) -> dict:
+    """{experiment: the study package (harness.studies NAME) whose CODES hold its `study:` code}."""
+    from harness import studies
+    by_code = {c: name for name, mod in studies.all_studies().items() for c in mod.CODES}
+    return {e: by_code[spec["study"]] for e, spec in config["experiments"].items()}
+
+
+# the A/A controls' cells of a later smoke run (tests/fixtures/raw_aa/README.md): RAW has none
+RAW_AA = ROOT / "tests" / "fixtures" / "raw_aa"
+
+
+def subset_raw(dest: Path, keep, raw: Path = RAW, more=(RAW_AA,)) -> Path:
+    """dest: a copy of the recorded run `raw` as a profile that runs only the studies `keep`
+    (harness.studies names) would have left it: the other studies' experiments `enabled:
+    false` in config.resolved.yaml and their cells absent (A1's datasets with A1). The
+    experiments `raw` has no cells of are taken from the runs `more` where they have some."""
+    import yaml
+    dest, keep = Path(dest), set(keep)
+    config = yaml.safe_load((raw / "config.resolved.yaml").read_text())
+    owner = study_of_experiments(config)
+    unknown = keep - set(owner.values())
+    assert not unknown, f"no such study in {raw}: {sorted(unknown)}"
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in raw.iterdir():
+        if f.is_file() and f.name != "config.resolved.yaml":
+            shutil.copy(f, dest / f.name)
+    for source in (raw, *more):
+        for exp_dir in source.glob("*/*"):
+            to = dest / exp_dir.parent.name / exp_dir.name
+            if exp_dir.is_dir() and owner.get(exp_dir.name) in keep and not to.exists():
+                shutil.copytree(exp_dir, to)
+    if "a1" in keep and (raw / "datasets").is_dir():
+        shutil.copytree(raw / "datasets", dest / "datasets")
+    for e, spec in config["experiments"].items():
+        if owner[e] not in keep:
+            spec["enabled"] = False
+    (dest / "config.resolved.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return dest
 
 
 def _experiments(raw: Path) -> list[str]:
@@ -144,9 +189,11 @@ def claims_figure_matches(rows, figure_pdf, paper_pdf):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: tests/paper_build.py OUT_DIR")
-    r = build(Path(sys.argv[1]))
+    if len(sys.argv) < 2:
+        sys.exit("usage: tests/paper_build.py OUT_DIR [STUDY ...]")
+    out = Path(sys.argv[1])
+    raw = subset_raw(out / "raw", sys.argv[2:]) if sys.argv[2:] else RAW
+    r = build(out, raw)
     if r["failed"]:
         sys.exit(f"figures failed: {r['failed']}")
     print(r["paper"] / "main.pdf" if r["latex"].returncode == 0 else r["latex"].stdout[-3000:])

@@ -289,6 +289,7 @@ OWN_PARSER = {
     "supersede": ("harness.plan.reuse", "set a cell of other settings aside before it is measured again"),
     "runinfo": ("harness.report.runinfo", "write the PDF's run facts, or check one profile throughout"),
     "artifact": ("harness.report.artifact", "the artifact appendix"),
+    "latex": ("harness.report.latexbuild", "the paper's PDF by latexmk, its whole output in a log"),
     "published": ("harness.report.published", "every study's published marks as CSV"),
     "host-packages": ("harness.builds.debian", "the host libraries the lock's Debian builds load (setup installs them)"),
     "export": ("harness.report.bundle", "this clone's raw cells as one checked bundle (BagIt, tar.gz)"),

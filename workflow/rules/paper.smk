@@ -261,5 +261,5 @@ rule paper:
         # the generated files and the resolved config must be of one profile
         "{HARNESS} runinfo check --config {input.config} --tidy-dir {TIDY}"
         " --generated paper/generated && "
-        "latexmk -pdf -cd -interaction=nonstopmode -halt-on-error {input.tex} > {log} 2>&1"
-        " || (tail -30 {log}; exit 1)"
+        # latexmk's whole output in {log}; on failure no PDF and an error naming the log
+        "{HARNESS} latex --tex {input.tex} --log {log}"

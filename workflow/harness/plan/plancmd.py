@@ -273,6 +273,11 @@ def render(p: dict) -> str:
     return "\n".join(lines)
 
 
+# what the claim rows' count counts, wherever it is printed (the plan, README's host table): the
+# rows a run on the host makes, as claims.csv and the paper's abstract count them
+ROWS_MEANING = "one per claim and build; one for a claim whose experiments the host does not plan"
+
+
 def claim_lines(verdicts: list[dict]) -> list[str]:
     """Per claim: measurable here or not and why; then how many of the total."""
     out = ["claims (can this host decide them?):"]
@@ -285,4 +290,5 @@ def claim_lines(verdicts: list[dict]) -> list[str]:
     ok_rows = sum(v["measurable_rows"] for v in verdicts)
     out.append(f"measurable: {n} of {len(verdicts)} claims, {ok_rows} of {rows} claim rows "
                f"({100 * ok_rows / max(1, rows):.0f}%)")
+    out.append(f"  (claim rows: {ROWS_MEANING}; the paper counts them so)")
     return out

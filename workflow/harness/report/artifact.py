@@ -102,13 +102,16 @@ def artifact_tex(cfg: dict, lock: dict, claims_csv: str, root: str = ".") -> str
          r"\subsection*{Claims, experiments, commands and time}",
          r"Every experiment of profile \texttt{%s} is measured by \texttt{%s} (one experiment alone: "
          r"\texttt{snakemake --cores all data/tidy/<experiment>\_summary.csv}); its claims are the "
-         r"rows of Table~\ref{tab:claims} that name it. Estimated: what \texttt{python -m harness "
-         r"estimate} prints before the sweep; measured: the sum of the Snakemake benchmark files of "
-         r"its cells and its tidy step (\texttt{benchmarks/}); disk: its raw cells." % (
+         r"rows of Table~\ref{tab:claims} that name it. Runs: the runs the profile plans on this host "
+         r"to its first look (each cell once per block; a run: one cell measured once). Estimated: what "
+         r"\texttt{python -m harness estimate} prints before the sweep on this host, from the times of "
+         r"the cells this clone has measured where it has them (\texttt{benchmarks/}), else the stated "
+         r"defaults (README's time table gives those alone); measured: the sum of the Snakemake "
+         r"benchmark files of its cells and its tidy step (\texttt{benchmarks/}); disk: its raw cells." % (
              tex_escape(profile), tex_escape(_cmd(profile))),
          # a longtable: one row per experiment grows taller than a page on a full profile
          "", r"\begingroup\footnotesize", r"\begin{longtable}{@{}llp{0.30\linewidth}rrrr@{}}", r"\toprule",
-         r"Experiment & Study & Claims & Cells & Estimated & Measured & Disk\\", r"\midrule", r"\endhead",
+         r"Experiment & Study & Claims & Runs & Estimated & Measured & Disk\\", r"\midrule", r"\endhead",
          r"\bottomrule", r"\endfoot", r"\endlastfoot"]
     for r in rows:
         claims = ", ".join(tex_tt(c) for c in r["claims"]) or "--"
@@ -135,7 +138,7 @@ def artifact_tex(cfg: dict, lock: dict, claims_csv: str, root: str = ".") -> str
     # profiles
     L += [r"\subsection*{What each profile covers}",
           r"\begin{footnotesize}\begin{tabular}{@{}llrrlr@{}}", r"\toprule",
-          r"Profile & File & Experiments & Cells & Cores & Estimate\\", r"\midrule"]
+          r"Profile & File & Experiments & Runs & Cores & Estimate\\", r"\midrule"]
     needs = []
     for p in profiles_covered(root):
         if p["needs"]:

@@ -130,7 +130,7 @@ def hosts_tex(hosts: list[dict]) -> str:
         r"\label{tab:hosts}" % len(hosts),
         r"\begin{tabular}{@{}l>{\raggedright\arraybackslash}p{3.2cm}r>{\raggedright\arraybackslash}p{2.2cm}"
         r">{\raggedright\arraybackslash}p{1.8cm}lr>{\raggedright\arraybackslash}p{2.6cm}@{}}",
-        r"\toprule Host & CPU & Threads & Kernel & Backend / mechanism & Profile & Cells & Measured\\ \midrule",
+        r"\toprule Host & CPU & Threads & Kernel & Backend / mechanism & Profile & Runs & Measured\\ \midrule",
         *rows, r"\bottomrule\end{tabular}\end{table}}", ""])
 
 
@@ -167,7 +167,8 @@ def runinfo_tex(facts: dict) -> str:
              hosts_tex(facts.get("host_list") or []),
              *([r"\newcommand{\RunFirstHost}{%s}" % tex_escape(first_host_note(facts))] if first_host_note(facts) else []),
              r"\newcommand{\RunInfo}{Profile \texttt{\RunProfile}; host \RunHost; "
-             r"\RunCells{} cells measured \RunMeasured; PDF built \RunBuilt.%s%s}"
+             r"\RunCells{} runs (a run: one cell measured once, in one block) measured \RunMeasured; "
+             r"PDF built \RunBuilt.%s%s}"
              % (r" \RunImported" if facts.get("imported") else "",
                 r" \RunFirstHost" if first_host_note(facts) else ""), ""]
     return "\n".join(lines)
