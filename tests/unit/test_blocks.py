@@ -60,9 +60,11 @@ def test_repetition_bounds_accept_an_int_and_the_mapping():
 
 
 def test_looks_that_do_not_fit_are_refused_in_one_line():
-    with pytest.raises(config.ConfigError, match=r"experiments\.\w+\.repetitions: min 4, max 2 .*raise max"):
+    # the key the bounds came from (here the profile's experiment_defaults), the one bounds check
+    # of harness.analysis.intervals.schedule_problem, and the fix
+    with pytest.raises(config.ConfigError, match=r"^experiment_defaults\.repetitions: min 4 and max 2 .*set max to at least min$"):
         resolved({"min": 4, "max": 2, "looks": 2})
-    with pytest.raises(config.ConfigError, match=r"experiments\.\w+\.repetitions: .*looks 3"):
+    with pytest.raises(config.ConfigError, match=r"^experiment_defaults\.repetitions: 3 looks do not fit .*a larger max$"):
         resolved({"min": 2, "max": 3, "looks": 3})
 
 
