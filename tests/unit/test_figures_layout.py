@@ -178,7 +178,7 @@ SCALE_RANGE = (0.85, 1.05)      # printed width / drawn width
 # wide (3.4 in) are twice as high on the page and push A3's text three pages past its floats
 # (test_paper_readable's float distance). Their fix is in section.tex: figure* (or a column
 # figure with the room it needs).
-PRINTED_SMALL = {"a3_pfs_instruments", "a1_fts_load", "a1_fts_cores"}
+PRINTED_SMALL = {"a1_fts_load", "a1_fts_cores"}
 
 
 def test_geometry_is_main_tex_s():
