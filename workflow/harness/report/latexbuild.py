@@ -51,7 +51,3 @@ def main(argv=None) -> int:
     if not os.path.exists(args.tex):
         ap.error(f"--tex {args.tex}: not found")
     return build(args.tex, args.log)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
