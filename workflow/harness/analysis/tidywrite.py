@@ -27,10 +27,12 @@ from harness.measure import kinds
 from harness.analysis import stats
 
 FACTOR_FIELDS = list(factors.ORDER)
-# The files of a raw cell this module reads (with the manifest): a replot needs no other, so
-# `harness export --replot-only` (harness.report.bundle) carries only these.
-CELL_FILES_READ = ("manifest.json", "intervals.csv", "pfs_waits.tsv", "explain.tsv", "key_caches.tsv",
-                   "status_delta.tsv", "steps.tsv")
+# The files of a raw cell this module reads, each named once here and read by that name: a
+# replot needs no other, so `harness export --replot-only` (harness.report.bundle) carries
+# only CELL_FILES_READ.
+MANIFEST, INTERVALS, WAITS, EXPLAIN = "manifest.json", "intervals.csv", "pfs_waits.tsv", "explain.tsv"
+KEY_CACHES, STATUS, STEPS = "key_caches.tsv", "status_delta.tsv", "steps.tsv"
+CELL_FILES_READ = (MANIFEST, INTERVALS, WAITS, EXPLAIN, KEY_CACHES, STATUS, STEPS)
 _T = kinds.throughput
 KEY_FIELDS = [*_T.KEY_HEAD, *FACTOR_FIELDS, *_T.KEY_TAIL]
 RUN_FIELDS = [*KEY_FIELDS, "rep", *_T.METRICS, "duration_s", "backend", "mechanism"]
@@ -48,7 +50,7 @@ SUMMARY_FIELDS = summary_fields(_T)
 
 
 def load_manifest(cell_dir: Path) -> dict:
-    return json.loads((Path(cell_dir) / "manifest.json").read_text())
+    return json.loads((Path(cell_dir) / MANIFEST).read_text())
 
 
 def kind_of(m: dict):
@@ -74,7 +76,7 @@ def key_row(m: dict) -> dict:
 def _status(cell_dir: Path | None) -> dict:
     if cell_dir is None:
         return {}
-    return {r["name"]: r for r in _read_tsv(Path(cell_dir) / "status_delta.tsv")}
+    return {r["name"]: r for r in _read_tsv(Path(cell_dir) / STATUS)}
 
 
 def run_row(m: dict, cell_dir: Path | None = None) -> dict:
@@ -115,7 +117,7 @@ def step_rows(m: dict, cell_dir: Path) -> list[dict]:
     """A steps cell's rows: one per (step, engine, metric) of its steps.tsv."""
     key = {**key_row(m), "rep": m["factors"]["rep"]}
     out = []
-    for r in _read_tsv(Path(cell_dir) / "steps.tsv"):
+    for r in _read_tsv(Path(cell_dir) / STEPS):
         out.append({**key, **{k: r.get(k, "") for k in ("step", "engine", "metric", "unit", "value", "ok",
                                                           "detail")}})
     return out
@@ -238,19 +240,19 @@ def captures(cells: list[Path], manifests: list[dict]) -> dict[str, tuple[list[s
     out = {name: [] for name in CAPTURES}
     for cdir, m in zip(cells, manifests):
         key = {**key_row(m), "rep": m["factors"]["rep"]}
-        if (Path(cdir) / "intervals.csv").exists():
-            with open(Path(cdir) / "intervals.csv", newline="") as f:
+        if (Path(cdir) / INTERVALS).exists():
+            with open(Path(cdir) / INTERVALS, newline="") as f:
                 for r in csv.DictReader(f):
                     out["intervals"].append({**key, **{k: r[k] for k in CAPTURES["intervals"]}})
-        for rank, r in enumerate(_read_tsv(Path(cdir) / "pfs_waits.tsv"), 1):
+        for rank, r in enumerate(_read_tsv(Path(cdir) / WAITS), 1):
             out["waits"].append({**key, "rank": rank, **r})
-        for r in _read_tsv(Path(cdir) / "explain.tsv"):
+        for r in _read_tsv(Path(cdir) / EXPLAIN):
             out["explain"].append({**key, "statement": r["statement"], "type": r.get("type", ""),
                                    "key": r.get("key", ""), "rows": r.get("rows", ""),
                                    "extra": r.get("Extra", "")})
-        for r in _read_tsv(Path(cdir) / "key_caches.tsv"):
+        for r in _read_tsv(Path(cdir) / KEY_CACHES):
             out["keycaches"].append({**key, **r})
-        for r in _read_tsv(Path(cdir) / "status_delta.tsv"):
+        for r in _read_tsv(Path(cdir) / STATUS):
             if r["name"] in STATUS_KEPT:
                 out["status"].append({**key, "name": r["name"], "delta": r["delta"]})
     head = KEY_FIELDS + ["rep"]
