@@ -318,15 +318,15 @@ def _tar(bag: Path, top: str, out: Path) -> None:
             tmp.unlink()
 
 
-def of_cpu_model(cells: list[Path], model: str) -> list[Path]:
-    """The cells measured on CPU model `model` (their manifest's host.cpu_model): one node type
-    of a SLURM sweep over mixed nodes, exported as a host of its own."""
-    mans = _manifests(cells)
+def of_cpu_model(cells: list[Path], mans: list[dict], model: str) -> tuple[list[Path], list[dict]]:
+    """The cells (and their manifests) measured on CPU model `model` (host.cpu_model): one node
+    type of a SLURM sweep over mixed nodes, exported as a host of its own."""
     found = sorted({hosttype.host_type(m) for m in mans})
     if model not in found:
         raise BundleError(f"--cpu-model {model!r}: no cell was measured on it; the cells' CPU models: "
                           + ", ".join(repr(f) for f in found))
-    return [c for c, m in zip(cells, mans) if hosttype.host_type(m) == model]
+    keep = [i for i, m in enumerate(mans) if hosttype.host_type(m) == model]
+    return [cells[i] for i in keep], [mans[i] for i in keep]
 
 
 def export(root: Path, out: Path | None = None, given_host: str | None = None,
@@ -343,12 +343,12 @@ def export(root: Path, out: Path | None = None, given_host: str | None = None,
     cells = cell_dirs(raw)
     if not cells:
         raise BundleError(f"{raw}: no measured cell to export; run ./artifact smoke or paper first")
-    if cpu_model is not None:
-        cells = of_cpu_model(cells, cpu_model)
     if not cfg_path.is_file():
         raise BundleError(f"{cfg_path}: missing; run ./artifact replot once to write the effective config")
     cfg = yaml.safe_load(cfg_path.read_text()) or {}
     mans = _manifests(cells)
+    if cpu_model is not None:
+        cells, mans = of_cpu_model(cells, mans, cpu_model)
     hid = host_id(given_host)
     repo, diff = repository(root)
     meta = metadata(root, cfg, mans, hid, creators(root, who), licence, repo, replot_only)
