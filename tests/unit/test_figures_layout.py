@@ -172,13 +172,10 @@ PAPER_MM = 210 - 2 * 18        # a4paper, margin=18mm (paper/main.tex's geometry
 COLUMN_MM = (PAPER_MM - 7) / 2  # columnsep=7mm
 MM_PT = 72 / 25.4
 SCALE_RANGE = (0.85, 1.05)      # printed width / drawn width
-# Printed smaller than drawn, named so that any other figure printed so fails: drawn 7 in wide
-# (a page) but set in a column (0.47x, their 8 pt type at about 4 pt). a3_pfs_instruments is
-# drawn by fig_knobs.R at a3_knobs' page width; A1's load and cores figures drawn a column
-# wide (3.4 in) are twice as high on the page and push A3's text three pages past its floats
-# (test_paper_readable's float distance). Their fix is in section.tex: figure* (or a column
-# figure with the room it needs).
-PRINTED_SMALL = {"a1_fts_load", "a1_fts_cores"}
+# Printed smaller than drawn, named so that any other figure printed so fails. None now: A1's
+# load and cores figures, once drawn a page wide and set in a column (0.47x, 8 pt type at
+# about 4 pt), are drawn a column wide (3.3 in), as every column figure.
+PRINTED_SMALL: set[str] = set()
 
 
 def test_geometry_is_main_tex_s():

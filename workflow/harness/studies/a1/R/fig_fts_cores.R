@@ -34,7 +34,7 @@ plot_fts_cores <- function(pk, marks = NULL) {
     scale_y_kqps("Best median QPS over\nusers (thousands)", expand = expansion(mult = c(0, 0.15))) +
     expand_limits(y = 0, x = range(cores) * c(0.75, 1.33)) +
     scale_colour_engine() +
-    (if (many_builds) facet_wrap(~build, nrow = 1)) +
+    (if (many_builds) facet_wrap(~build, ncol = 2)) +
     labs(caption = "label: the users of the best cell") +
     theme_artifact(base_size = 8)
 }
@@ -43,8 +43,9 @@ main <- function(args) {
   if (!length(args) %in% 2:3) die("usage: Rscript ", SCRIPT, " <fts_summary.csv> [published.csv] <out.pdf>")
   inp <- split_inputs(args[-length(args)])
   pk <- best_per_cores(read_tidy(inp$tidy[1]))
+  rows <- ceiling(length(unique(pk$build)) / 2)  # a column wide, as printed; two builds a row
   save_figure(plot_fts_cores(pk, read_published(inp$published, "a1_fts_cores")), args[length(args)],
-              width = 7, height = 2.6)
+              width = 3.3, height = if (rows > 1) 1.1 + 1.6 * rows else 2.6)
 }
 
 run_figure(main)

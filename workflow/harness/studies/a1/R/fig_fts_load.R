@@ -34,7 +34,7 @@ plot_fts_load <- function(d) {
                 data.frame(d[, c("build", "engine", "x")], step = "ADD FULLTEXT INDEX", s = d$index_s))
   long$step <- factor(long$step, levels = c("bulk load (LOAD DATA)", "ADD FULLTEXT INDEX"))
   long$engine <- factor(long$engine, levels = ordered_levels(long$engine, ENGINE_ORDER))
-  cap <- paste(strwrap(paste0(corpus_words(d), ". Tokenizer: ", tokenizer_words(d)), 150), collapse = "\n")
+  cap <- paste(strwrap(paste0(corpus_words(d), ". Tokenizer: ", tokenizer_words(d)), 72), collapse = "\n")
   ggplot(long, aes(x = x, y = s, fill = engine)) +
     geom_col(position = position_dodge(width = 0.8, preserve = "single"), width = 0.7,
              colour = "grey20", linewidth = 0.2) +
@@ -43,7 +43,7 @@ plot_fts_load <- function(d) {
     scale_fill_engine() +
     scale_x_discrete(NULL) +
     scale_y_continuous("Seconds", expand = expansion(mult = c(0, 0.15))) +
-    facet_wrap(~step, nrow = 1, scales = "free_y") +
+    facet_wrap(~step, ncol = 1, scales = "free_y") +
     labs(caption = cap) +
     theme_artifact(base_size = 8) +
     theme(axis.text.x = element_text(angle = 20, hjust = 1))
@@ -52,7 +52,7 @@ plot_fts_load <- function(d) {
 main <- function(args) {
   if (length(args) != 2) die("usage: Rscript ", SCRIPT, " <fts_load.csv> <out.pdf>")
   d <- read_tidy(args[1], required = LOAD_COLUMNS, numeric = c("rows", "bytes", "load_s", "index_s"))
-  save_figure(plot_fts_load(d), args[2], width = 7, height = 2.8)
+  save_figure(plot_fts_load(d), args[2], width = 3.3, height = 3.4)  # a column wide, as printed
 }
 
 run_figure(main)
