@@ -262,8 +262,8 @@ def estimate(cfg: dict, lock: dict, bench_dir: str = BENCH, raw: str = RAW, root
     sb = cfg["sysbench"]
     rows = []
     for exp, spec in plan.experiments(cfg).items():
-        # expected: blocks 1..repetitions.min (a claim decided at the first look); worst case:
-        # every block up to max (undecided at every look). Still to run: of the expected blocks.
+        # first look: blocks 1..repetitions.min (every claim decided at it); worst case:
+        # every block up to max (undecided at every look). Still to run: of the first look's blocks.
         lo, hi, _ = plan.repetition_bounds(spec)
         dirs = plan.cells(cfg, lock, exp, raw=os.path.join(root, raw), blocks=lo)
         n, n_max = len(dirs), len(plan.cell_names(cfg, lock, exp, blocks=hi))
@@ -426,9 +426,10 @@ def render(est: dict) -> str:
              f"server: that + (g-1) x {ov['group_cell_s']:.1f} s, {ov['group_cell_src']}) "
              f"+ {ov['dataset_s']:.1f} s per dataset ({ov['dataset_src']}) and its rows; "
              f"steps cells: a fixed part and their rows at a rate (this host's runs, else bench/steps_rate.py's fit); "
-             f"expected: repetitions.min blocks (decided at the first look), worst case: max blocks",
+             f"first look: repetitions.min blocks (every claim decided at its first look; `./artifact plan` gives "
+             f"the time expected with the later looks, by each claim's odds), worst case: max blocks",
              f"  {'experiment':<22}{'blocks':>7}{'cells':>6}{'to do':>7}{'per cell':>10}{'measure':>10}"
-             f"{'expected':>10}{'worst':>10}"]
+             f"{'1st look':>10}{'worst':>10}"]
     for r in est["rows"]:
         lo, hi = r["blocks"]
         lines.append(f"  {r['experiment']:<22}{lo if lo == hi else f'{lo}-{hi}':>7}{r['cells']:>6}{r['todo']:>7}"
@@ -436,13 +437,13 @@ def render(est: dict) -> str:
                      f"{hms(r['worst_s']):>10}")
     lines.append(f"  {'datasets':<22}{'':>7}{est['datasets']:>6}{est['datasets_todo']:>7}{'':>10}{'':>10}"
                  f"{hms(est['dataset_s']):>10}{hms(est['dataset_s']):>10}")
-    lines.append(f"  one cell at a time: expected {hms(est['total_s'])}, worst case {hms(est['worst_s'])} "
-                 f"(measurement {hms(est['measure_s'])} expected); "
+    lines.append(f"  one cell at a time: first look {hms(est['total_s'])}, worst case {hms(est['worst_s'])} "
+                 f"(measurement {hms(est['measure_s'])} at the first look); "
                  f"still to run {hms(est['todo_s'])}; disk about {size(est['disk_bytes'])} "
                  f"(raw cells: {est['cell_bytes_src']}; datasets from their rows)")
     ln = est["lanes"]
     lines.append(f"  on {ln['count']} lane{'s' if ln['count'] != 1 else ''} of {ln['size']} cores "
-                 f"(placement.lanes){' oversubscribed' if ln['oversubscribed'] else ''}: expected "
+                 f"(placement.lanes){' oversubscribed' if ln['oversubscribed'] else ''}: first look "
                  f"{hms(est['wall_s'])}, worst case {hms(est['wall_worst_s'])} ({est['assumptions']})")
     return "\n".join(lines)
 

@@ -7,8 +7,9 @@ Assumptions (printed with the plan):
   pieces of one block, the blocks of one experiment and those of different experiments
   run at the same time on different spans.
 - Looks are barriers: an experiment's blocks after a look wait until every block before
-  it is done. Expected: repetitions.min blocks (decided at the first look); worst case:
-  max blocks (undecided at every look).
+  it is done. Floor: repetitions.min blocks (decided at the first look); expected with
+  looks: a later look's blocks weighted by the chance it runs (expected_wall_time); worst
+  case: max blocks (undecided at every look).
 - Datasets are prepared first, each on one lane.
 - List scheduling, longest first: in each phase the pieces in decreasing lane-seconds
   (width x time), each on the span where it can start earliest; no backfilling of gaps,
