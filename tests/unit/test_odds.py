@@ -144,3 +144,37 @@ def test_a_plan_made_from_any_folder_reads_the_clones_noise(tmp_path, monkeypatc
         p = json.loads(capsys.readouterr().out)
         seen.append((p["odds"]["cov"], p["odds"]["source"]))
     assert seen[0] == seen[1] and seen[0][0] == pytest.approx(0.03) and str(tidy) in seen[0][1], seen
+
+
+def _calls_a_block_difference(claim) -> bool:
+    """Whether `claim`'s verdict reads a per-block difference's interval: its evaluate, its
+    check function, or a function that one names in its own module, calls judge_difference
+    (or study B's _decide_difference, which wraps the same)."""
+    import inspect
+    fns = [type(claim).evaluate]
+    fn = getattr(claim, "fn", None)
+    if fn is not None:
+        fns.append(fn)
+        fns += [fn.__globals__[n] for n in fn.__code__.co_names if inspect.isfunction(fn.__globals__.get(n))]
+    return any(re.search(r"\b_?(judge|decide)_difference\(", inspect.getsource(f)) for f in fns)
+
+
+def test_a_check_judged_on_the_blocks_counts_undecided_until_its_last_look():
+    """A claim without a ratio rule whose verdict is a per-block difference's interval (a
+    WaitShareDrop, B2's readers, B3's lock waits) asks for more blocks while undecided, as a
+    ratio claim does; the expected time counted it decided at its first look (issue 51). A
+    check or ranking that never asks for more blocks still counts as decided there."""
+    from harness import registry
+    checks = [c for c in registry.claims() if getattr(c, "rule", None) is None and c.experiments]
+    flagged = {c.id for c in checks if c.by_blocks}
+    assert flagged == {c.id for c in checks if _calls_a_block_difference(c)}
+    assert {"B2-MEMORY-readers-do-not-contend", "B3-MEMORY-table-lock-waits"} <= flagged
+    cfg = lambda e: {"experiments": {e: {"repetitions": {"min": 6, "max": 24, "looks": 3}}},  # noqa: E731
+                     "claims": {"decide": True, "level": 0.9}}
+    for c in checks:
+        o = O.claim_odds(c, cfg(c.experiments[0]), {}, 0.05)
+        if c.by_blocks:
+            assert o["decided"] == [0.0, 0.0, 1.0] and o["why"] == O.BY_BLOCKS and o["power"] is None, o
+            assert O.go_on([o]) == {c.experiments[0]: [1.0, 1.0]}
+        else:
+            assert o["decided"] == [1.0, 1.0, 1.0] and o["why"].endswith(O.NOT_MODELLED), o

@@ -45,6 +45,10 @@ class Claim:
     min_cores: int = 0    # a contention/scaling claim: the hardware threads mysqld needs for its mechanism
     cores_why: str = ""   # where min_cores comes from ("A1's figures: 4 to 32 cores")
     limits: str = ""      # how a deviation (in `deviation`) limits the verdict: said in every row's reason
+    # a claim without a ratio rule whose verdict still reads an interval over the blocks (a per-block
+    # difference, harness.analysis.waits.judge_difference): undecided, it asks for more blocks
+    # (Result.pending) like a ratio claim; the plan's odds count it undecided until its last look
+    by_blocks: bool = False
 
     @property
     def experiment(self) -> str:

@@ -277,6 +277,7 @@ class WaitShareDrop(Claim):
     a: int = 8
     b: int = 1
     levels: tuple | None = None
+    by_blocks: bool = True   # judge_difference over the blocks (Claim.by_blocks)
 
     def rule_words(self) -> str:
         return f"share with {self.b} table{'s' if self.b != 1 else ''} minus with {self.a}: above 0"

@@ -9,9 +9,11 @@ claim shape (fewer for a peak over more than 4 loads: trials_for), cached per (s
   but no published figure (a direction or a bound read off a figure, a qualitative
   statement) has no truth to simulate: its power is unknown (`power` None), and since its
   interval must still clear the rule's bound, which more blocks may do, the expected time
-  counts it as undecided at every look but the last (as the worst case does). A claim
-  without a ratio rule (a check, a wait ranking) is not modelled, and counted as decided at
-  its first look.
+  counts it as undecided at every look but the last (as the worst case does). So is a
+  claim without a ratio rule whose verdict reads a per-block difference's interval
+  (Claim.by_blocks: it asks for more blocks while undecided). Any other claim without a ratio
+  rule (a pass/fail check, a wait ranking) never asks for more blocks: it is not modelled,
+  and counted as decided at its first look.
 - The shape: `scaling` for a scaling claim (ScalingRatio, needs: scaling: its users a
   group); `peak` for a comparison over several loads (its users, and its core counts at or
   above min_cores when a load includes cores), both sides sharp; else `plain`.
@@ -37,7 +39,9 @@ from harness.analysis import claimrules, intervals, power
 from harness.plan import cells as plan
 
 MIN_TRIALS = 50
-NOT_MODELLED = "not modelled (counted as decided at its first look)"
+NOT_MODELLED = "not modelled; its verdict never asks for more blocks, so it counts as decided at its first look"
+BY_BLOCKS = ("a difference judged on the blocks' interval, not modelled: power unknown; more blocks may "
+             "decide it, so the expected time counts it undecided until its last look")
 NO_TRUTH = ("no published figure to take as the truth: power unknown; its interval must still clear "
             "the rule's bound, so the expected time counts it undecided until its last look")
 
@@ -117,6 +121,9 @@ def claim_odds(claim, cfg: dict, lock: dict, cov: float, rows: int = 1) -> dict:
         out["decided"], out["power"] = [0.0] * len(schedule), 0.0
         return out
     r = getattr(claim, "rule", None)
+    if r is None and getattr(claim, "by_blocks", False):   # asks for more blocks while undecided
+        out.update(why=BY_BLOCKS, rule=claim.rule_words(), decided=[0.0] * (len(schedule) - 1) + [1.0])
+        return out
     if r is None:
         out["why"] = "a check or ranking, no ratio: " + NOT_MODELLED
         return out

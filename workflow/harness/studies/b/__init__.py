@@ -320,7 +320,7 @@ CLAIMS = [
         published="qualitative: no limiting locks, concurrent readers don't contend", **GATE,
         mechanism="readers of a MEMORY table share its lock", macro="MemoryReaders",
         rule_text=f"median share of waited table locks below {READERS_WAIT:.1%}",
-        experiments=("oltp_ro",), fn=lambda ctx, build: readers_wait(ctx, build),
+        experiments=("oltp_ro",), fn=lambda ctx, build: readers_wait(ctx, build), by_blocks=True,
         reads={"engine": ["MEMORY-BTREE"], "tables": [1], "levels": None}),
     EngineScaling(
         id="B3-MEMORY-writes-limited", study="B3",
@@ -339,7 +339,7 @@ CLAIMS = [
                   "B3's single-threaded writes",
         published="none: the study names no mechanism for B3", **GATE,
         mechanism=TABLE_LOCKS, macro="MemoryLockWaits", experiments=("read_write",), fn=lock_waits,
-        reads={"engine": ["MEMORY", "InnoDB"]},
+        by_blocks=True, reads={"engine": ["MEMORY", "InnoDB"]},
         rule_text="MEMORY minus InnoDB share of waited table locks: above 0"),
     *[C.TablesRatio(
         id=f"B4-single-table-bottleneck-{exp.replace('_', '-')}-{engine}", study="B4",
