@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -193,6 +194,28 @@ def test_a_unit_measured_again_sets_its_current_cells_aside_too(cfg, tmp_path, m
     cur = cells.cell_dir(cfg, "point_select", names[0])
     assert inputs[f"supersede_{names[0]}"].endswith(f".superseded-{reuse.manifest_tag(cur)}")
     assert reuse.stale_inputs(cfg, LOCK, "point_select", names[:1]) == {}  # alone, a current cell stays
+
+
+def test_the_estimates_to_do_counts_a_units_current_cells_measured_again(cfg, tmp_path, monkeypatch):
+    """The estimate's "to do" is what the run measures: a group whose one cell is to do is
+    measured again whole (stale_inputs), so its current siblings count too; a current cell of
+    another group, or one that runs alone, does not (it counted only the cells not current)."""
+    monkeypatch.chdir(tmp_path)
+    grouped = _with(cfg, lambda c: c["sysbench"].__setitem__("users_on_one_server", True))
+    assert cells.grouped(grouped, "point_select")
+    users = grouped["experiments"]["point_select"]["users"]
+    mine = [CELL.replace("_u4_", f"_u{u}_") for u in users]
+    other = [n.replace("_InnoDB_", "_MyISAM_") for n in mine]
+    for n in mine[:-1] + other:   # one group whole and current; the other's last users value missing
+        _cell(tmp_path, grouped, n, {"settings_digest": _digest(grouped, name=n)})
+    dirs = [cells.cell_dir(grouped, "point_select", n) for n in mine + other]
+    assert reuse.todo(grouped, LOCK, "point_select", dirs) == dirs[:len(mine)]
+    assert reuse.units_of(grouped, "point_select", mine + other) == [tuple(mine), tuple(other)]
+    assert not cells.grouped(cfg, "point_select")   # each cell its own job: only the missing one
+    for n in mine[:-1]:
+        shutil.rmtree(cells.cell_dir(cfg, "point_select", n))
+        _cell(tmp_path, cfg, n, {"settings_digest": _digest(cfg, name=n)})
+    assert reuse.todo(cfg, LOCK, "point_select", dirs[:len(mine)]) == dirs[len(mine) - 1:len(mine)]
 
 
 def test_an_experiment_with_only_cells_of_other_settings_says_so_not_that_it_was_not_run(cfg, tmp_path,

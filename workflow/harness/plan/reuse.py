@@ -25,7 +25,7 @@ import os
 import sys
 
 from harness.measure import digest
-from harness.plan import blocks, cells as plan
+from harness.plan import blocks, cells as plan, duet
 
 CURRENT, STALE, LEGACY, MISSING = "current", "stale", "legacy", "missing"
 PARTIAL = blocks.PARTIAL
@@ -68,9 +68,31 @@ def status(cfg: dict, lock: dict, exp: str, cell_dir: str) -> str:
     return CURRENT if have == planned_digest(cfg, lock, exp, os.path.basename(cell_dir)) else STALE
 
 
+def units_of(cfg: dict, exp: str, names: list[str]) -> list[tuple[str, ...]]:
+    """The jobs among `names` (cells of any blocks): a group's cells (its users on one server
+    start), a duet unit's (pairing: duet), else each cell alone, as workflow/rules/measure.smk
+    runs them (a grouped experiment never runs as duets)."""
+    if plan.grouped(cfg, exp):
+        by: dict = {}
+        for n in names:
+            by.setdefault((plan.group_of(cfg, exp, n), plan.parse_cell(cfg, exp, n)["rep"]), []).append(n)
+        return [tuple(v) for v in by.values()]
+    if duet.active(cfg, exp):
+        return duet.units(cfg, exp, names)
+    return [(n,) for n in names]
+
+
 def todo(cfg: dict, lock: dict, exp: str, cell_dirs: list[str]) -> list[str]:
-    """The cells of `cell_dirs` a run measures: every one not CURRENT."""
-    return [d for d in cell_dirs if status(cfg, lock, exp, d) != CURRENT]
+    """The cells of `cell_dirs` a run measures: every one not CURRENT, and the CURRENT ones of a
+    unit (units_of) that is measured again whole because a sibling is (stale_inputs)."""
+    st = {d: status(cfg, lock, exp, d) for d in cell_dirs}
+    by_name = {os.path.basename(d): d for d in cell_dirs}
+    again = set()
+    for unit in units_of(cfg, exp, list(by_name)):
+        dirs = [by_name[n] for n in unit]
+        if any(st[d] != CURRENT for d in dirs):
+            again.update(dirs)
+    return [d for d in cell_dirs if d in again]
 
 
 def manifest_tag(cell_dir: str) -> str:
