@@ -30,6 +30,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from checkout_copy import copy_checkout  # noqa: E402  (scripts/checkout_copy.py, the tests' copy too)
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 VERDICTS = ("reproduced", "not reproduced", "inconclusive", "not measurable here")
 
@@ -52,17 +54,6 @@ def members(bundle: Path, *names: str) -> dict:
     return out
 
 
-def fresh_copy(dest: Path) -> Path:
-    """This checkout as a fresh clone has it (tracked and new files, no outputs)."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
-    for f in filter(None, files):
-        if (ROOT / f).is_file():
-            (dest / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / f, dest / f)
-    return dest
-
-
 def run(cmd: list, cwd: Path, env: dict) -> str:
     res = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True)
     if res.returncode != 0:
@@ -74,7 +65,7 @@ def claims_of(bundle: Path, configfile: str | None = None) -> bytes:
     """claims.csv of a replot of `bundle` alone, in a fresh copy of this checkout (with
     `configfile`, a profile other than the default: tests/unit/test_reference_tool.py's)."""
     with tempfile.TemporaryDirectory(prefix="reference-") as tmp:
-        work = fresh_copy(Path(tmp) / "clone")
+        work = copy_checkout(ROOT, Path(tmp) / "clone")
         env = {k: v for k, v in os.environ.items() if k != "MYSQLBENCH_HOST_ID"}
         env["PYTHONPATH"] = str(work / "workflow")
         run([sys.executable, "-m", "harness", "import", bundle], work, env)

@@ -18,8 +18,10 @@ sys.path.insert(0, str(ROOT / "workflow"))
 # the test modules import helpers from each other across tests/unit and tests/e2e (test_claims,
 # test_e2e_pipeline, ...): both folders are importable whichever file pytest collects first
 sys.path[1:1] = [str(ROOT / "tests" / "unit"), str(ROOT / "tests" / "e2e")]
+sys.path.append(str(ROOT / "scripts"))   # checkout_copy (copy_checkout), shared with scripts/
 
 from harness import atomic  # noqa: E402
+import checkout_copy as _checkout  # noqa: E402
 
 from harness import builds, paths
 from harness.measure import initdb
@@ -286,15 +288,9 @@ def flip_byte(path: Path, offset: int | None = None) -> None:
 
 def copy_checkout(dest: Path) -> Path:
     """The repository as a fresh clone has it (tracked and new, not ignored, files; no
-    outputs), copied to `dest` with their modes: what a pipeline test runs in."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
-    for f in filter(None, files):
-        src = ROOT / f
-        if src.is_file():
-            (dest / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / f)
-    return dest
+    outputs), copied to `dest` with their modes: what a pipeline test runs in
+    (scripts/checkout_copy.py, the copy scripts/reference-run.py makes too)."""
+    return _checkout.copy_checkout(ROOT, dest)
 
 
 def tmp_siblings(parent: Path) -> list[str]:
