@@ -45,7 +45,7 @@ main <- function(args) {
   pk <- best_per_cores(read_tidy(inp$tidy[1]))
   rows <- ceiling(length(unique(pk$build)) / 2)  # a column wide, as printed; two builds a row
   save_figure(plot_fts_cores(pk, read_published(inp$published, "a1_fts_cores")), args[length(args)],
-              width = 3.3, height = if (rows > 1) 1.1 + 1.6 * rows else 2.6)
+              width = 3.3, height = if (rows > 1) 1.1 + 1.6 * rows else 2.2)
 }
 
 run_figure(main)

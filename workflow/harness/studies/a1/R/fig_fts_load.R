@@ -42,7 +42,7 @@ plot_fts_load <- function(d) {
               vjust = -0.4, size = 2.1) +
     scale_fill_engine() +
     scale_x_discrete(NULL) +
-    scale_y_continuous("Seconds", expand = expansion(mult = c(0, 0.15))) +
+    scale_y_continuous("Seconds", expand = expansion(mult = c(0, 0.3))) +
     facet_wrap(~step, ncol = 1, scales = "free_y") +
     labs(caption = cap) +
     theme_artifact(base_size = 8) +
@@ -52,7 +52,7 @@ plot_fts_load <- function(d) {
 main <- function(args) {
   if (length(args) != 2) die("usage: Rscript ", SCRIPT, " <fts_load.csv> <out.pdf>")
   d <- read_tidy(args[1], required = LOAD_COLUMNS, numeric = c("rows", "bytes", "load_s", "index_s"))
-  save_figure(plot_fts_load(d), args[2], width = 3.3, height = 3.4)  # a column wide, as printed
+  save_figure(plot_fts_load(d), args[2], width = 3.3, height = 2.8)  # a column wide, as printed
 }
 
 run_figure(main)
