@@ -262,11 +262,11 @@ def render(p: dict) -> str:
                          f"block's pairs only while it is steady")
         lines.append(f"one cell at a time: floor {estimate.hms(est['total_s'])} (every experiment decided at its first "
                      f"look: repetitions.min blocks), expected with looks {estimate.hms(est['total_looks_s'])}, worst case {estimate.hms(est['worst_s'])} (undecided at "
-                     f"every look: max blocks); measurement {estimate.hms(est['measure_s'])} of the expected, "
+                     f"every look: max blocks); measurement {estimate.hms(est['measure_s'])} of the floor, "
                      f"{est['datasets']} datasets {estimate.hms(est['dataset_s'])}; "
                      f"`python -m harness estimate` breaks it down")
         lines.append("on a SLURM cluster of such nodes (profiles/slurm: a block one job of a whole node, the "
-                     "blocks between two looks and the experiments side by side), wall clock expected / worst case:")
+                     "blocks between two looks and the experiments side by side), wall clock at the first look / worst case:")
         lines.append("  " + "; ".join(f"{r['nodes']} node{'s' if r['nodes'] > 1 else ''} "
                                       f"{estimate.hms(r['expected_s'])} / {estimate.hms(r['worst_s'])}"
                                       for r in est["nodes"]))
