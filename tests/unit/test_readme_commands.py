@@ -105,6 +105,9 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
                  './artifact export --cpu-model "<model A, as the refusal names it>" --host-id cluster-a --out a.tar.gz',
                  './artifact export --cpu-model "<model B>" --host-id cluster-b --out b.tar.gz',
                  "./artifact export --cpu-model", "./artifact import --as-host NEW_ID FILE")},
+    "./artifact import results/mysqlbench-default-reference-2cpu.tar.gz": (
+        EXCLUDE, [], "imports the reference run that ships in results/; tests/unit/test_reference_run.py imports "
+                     "it into a copy of the checkout and replots its claims, measuring nothing"),
     "./artifact replot --configfile config/smoke.yaml": (
         EXCLUDE, [], "replots an imported bundle's cells (docs/results.md); tests/e2e/test_e2e_pipeline.py runs it "
                      "in a fresh clone after an import"),
