@@ -236,3 +236,14 @@ def test_slowest_is_judged_against_the_slower_other_engine_in_each_block(real, t
     for r in rows:
         assert "the slower of MyISAM and ARCHIVE per block" in r["measured"], r["measured"]
         assert r["verdict"] == C.INCONCLUSIVE, r
+
+
+def test_the_per_commit_figure_is_drawn_only_with_both_its_experiments():
+    """A default run with test_drive on and test_drive_per_commit `enabled: false` planned
+    the per-commit figure on test_drive's summary alone, and its script stopped the paper
+    ("give the two summaries"): the figure now requires both."""
+    from harness.report import figures
+    assert figures.figure_inputs("c_per_commit", ["test_drive"]) == []
+    assert figures.figure_inputs("c_per_commit", ["test_drive_per_commit"]) == []
+    got = figures.figure_inputs("c_per_commit", ["test_drive", "test_drive_per_commit"], "T")
+    assert got[:2] == ["T/test_drive_summary.csv", "T/test_drive_per_commit_summary.csv"]

@@ -53,7 +53,10 @@ FACTOR_FIELDS = ("name", "code", "words", "baseline", "values")
 
 
 def figure_inputs(name, experiments, tidy_dir="data/tidy") -> list[str]:
-    """The tidy files figure `name` reads, for the experiments that run ([] if none does)."""
+    """The tidy files figure `name` reads, for the experiments that run ([] if none does, or
+    if an experiment the figure declares `required` does not run)."""
+    if any(e not in experiments for e in FIGURES[name].get("required", [])):
+        return []
     own = [f"{tidy_dir}/{e}_{kind}.csv" for e, kind in FIGURES[name]["inputs"] if e in experiments]
     return own + [f"{tidy_dir}/{f}" for f in FIGURES[name].get("extra", [])] if own else []
 

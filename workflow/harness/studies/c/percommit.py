@@ -78,6 +78,7 @@ def macros(ctx, fmt) -> list[tuple[str, str]]:
 
 FIGURE = {"c_per_commit": dict(script="fig_c_per_commit.R", flag="CPerCommit",
                                inputs=[(BASELINE, "summary"), (EXPERIMENT, "summary")],
+                               required=[BASELINE, EXPERIMENT],   # it compares the two: drawn only with both
                                extra=["factors.csv", "published.csv"])}
 PUBLISHED_MARKS = [_marks.mark("c_per_commit", v, _marks.ratio_label(v), "C1, 3,000,000 inserts",
                                step="C1", metric="insert_s", engine=e)
