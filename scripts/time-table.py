@@ -31,8 +31,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
@@ -155,11 +153,8 @@ def _expected(est: dict, looks_s: float | None) -> str:
 def _looks_s(files: list[str], root: Path, nothing: str) -> float | None:
     """One cell at a time on this host, the time expected with looks (plancmd.build: the
     claims' odds at the profile's stated CoV, no tidy data), or None where the plan cannot."""
-    cfg: dict = paths.defaults(Path(root) / "config")
-    for f in files:
-        config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()) or {})
     try:
-        p = plancmd.build(cfg, root=str(root), bench_dir=os.path.join(nothing, "b"),
+        p = plancmd.build(E.merge_profile(files, root), root=str(root), bench_dir=os.path.join(nothing, "b"),
                           raw=os.path.join(nothing, "r"), tidy_dir=os.path.join(nothing, "t"))
     except config.ConfigError:
         return None

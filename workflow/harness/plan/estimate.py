@@ -61,13 +61,18 @@ BENCH = "benchmarks"
 RAW = "data/raw"
 
 
-def load_profile(configfiles: list[str], root: Path = Path("."), cpus: list[int] | None = None) -> dict:
-    """config/default.yaml, then each --configfile on top (as Snakemake merges them), resolved
-    for this host (or for a flat host of `cpus`)."""
+def merge_profile(configfiles: list[str], root: Path = Path(".")) -> dict:
+    """config/default.yaml, then each --configfile on top (as Snakemake merges them), unresolved
+    (what harness.plan.plancmd.build takes)."""
     cfg: dict = paths.defaults(Path(root) / "config")
     for f in map(Path, configfiles):
         config.deep_merge(cfg, yaml.safe_load(Path(f).read_text()) or {})
-    return config.resolve(cfg, cpus=cpus)
+    return cfg
+
+
+def load_profile(configfiles: list[str], root: Path = Path("."), cpus: list[int] | None = None) -> dict:
+    """merge_profile, resolved for this host (or for a flat host of `cpus`)."""
+    return config.resolve(merge_profile(configfiles, root), cpus=cpus)
 
 
 def profile_files(root: Path = Path(".")) -> list[tuple[str, str, list[str]]]:
